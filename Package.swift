@@ -1,0 +1,93 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// SoundFit: a JACK audio client that personalizes sound to a listener's hearing,
+/// remote-controlled over OSC.
+///
+/// Layers (see README "Architecture"):
+/// - `SoundFitDSP`: pure DSP kernels, no I/O.
+/// - `SoundFitEngine`: the parameter registry and the real-time renderer with its
+///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
+/// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
+/// - `SoundFitOSC`: the liblo OSC surface.
+/// - `SoundFitCLI`: the `soundfit` executable.
+let package = Package(
+    name: "SoundFit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SoundFit", targets: ["SoundFitDSP", "SoundFitEngine", "SoundFitJack", "SoundFitOSC"]),
+        .executable(name: "soundfit", targets: ["SoundFitCLI"]),
+        .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries and shims.
+        .systemLibrary(
+            name: "CJack", path: "Sources/CJack", pkgConfig: "jack",
+            providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(
+            name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo",
+            providers: [.apt(["liblo-dev"])]),
+        .target(name: "CRealtimeSupport", path: "Sources/CRealtimeSupport"),
+
+        // Swift modules.
+        .target(name: "SoundFitDSP", swiftSettings: optimizedSettings),
+        .target(
+            name: "SoundFitEngine",
+            dependencies: ["SoundFitDSP", "CRealtimeSupport"],
+            swiftSettings: optimizedSettings),
+        .target(
+            name: "SoundFitJack",
+            dependencies: [
+                "SoundFitEngine", "CJack", "CRealtimeSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: optimizedSettings),
+        .target(
+            name: "SoundFitOSC",
+            dependencies: [
+                "SoundFitEngine", "CLiblo",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "SoundFitCLI",
+            dependencies: [
+                "SoundFitEngine", "SoundFitJack", "SoundFitOSC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // Benchmarks (run with `swift run -c release soundfit-bench`).
+        .target(name: "CReferenceBiquad", path: "Benchmarks/CReferenceBiquad",
+                cSettings: [.unsafeFlags(["-O3"])]),
+        .executableTarget(
+            name: "SoundFitBenchmarks",
+            dependencies: ["SoundFitDSP", "SoundFitEngine", "CReferenceBiquad", "CRealtimeSupport"],
+            path: "Benchmarks/SoundFitBenchmarks",
+            swiftSettings: optimizedSettings),
+
+        // Tests.
+        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP"], path: "Tests/SoundFitTestSupport"),
+        .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
+        .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
+        .testTarget(
+            name: "SoundFitIntegrationTests",
+            dependencies: [
+                "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitTestSupport",
+                "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
+                // Built so the tests can run the real binary (next to the test bundle).
+                "SoundFitCLI",
+            ]),
+    ]
+)
+
+/// Real-time code is built optimized even in debug builds: the allocation test runs real
+/// JACK cycles, and unspecialized generics in an unoptimized build would only test the
+/// debug build (and measure nothing a user runs).
+var optimizedSettings: [SwiftSetting] {
+    [.unsafeFlags(["-O"], .when(configuration: .debug))]
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SoundFitEngine
+import SoundFitJack
+import SoundFitOSC
+
+/// `soundfit run`: join a JACK graph and process audio, controlled over OSC, until SIGINT/SIGTERM.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Process audio inside a JACK graph, controlled over OSC (the default command).")
+
+    @Option(help: "Audio inputs and outputs (1…64).")
+    var channels = 2
+
+    @Option(help: "JACK client name.")
+    var name = "soundfit"
+
+    @Option(help: "JACK server name (default: $JACK_DEFAULT_SERVER, else JACK's default).")
+    var server: String?
+
+    @Flag(help: "Connect to the physical capture and playback ports.")
+    var connect = false
+
+    @Flag(help: "Fail instead of starting a private dummy-backend JACK server when none is running.")
+    var noStartServer = false
+
+    @Option(help: "UDP port for OSC (0 picks a free port; the ready line says which).")
+    var oscPort = 7700
+
+    @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit.")
+    var oscHost = "127.0.0.1"
+
+    @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
+    var stateDir: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (1...64).contains(channels) else {
+            throw ValidationError("--channels must be between 1 and 64, got \(channels)")
+        }
+        guard (0...65535).contains(oscPort) else {
+            throw ValidationError("--osc-port must be between 0 and 65535, got \(oscPort)")
+        }
+        guard !name.isEmpty, name.utf8.count <= 63, !name.contains(":") else {
+            throw ValidationError("--name must be 1…63 characters without ':', got '\(name)'")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        if let server, server == name {
+            throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "soundfit")
+        do {
+            try await runEngine(logger: logger)
+        } catch let error as CLIError {
+            logger.critical("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as JackHostError {
+            logger.critical("\(error.description)")
+            throw ExitCode(2)
+        }
+    }
+
+    private func runEngine(logger: Logger) async throws {
+        let stateURL = try StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
+        logger.info("state directory \(stateURL.path)")
+
+        let engine = AudioEngine()
+        var hostConfiguration = JackHostConfiguration()
+        hostConfiguration.clientName = name
+        hostConfiguration.serverName = server
+        hostConfiguration.channelCount = channels
+        hostConfiguration.connectPhysicalPorts = connect
+        hostConfiguration.startsPrivateServer = !noStartServer
+        hostConfiguration.privateServerLogPath = stateURL.appendingPathComponent("jackd-private.log").path
+        let host = JackEngineHost(configuration: hostConfiguration, engine: engine, logger: logger)
+
+        let socket: OSCSocket
+        do {
+            socket = try OSCSocket(host: oscHost, port: UInt16(oscPort))
+        } catch {
+            throw CLIError(error.description)
+        }
+        if oscHost != "127.0.0.1" && oscHost != "localhost" {
+            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit")
+        }
+        try host.start()
+        let surface = OSCControlSurface(engine: engine, socket: socket, logger: logger) {
+            let status = host.status
+            return SurfaceStatus(fields: [
+                ("connected", .int32(status.isConnected ? 1 : 0)),
+                ("server", .string(status.serverName)),
+                ("client", .string(status.clientName)),
+                ("sample_rate", .int32(Int32(status.sampleRate))),
+                ("buffer_size", .int32(Int32(status.bufferSize))),
+                ("xruns", .int64(Int64(status.xruns))),
+                ("callback_load", .float(Float(status.callbackLoad))),
+                ("callback_p99_us", .float(Float(status.callbackTimes.p99 / 1000))),
+                ("reconnections", .int32(Int32(status.reconnections))),
+                ("capture_latency", .int32(Int32(status.captureLatency.upperBound))),
+                ("playback_latency", .int32(Int32(status.playbackLatency.upperBound))),
+            ])
+        }
+        surface.start()
+        let status = host.status
+        logger.notice("OSC listening on udp://\(socket.boundPeer)")
+        // One machine-readable line on stdout for scripts and tests.
+        print("soundfit ready osc=udp://\(socket.boundPeer) client=\(status.clientName) server=\(status.serverName) channels=\(channels)")
+        fflush(nil)
+
+        let signal = await ShutdownSignal.wait()
+        logger.notice("received \(signal); shutting down")
+        socket.close()
+        host.stop()
+    }
+}

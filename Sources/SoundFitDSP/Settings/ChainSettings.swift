@@ -1,0 +1,20 @@
+/// Target settings of the whole processing chain, one value per stage.
+public struct ChainSettings: Sendable, Equatable {
+    public var filter: FilterSettings
+    public var ringModulator: RingModulatorSettings
+    public var outputGain: OutputGainSettings
+
+    public init(filter: FilterSettings = FilterSettings(),
+                ringModulator: RingModulatorSettings = RingModulatorSettings(),
+                outputGain: OutputGainSettings = OutputGainSettings()) {
+        self.filter = filter
+        self.ringModulator = ringModulator
+        self.outputGain = outputGain
+    }
+
+    /// Every stage's settings clamped into range. Real-time safe.
+    public func clamped() -> ChainSettings {
+        ChainSettings(filter: filter.clamped(), ringModulator: ringModulator.clamped(),
+                      outputGain: outputGain.clamped())
+    }
+}

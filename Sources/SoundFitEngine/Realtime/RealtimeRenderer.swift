@@ -1,0 +1,79 @@
+import SoundFitDSP
+
+/// Runs the processing chain for one driver (a JACK client, or the in-memory driver in tests),
+/// taking parameter changes from the mailbox at the start of every cycle and acknowledging them.
+///
+/// Created and destroyed off the audio thread (it allocates); `render` and `setSampleRate`
+/// are real-time safe and may only be called on the audio thread.
+public struct RealtimeRenderer: ~Copyable {
+    private var chain: ProcessingChain
+    private var settings: ChainSettings
+    private let mailbox: RealtimeMailbox
+    /// The slot words already applied, per parameter.
+    private let applied: UnsafeMutablePointer<UInt64>
+    /// Scratch for one consistent read of all slots.
+    private let snapshot: UnsafeMutablePointer<UInt64>
+
+    /// Allocates the chain for `spec`, starting from the values currently in the mailbox.
+    /// The first rendered cycle acknowledges them all. Control thread.
+    public init(spec: ProcessingSpec, mailbox: RealtimeMailbox) {
+        self.mailbox = mailbox
+        let count = mailbox.parameterCount
+        applied = .allocate(capacity: count)
+        snapshot = .allocate(capacity: count)
+        while !mailbox.snapshot(into: snapshot) {}
+        var settings = ChainSettings()
+        for index in 0..<count {
+            let parameter = EngineParameter(rawValue: index)!
+            parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
+            // Not yet acknowledged: the first cycle applies and acknowledges every slot.
+            applied[index] = .max
+        }
+        self.settings = settings
+        chain = ProcessingChain(spec: spec, settings: settings)
+    }
+
+    deinit {
+        applied.deallocate()
+        snapshot.deallocate()
+    }
+
+    /// The processing format the chain was prepared for.
+    public var spec: ProcessingSpec { chain.spec }
+
+    /// Follows a server sample-rate change. Real-time safe.
+    public mutating func setSampleRate(_ sampleRate: Double) {
+        chain.setSampleRate(sampleRate)
+    }
+
+    /// Renders one cycle: applies pending parameter changes, acknowledges them with this
+    /// cycle's index, then processes `frameCount` frames. Returns the cycle index.
+    /// Real-time safe: no allocation, no locks, wait-free.
+    @discardableResult
+    public mutating func render(inputs: UnsafePointer<UnsafePointer<Float>>,
+                                outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
+                                frameCount: Int) -> UInt64 {
+        let cycle = mailbox.beginCycle()
+        takeParameterChanges(cycle: cycle)
+        chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
+        return cycle
+    }
+
+    @inline(__always)
+    private mutating func takeParameterChanges(cycle: UInt64) {
+        // A read that raced a batch is retried next cycle: the batch lands whole or not at all.
+        guard mailbox.snapshot(into: snapshot) else { return }
+        var changed = false
+        for index in 0..<mailbox.parameterCount where snapshot[index] != applied[index] {
+            let parameter = EngineParameter(rawValue: index).unsafelyUnwrapped
+            parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
+            changed = true
+        }
+        guard changed else { return }
+        chain.apply(settings)
+        for index in 0..<mailbox.parameterCount where snapshot[index] != applied[index] {
+            applied[index] = snapshot[index]
+            mailbox.acknowledge(index: index, sequence: RealtimeMailbox.high(snapshot[index]), cycle: cycle)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import CJack
+import CRealtimeSupport
+import Logging
+import Synchronization
+
+// Every C callback JACK calls lives here, as a plain nonisolated function: a closure written in
+// main-actor code would carry an executor check that kills the process when JACK calls it from
+// its own thread (see shared/reference/realtime-swift.md). `arg` is always an unretained
+// `JackClientConnection`, alive until after `jack_client_close`.
+
+/// The process callback. Real-time thread: no allocation, locks, logging or Swift concurrency.
+/// `_withUnsafeGuaranteedRef` borrows the connection without retain/release.
+func soundfitProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    soundfit_realtime_section_enter()
+    let start = soundfit_thread_cpu_time_ns()
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef { connection in
+        let rate = Double(connection.serverSampleRate.load(ordering: .relaxed))
+        _ = connection.processState.pointee.process(frames: frames, serverSampleRate: rate)
+        connection.timings.record(nanoseconds: soundfit_thread_cpu_time_ns() &- start)
+    }
+    soundfit_realtime_section_leave()
+    return 0
+}
+
+/// JACK's real-time thread starts: flush denormals to zero on it.
+func soundfitThreadInitCallback(_ arg: UnsafeMutableRawPointer?) {
+    soundfit_enable_flush_denormals()
+}
+
+/// Notification thread.
+func soundfitSampleRateCallback(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.serverSampleRate.store(UInt32(rate), ordering: .relaxed)
+    }
+    return 0
+}
+
+/// Notification thread (the renderer chunks any block size, so nothing to reallocate).
+func soundfitBufferSizeCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.serverBufferSize.store(UInt32(frames), ordering: .relaxed)
+    }
+    return 0
+}
+
+/// Notification thread.
+func soundfitXrunCallback(_ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.xruns.add(1, ordering: .relaxed)
+    }
+    return 0
+}
+
+/// The server went away (or kicked us out). Called on a JACK thread; only flags it:
+/// the host's supervisor closes the client and reconnects.
+func soundfitShutdownCallback(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.serverWentAway.store(true, ordering: .releasing)
+    }
+}
+
+/// SoundFit adds no latency of its own: each output port reports its input's capture latency,
+/// each input port its output's playback latency. Notification thread.
+func soundfitLatencyCallback(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef { connection in
+        let state = connection.processState
+        for channel in 0..<state.pointee.channelCount {
+            var range = jack_latency_range_t(min: 0, max: 0)
+            if mode == JackCaptureLatency {
+                jack_port_get_latency_range(state.pointee.inputPorts[channel], mode, &range)
+                jack_port_set_latency_range(state.pointee.outputPorts[channel], mode, &range)
+            } else {
+                jack_port_get_latency_range(state.pointee.outputPorts[channel], mode, &range)
+                jack_port_set_latency_range(state.pointee.inputPorts[channel], mode, &range)
+            }
+        }
+    }
+}
+
+/// libjack's own error and info lines ("Cannot connect to server socket…") repeat on every
+/// connection attempt; they go to the debug log, and SoundFit says what happened in its own words.
+func soundfitJackMessageCallback(_ message: UnsafePointer<CChar>?) {
+    guard let message else { return }
+    jackLibraryLogger.debug("libjack: \(String(cString: message))")
+}
+
+let jackLibraryLogger = Logger(label: "soundfit.libjack")

@@ -1,0 +1,197 @@
+import CJack
+import Foundation
+import SoundFitDSP
+import SoundFitEngine
+import Synchronization
+
+/// One open JACK client: its ports, its callbacks and the process state they share.
+///
+/// Created and closed by `JackEngineHost` on its supervisor thread. The JACK callbacks receive
+/// this object as an unretained pointer; `close()` deactivates and closes the client before
+/// the object can go away, so no callback can outlive it.
+final class JackClientConnection: @unchecked Sendable {
+    let client: OpaquePointer
+    let processState: UnsafeMutablePointer<JackProcessState>
+    let clientName: String
+    let inputPortNames: [String]
+    let outputPortNames: [String]
+
+    // Written by JACK threads, read by the control side (and the process callback).
+    let serverSampleRate = Atomic<UInt32>(0)
+    let serverBufferSize = Atomic<UInt32>(0)
+    let xruns = Atomic<UInt64>(0)
+    let serverWentAway = Atomic<Bool>(false)
+    let timings = CallbackTimings()
+    private var isClosed = false
+
+    /// Opens a client on `serverName` (nil: JACK's default / `JACK_DEFAULT_SERVER`) without
+    /// starting a server. `activate()` then registers the ports and starts processing.
+    init(name: String, serverName: String?, channelCount: Int, engine: AudioEngine) throws(JackHostError) {
+        var status = jack_status_t(rawValue: 0)
+        let options = jack_options_t(rawValue: JackNoStartServer.rawValue)
+        guard let client = soundfit_jack_client_open(name, options, &status, serverName) else {
+            throw .serverUnavailable(server: serverName ?? JackEngineHost.defaultServerName, status: status.rawValue)
+        }
+        self.client = client
+        clientName = String(cString: jack_get_client_name(client))
+        let sampleRate = Double(jack_get_sample_rate(client))
+        let bufferSize = Int(jack_get_buffer_size(client))
+        serverSampleRate.store(UInt32(sampleRate), ordering: .relaxed)
+        serverBufferSize.store(UInt32(bufferSize), ordering: .relaxed)
+
+        // The renderer chunks blocks larger than this, so buffer-size changes never allocate.
+        let spec = ProcessingSpec(sampleRate: sampleRate, maximumFrameCount: 1024, channelCount: channelCount)
+        processState = .allocate(capacity: 1)
+        processState.initialize(to: JackProcessState(
+            renderer: engine.makeRenderer(spec: spec), channelCount: channelCount, sampleRate: sampleRate))
+
+        inputPortNames = (1...channelCount).map { "input_\($0)" }
+        outputPortNames = (1...channelCount).map { "output_\($0)" }
+    }
+
+    /// Registers the ports, installs the callbacks and activates the client. On failure the
+    /// caller drops the connection, which closes the client.
+    func activate() throws(JackHostError) {
+        for channel in 0..<processState.pointee.channelCount {
+            processState.pointee.inputPorts[channel] = try registerPort(inputPortNames[channel], input: true)
+            processState.pointee.outputPorts[channel] = try registerPort(outputPortNames[channel], input: false)
+        }
+        try installCallbacks()
+        guard jack_activate(client) == 0 else { throw .activationFailed }
+    }
+
+    deinit {
+        close()
+        processState.deinitialize(count: 1)
+        processState.deallocate()
+    }
+
+    private func registerPort(_ shortName: String, input: Bool) throws(JackHostError) -> OpaquePointer {
+        let flags = input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue
+        guard let port = jack_port_register(client, shortName, JACK_DEFAULT_AUDIO_TYPE, UInt(flags), 0) else {
+            throw .portRegistrationFailed(shortName)
+        }
+        return port
+    }
+
+    private func installCallbacks() throws(JackHostError) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let results = [
+            jack_set_process_callback(client, soundfitProcessCallback, context),
+            jack_set_thread_init_callback(client, soundfitThreadInitCallback, context),
+            jack_set_sample_rate_callback(client, soundfitSampleRateCallback, context),
+            jack_set_buffer_size_callback(client, soundfitBufferSizeCallback, context),
+            jack_set_xrun_callback(client, soundfitXrunCallback, context),
+            jack_set_latency_callback(client, soundfitLatencyCallback, context),
+        ]
+        jack_on_info_shutdown(client, soundfitShutdownCallback, context)
+        if results.contains(where: { $0 != 0 }) { throw .callbackInstallationFailed }
+    }
+
+    /// Deactivates (unless the server is gone) and closes the client. Idempotent; control thread.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if !serverWentAway.load(ordering: .acquiring) {
+            jack_deactivate(client)
+        }
+        jack_client_close(client)
+    }
+
+    /// Full JACK names of this client's ports, e.g. `soundfit:input_1`.
+    var fullInputPortNames: [String] { inputPortNames.map { "\(clientName):\($0)" } }
+    var fullOutputPortNames: [String] { outputPortNames.map { "\(clientName):\($0)" } }
+
+    /// Connects physical capture ports to our inputs and our outputs to physical playback
+    /// ports, channel by channel, as far as both exist. Returns the connections made.
+    func connectPhysicalPorts() -> [(String, String)] {
+        let captures = physicalPorts(flags: JackPortIsOutput.rawValue)
+        let playbacks = physicalPorts(flags: JackPortIsInput.rawValue)
+        var made: [(String, String)] = []
+        for (source, destination) in zip(captures, fullInputPortNames) where connect(source, destination) {
+            made.append((source, destination))
+        }
+        for (source, destination) in zip(fullOutputPortNames, playbacks) where connect(source, destination) {
+            made.append((source, destination))
+        }
+        return made
+    }
+
+    /// Connects two ports by full name; true on success or when already connected.
+    @discardableResult
+    func connect(_ source: String, _ destination: String) -> Bool {
+        let result = jack_connect(client, source, destination)
+        return result == 0 || result == EEXIST
+    }
+
+    /// Every connection our ports have now, as (source, destination) pairs.
+    func currentConnections() -> [(String, String)] {
+        var pairs: [(String, String)] = []
+        for channel in 0..<processState.pointee.channelCount {
+            for peer in connections(of: processState.pointee.inputPorts[channel]) {
+                pairs.append((peer, fullInputPortNames[channel]))
+            }
+            for peer in connections(of: processState.pointee.outputPorts[channel]) {
+                pairs.append((fullOutputPortNames[channel], peer))
+            }
+        }
+        return pairs
+    }
+
+    private func connections(of port: OpaquePointer?) -> [String] {
+        guard let port, let list = jack_port_get_all_connections(client, port) else { return [] }
+        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+        return Self.strings(list)
+    }
+
+    private func physicalPorts(flags: UInt32) -> [String] {
+        guard let list = jack_get_ports(client, nil, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsPhysical.rawValue | flags))
+        else { return [] }
+        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+        return Self.strings(list)
+    }
+
+    private static func strings(_ list: UnsafeMutablePointer<UnsafePointer<CChar>?>) -> [String] {
+        var result: [String] = []
+        var index = 0
+        while let name = list[index] {
+            result.append(String(cString: name))
+            index += 1
+        }
+        return result
+    }
+
+    /// The capture and playback latency ranges of the first output port, in frames.
+    var outputLatency: (capture: ClosedRange<UInt32>, playback: ClosedRange<UInt32>) {
+        var capture = jack_latency_range_t(min: 0, max: 0)
+        var playback = jack_latency_range_t(min: 0, max: 0)
+        if let port = processState.pointee.outputPorts[0] {
+            jack_port_get_latency_range(port, JackCaptureLatency, &capture)
+            jack_port_get_latency_range(port, JackPlaybackLatency, &playback)
+        }
+        return (capture.min...max(capture.min, capture.max), playback.min...max(playback.min, playback.max))
+    }
+}
+
+/// Why the JACK host could not do what was asked.
+public enum JackHostError: Error, Equatable, Sendable, CustomStringConvertible {
+    case serverUnavailable(server: String, status: UInt32)
+    case portRegistrationFailed(String)
+    case callbackInstallationFailed
+    case activationFailed
+    case clientNameEqualsServerName(String)
+    case privateServerFailed(String)
+
+    public var description: String {
+        switch self {
+        case .serverUnavailable(let server, let status):
+            "cannot connect to JACK server '\(server)' (status 0x\(String(status, radix: 16)))"
+        case .portRegistrationFailed(let name): "cannot register JACK port '\(name)'"
+        case .callbackInstallationFailed: "cannot install JACK callbacks"
+        case .activationFailed: "cannot activate the JACK client"
+        case .clientNameEqualsServerName(let name):
+            "client name '\(name)' equals the server name; JACK would delete the server's socket. Choose another --name"
+        case .privateServerFailed(let reason): "cannot start a private JACK server: \(reason)"
+        }
+    }
+}

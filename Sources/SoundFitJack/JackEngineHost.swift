@@ -1,0 +1,258 @@
+import CJack
+import Foundation
+import Logging
+import SoundFitEngine
+import Synchronization
+
+/// How the JACK host connects.
+public struct JackHostConfiguration: Sendable {
+    /// JACK client name; must differ from the server name.
+    public var clientName = "soundfit"
+    /// Server to use; nil means JACK's own default (`JACK_DEFAULT_SERVER`, else "default").
+    public var serverName: String?
+    /// Audio inputs and outputs (1…64).
+    public var channelCount = 2
+    /// Connect to physical capture/playback ports after every (re)connection.
+    public var connectPhysicalPorts = false
+    /// Start a private dummy-backend server when none is reachable at start.
+    public var startsPrivateServer = true
+    /// Where the private server's output goes (nil: discarded).
+    public var privateServerLogPath: String?
+    /// How often to look for a server that went away.
+    public var reconnectInterval: Duration = .milliseconds(250)
+
+    public init() {}
+}
+
+/// A change in the host's connection to the JACK server, for the session lifecycle.
+public enum JackHostEvent: Sendable, Equatable {
+    case connected(server: String, sampleRate: Int, bufferSize: Int)
+    case disconnected(reason: String)
+}
+
+/// A snapshot of the host for `/status` and logs.
+public struct JackHostStatus: Sendable {
+    public var isConnected: Bool
+    public var serverName: String
+    public var clientName: String
+    public var sampleRate: Int
+    public var bufferSize: Int
+    /// Xruns reported by the server since SoundFit started.
+    public var xruns: UInt64
+    public var reconnections: Int
+    public var usesPrivateServer: Bool
+    public var callbackTimes: TimingSummary
+    public var captureLatency: ClosedRange<UInt32>
+    public var playbackLatency: ClosedRange<UInt32>
+    public var inputPorts: [String]
+    public var outputPorts: [String]
+
+    /// Median process-callback CPU time as a share of the period.
+    public var callbackLoad: Double {
+        guard sampleRate > 0, bufferSize > 0 else { return 0 }
+        return callbackTimes.p50 / (Double(bufferSize) / Double(sampleRate) * 1e9)
+    }
+}
+
+/// Runs the audio engine inside a JACK graph and keeps it there: when the server goes away
+/// it logs it, keeps running, and reconnects with the same ports, connections and settings
+/// when the server returns.
+///
+/// Thread rules: `start`/`stop` on one control thread; `status` from any thread. A supervisor
+/// thread owns reconnection.
+public final class JackEngineHost: @unchecked Sendable {
+    public static let defaultServerName: String = ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
+
+    public let configuration: JackHostConfiguration
+    private let engine: AudioEngine
+    private let logger: Logger
+    private let connection = Mutex<JackClientConnection?>(nil)
+    private var privateServer: PrivateJackServer?
+    private var supervisor: Thread?
+    private let stopping = Atomic<Bool>(false)
+    private let supervisorDone = DispatchSemaphore(value: 0)
+    private let lifetime = Mutex(Lifetime())
+    private let eventContinuation: AsyncStream<JackHostEvent>.Continuation
+
+    /// Connection changes, in order. Consumed by the session lifecycle.
+    public let events: AsyncStream<JackHostEvent>
+
+    private struct Lifetime {
+        var xrunsOfClosedClients: UInt64 = 0
+        var reconnections = 0
+        /// Our ports' connections, remembered so a returning server gets them back.
+        var rememberedConnections: [(String, String)] = []
+    }
+
+    public init(configuration: JackHostConfiguration, engine: AudioEngine, logger: Logger) {
+        self.configuration = configuration
+        self.engine = engine
+        self.logger = logger
+        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
+    }
+
+    /// The server in use: the private one, the configured one, or JACK's default.
+    public var serverName: String {
+        privateServer?.name ?? configuration.serverName ?? Self.defaultServerName
+    }
+
+    private var connectServerName: String? { privateServer?.name ?? configuration.serverName }
+
+    /// Connects to the server (starting a private one when none is reachable and that is
+    /// allowed), activates the client and starts supervising the connection.
+    public func start() throws(JackHostError) {
+        if configuration.clientName == serverName {
+            throw .clientNameEqualsServerName(configuration.clientName)
+        }
+        jack_set_error_function(soundfitJackMessageCallback)
+        jack_set_info_function(soundfitJackMessageCallback)
+        do {
+            try connect()
+        } catch {
+            guard configuration.startsPrivateServer else { throw error }
+            logger.notice("no JACK server '\(serverName)' is running; starting a private dummy-backend server")
+            let server = PrivateJackServer(logPath: configuration.privateServerLogPath)
+            try server.start()
+            privateServer = server
+            logger.notice("started private JACK server '\(server.name)': \(server.commandLine.joined(separator: " "))")
+            try connectWithRetries(deadline: .now + .seconds(10), server: server)
+        }
+        let thread = Thread { [self] in superviseConnection() }
+        thread.name = "soundfit-jack-supervisor"
+        supervisor = thread
+        thread.start()
+    }
+
+    private func connectWithRetries(deadline: ContinuousClock.Instant, server: PrivateJackServer) throws(JackHostError) {
+        while true {
+            do {
+                return try connect()
+            } catch {
+                if !server.isRunning {
+                    throw .privateServerFailed("jackd exited; see \(configuration.privateServerLogPath ?? "its output")")
+                }
+                if ContinuousClock.now >= deadline { throw error }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    /// Opens and activates a client, restores connections, announces it.
+    private func connect() throws(JackHostError) {
+        let client = try JackClientConnection(
+            name: configuration.clientName, serverName: connectServerName,
+            channelCount: configuration.channelCount, engine: engine)
+        try client.activate()
+        let remembered = lifetime.withLock { $0.rememberedConnections }
+        for (source, destination) in remembered {
+            if !client.connect(source, destination) {
+                logger.info("could not restore connection \(source) -> \(destination) (port missing?)")
+            }
+        }
+        if configuration.connectPhysicalPorts {
+            let made = client.connectPhysicalPorts()
+            if made.isEmpty { logger.warning("--connect: no physical ports to connect to") }
+            for (source, destination) in made { logger.info("connected \(source) -> \(destination)") }
+        }
+        let sampleRate = Int(client.serverSampleRate.load(ordering: .relaxed))
+        let bufferSize = Int(client.serverBufferSize.load(ordering: .relaxed))
+        connection.withLock { $0 = client }
+        logger.notice("""
+            JACK client '\(client.clientName)' active on server '\(serverName)': \
+            \(sampleRate) Hz, \(bufferSize) frames, ports \
+            \((client.fullInputPortNames + client.fullOutputPortNames).joined(separator: " "))
+            """)
+        eventContinuation.yield(.connected(server: serverName, sampleRate: sampleRate, bufferSize: bufferSize))
+    }
+
+    /// Supervisor thread: notices a lost server, closes the dead client and reconnects.
+    private func superviseConnection() {
+        defer { supervisorDone.signal() }
+        var lastReport = ContinuousClock.now - .seconds(60)
+        var lastRemember = ContinuousClock.now
+        while !stopping.load(ordering: .acquiring) {
+            Thread.sleep(forTimeInterval: 0.05)
+            let current = connection.withLock { $0 }
+            if let current {
+                if current.serverWentAway.load(ordering: .acquiring) {
+                    handleLostServer(current)
+                } else if ContinuousClock.now - lastRemember > .milliseconds(200) {
+                    lastRemember = .now
+                    let connections = current.currentConnections()
+                    lifetime.withLock { $0.rememberedConnections = connections }
+                }
+                continue
+            }
+            if stopping.load(ordering: .acquiring) { return }
+            if let server = privateServer, !server.isRunning {
+                logger.warning("private JACK server '\(server.name)' is gone; restarting it")
+                try? server.start()
+            }
+            do {
+                try connect()
+                lifetime.withLock { $0.reconnections += 1 }
+            } catch {
+                if ContinuousClock.now - lastReport > .seconds(10) {
+                    lastReport = .now
+                    logger.warning("still waiting for JACK server '\(serverName)' (\(error)); retrying")
+                }
+                Thread.sleep(forTimeInterval: Double(configuration.reconnectInterval.components.seconds)
+                    + Double(configuration.reconnectInterval.components.attoseconds) / 1e18)
+            }
+        }
+    }
+
+    private func handleLostServer(_ lost: JackClientConnection) {
+        logger.error("""
+            JACK server '\(serverName)' went away. SoundFit keeps running with its settings and \
+            reconnects when the server returns.
+            """)
+        lost.close()
+        lifetime.withLock { $0.xrunsOfClosedClients += lost.xruns.load(ordering: .relaxed) }
+        connection.withLock { $0 = nil }
+        eventContinuation.yield(.disconnected(reason: "JACK server '\(serverName)' went away"))
+    }
+
+    /// Deactivates and closes the client, stops the supervisor and any private server.
+    public func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if supervisor != nil { supervisorDone.wait() }
+        let last = connection.withLock { current -> JackClientConnection? in
+            defer { current = nil }
+            return current
+        }
+        if let last {
+            last.close()
+            logger.notice("JACK client '\(last.clientName)' closed")
+        }
+        if let server = privateServer {
+            server.stop()
+            logger.notice("private JACK server '\(server.name)' stopped")
+        }
+        eventContinuation.finish()
+    }
+
+    public var status: JackHostStatus {
+        let life = lifetime.withLock { $0 }
+        return connection.withLock { client in
+            guard let client else {
+                return JackHostStatus(
+                    isConnected: false, serverName: serverName, clientName: configuration.clientName,
+                    sampleRate: 0, bufferSize: 0, xruns: life.xrunsOfClosedClients,
+                    reconnections: life.reconnections, usesPrivateServer: privateServer != nil,
+                    callbackTimes: TimingSummary([]), captureLatency: 0...0, playbackLatency: 0...0,
+                    inputPorts: [], outputPorts: [])
+            }
+            let latency = client.outputLatency
+            return JackHostStatus(
+                isConnected: true, serverName: serverName, clientName: client.clientName,
+                sampleRate: Int(client.serverSampleRate.load(ordering: .relaxed)),
+                bufferSize: Int(client.serverBufferSize.load(ordering: .relaxed)),
+                xruns: life.xrunsOfClosedClients + client.xruns.load(ordering: .relaxed),
+                reconnections: life.reconnections, usesPrivateServer: privateServer != nil,
+                callbackTimes: TimingSummary(client.timings.recent()),
+                captureLatency: latency.capture, playbackLatency: latency.playback,
+                inputPorts: client.fullInputPortNames, outputPorts: client.fullOutputPortNames)
+        }
+    }
+}

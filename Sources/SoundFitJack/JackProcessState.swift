@@ -1,0 +1,55 @@
+import CJack
+import SoundFitDSP
+import SoundFitEngine
+
+/// Everything the process callback touches, allocated before activation and freed after
+/// `jack_client_close`. Plain pointers and a `~Copyable` renderer: nothing here retains.
+struct JackProcessState: ~Copyable {
+    var renderer: RealtimeRenderer
+    let channelCount: Int
+    let inputPorts: UnsafeMutablePointer<OpaquePointer?>
+    let outputPorts: UnsafeMutablePointer<OpaquePointer?>
+    let inputBuffers: UnsafeMutablePointer<UnsafePointer<Float>>
+    let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// The sample rate the renderer was prepared for; compared with the server's each cycle.
+    var sampleRate: Double
+
+    init(renderer: consuming RealtimeRenderer, channelCount: Int, sampleRate: Double) {
+        self.renderer = renderer
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        inputPorts = .allocate(capacity: channelCount)
+        inputPorts.initialize(repeating: nil, count: channelCount)
+        outputPorts = .allocate(capacity: channelCount)
+        outputPorts.initialize(repeating: nil, count: channelCount)
+        // Placeholders until the first cycle fills in JACK's buffers.
+        let placeholder = UnsafeMutablePointer<Float>(bitPattern: 0x10)!
+        inputBuffers = .allocate(capacity: channelCount)
+        inputBuffers.initialize(repeating: UnsafePointer(placeholder), count: channelCount)
+        outputBuffers = .allocate(capacity: channelCount)
+        outputBuffers.initialize(repeating: placeholder, count: channelCount)
+    }
+
+    deinit {
+        inputPorts.deallocate()
+        outputPorts.deallocate()
+        inputBuffers.deallocate()
+        outputBuffers.deallocate()
+    }
+
+    /// One JACK cycle. Real-time safe: may only be called from the process callback.
+    @inline(__always)
+    mutating func process(frames: jack_nframes_t, serverSampleRate: Double) -> UInt64 {
+        if serverSampleRate != sampleRate, serverSampleRate > 0 {
+            sampleRate = serverSampleRate
+            renderer.setSampleRate(serverSampleRate)
+        }
+        for channel in 0..<channelCount {
+            let input = jack_port_get_buffer(inputPorts[channel], frames)!
+            let output = jack_port_get_buffer(outputPorts[channel], frames)!
+            inputBuffers[channel] = UnsafePointer(input.assumingMemoryBound(to: Float.self))
+            outputBuffers[channel] = output.assumingMemoryBound(to: Float.self)
+        }
+        return renderer.render(inputs: inputBuffers, outputs: outputBuffers, frameCount: Int(frames))
+    }
+}

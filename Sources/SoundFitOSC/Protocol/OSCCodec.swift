@@ -1,0 +1,108 @@
+import CLiblo
+import Foundation
+
+/// Encodes and decodes OSC packets. Messages go through liblo (`lo_message_deserialise`,
+/// `lo_message_serialise`); bundles are split here so their messages can be applied together.
+public enum OSCCodec {
+    /// Why a packet could not be decoded.
+    public struct DecodingError: Error, Equatable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    private static let bundleTag = Array("#bundle".utf8) + [0]
+    /// Bundles nested deeper than this are rejected (a crafted packet cannot recurse forever).
+    private static let maximumBundleDepth = 8
+
+    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> OSCPacket {
+        try decode(bytes[...], depth: 0)
+    }
+
+    private static func decode(_ bytes: ArraySlice<UInt8>, depth: Int) throws(DecodingError) -> OSCPacket {
+        if bytes.starts(with: bundleTag) {
+            guard depth < maximumBundleDepth else { throw DecodingError(message: "bundles nested too deeply") }
+            guard bytes.count >= 16 else { throw DecodingError(message: "truncated bundle header") }
+            var elements: [OSCPacket] = []
+            var offset = bytes.startIndex + 16  // "#bundle\0" + 8-byte timetag
+            while offset < bytes.endIndex {
+                guard offset + 4 <= bytes.endIndex else { throw DecodingError(message: "truncated bundle element size") }
+                let size = Int(UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
+                    | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3]))
+                offset += 4
+                guard size > 0, size % 4 == 0, offset + size <= bytes.endIndex else {
+                    throw DecodingError(message: "bad bundle element size \(size)")
+                }
+                elements.append(try decode(bytes[offset..<offset + size], depth: depth + 1))
+                offset += size
+            }
+            return .bundle(elements)
+        }
+        return .message(try decodeMessage(Array(bytes)))
+    }
+
+    private static func decodeMessage(_ bytes: [UInt8]) throws(DecodingError) -> OSCMessage {
+        guard bytes.first == UInt8(ascii: "/") else { throw DecodingError(message: "not an OSC packet (no address)") }
+        guard let end = bytes.firstIndex(of: 0) else { throw DecodingError(message: "unterminated OSC address") }
+        let address = String(decoding: bytes[..<end], as: UTF8.self)
+        var mutableBytes = bytes
+        var result: Int32 = 0
+        let decoded = mutableBytes.withUnsafeMutableBytes { raw in
+            lo_message_deserialise(raw.baseAddress, raw.count, &result)
+        }
+        guard let message = decoded else {
+            throw DecodingError(message: "malformed OSC message for \(address) (liblo error \(result))")
+        }
+        defer { lo_message_free(message) }
+        return OSCMessage(address, arguments(of: message))
+    }
+
+    private static func arguments(of message: lo_message) -> [OSCArgument] {
+        let count = Int(lo_message_get_argc(message))
+        guard count > 0, let types = lo_message_get_types(message), let argv = lo_message_get_argv(message) else {
+            return []
+        }
+        return (0..<count).map { index -> OSCArgument in
+            let tag = UInt8(bitPattern: types[index])
+            guard let argument = argv[index] else { return .unsupported(Character(UnicodeScalar(tag))) }
+            switch tag {
+            case UInt8(ascii: "i"): return .int32(argument.pointee.i)
+            case UInt8(ascii: "h"): return .int64(argument.pointee.h)
+            case UInt8(ascii: "f"): return .float(argument.pointee.f)
+            case UInt8(ascii: "d"): return .double(argument.pointee.d)
+            case UInt8(ascii: "s"):
+                return .string(String(cString: UnsafeRawPointer(argument).assumingMemoryBound(to: CChar.self)))
+            case UInt8(ascii: "S"):
+                return .symbol(String(cString: UnsafeRawPointer(argument).assumingMemoryBound(to: CChar.self)))
+            case UInt8(ascii: "T"): return .bool(true)
+            case UInt8(ascii: "F"): return .bool(false)
+            case UInt8(ascii: "N"): return .nil_
+            case UInt8(ascii: "I"): return .impulse
+            default: return .unsupported(Character(UnicodeScalar(tag)))
+            }
+        }
+    }
+
+    /// The wire form of `message`.
+    public static func encode(_ message: OSCMessage) -> [UInt8] {
+        guard let lo = lo_message_new() else { return [] }
+        defer { lo_message_free(lo) }
+        for argument in message.arguments {
+            switch argument {
+            case .int32(let v): lo_message_add_int32(lo, v)
+            case .int64(let v): lo_message_add_int64(lo, v)
+            case .float(let v): lo_message_add_float(lo, v)
+            case .double(let v): lo_message_add_double(lo, v)
+            case .string(let v): lo_message_add_string(lo, v)
+            case .symbol(let v): lo_message_add_symbol(lo, v)
+            case .bool(let v): v ? lo_message_add_true(lo) : lo_message_add_false(lo)
+            case .nil_: lo_message_add_nil(lo)
+            case .impulse: lo_message_add_infinitum(lo)
+            case .unsupported: continue
+            }
+        }
+        var size = 0
+        guard let raw = lo_message_serialise(lo, message.address, nil, &size) else { return [] }
+        defer { free(raw) }
+        return Array(UnsafeRawBufferPointer(start: raw, count: size))
+    }
+}

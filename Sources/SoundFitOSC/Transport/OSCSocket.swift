@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A bound UDP socket with a receive thread. Raw packets go to `onPacket` on that thread;
+/// `send` may be called from any thread.
+public final class OSCSocket: Sendable {
+    /// Why the socket could not be opened.
+    public struct OpenError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let boundPeer: OSCPeer
+    private let descriptor: Int32
+    private let stopping = Atomic<Bool>(false)
+    private let receiverDone = DispatchSemaphore(value: 0)
+
+    /// Binds to `host:port` (port 0 picks a free one). The receive buffer is raised so bursts
+    /// from fader surfaces are not lost in the kernel.
+    public init(host: String, port: UInt16, receiveBufferBytes: Int32 = 4 << 20) throws(OpenError) {
+        guard let peer = OSCPeer(host: host, port: port) else {
+            throw OpenError(description: "invalid OSC host '\(host)' (expected an IPv4 address or localhost)")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw OpenError(description: "cannot create UDP socket: \(String(cString: strerror(errno)))") }
+        var bufferBytes = receiveBufferBytes
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        // Wake up regularly so `close()` can stop the receive thread.
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = peer.socketAddress
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw OpenError(description: "cannot listen for OSC on udp \(host):\(port): \(reason)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        descriptor = fd
+        boundPeer = OSCPeer(actual)
+    }
+
+    /// Starts the receive thread. `onPacket` gets each datagram (up to `maximumPacketBytes`;
+    /// larger ones are reported through `onOversized` and dropped).
+    public func startReceiving(maximumPacketBytes: Int,
+                               onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
+                               onOversized: @escaping @Sendable (Int, OSCPeer) -> Void) {
+        let fd = descriptor
+        let thread = Thread { [self] in
+            defer { receiverDone.signal() }
+            // One byte more than allowed, so an oversized datagram is detected, not truncated silently.
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while !stopping.load(ordering: .acquiring) {
+                var source = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let received = buffer.withUnsafeMutableBytes { raw in
+                    withUnsafeMutablePointer(to: &source) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            recvfrom(fd, raw.baseAddress, raw.count, Int32(MSG_TRUNC), $0, &length)
+                        }
+                    }
+                }
+                guard received > 0 else { continue }
+                let peer = OSCPeer(source)
+                if received > maximumPacketBytes {
+                    onOversized(received, peer)
+                    continue
+                }
+                onPacket(Array(buffer[0..<received]), peer)
+            }
+        }
+        thread.name = "soundfit-osc-receive"
+        thread.start()
+    }
+
+    /// Sends one datagram; false if the kernel refused it.
+    @discardableResult
+    public func send(_ bytes: [UInt8], to peer: OSCPeer) -> Bool {
+        var address = peer.socketAddress
+        let sent = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), $0,
+                           socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        return sent == bytes.count
+    }
+
+    /// Stops the receive thread (if started) and closes the socket.
+    public func close(receiving: Bool = true) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if receiving { receiverDone.wait() }
+        Glibc.close(descriptor)
+    }
+}
