@@ -82,7 +82,7 @@ public struct BiquadCoefficients: Sendable, Equatable {
             a2 = 1 - alpha / a
         case .lowshelf:
             let a = libmPow(10, gain / 40)
-            let twoSqrtAAlpha = 2 * a.squareRoot() * alpha
+            let twoSqrtAAlpha = 2 * libmSqrt(a) * alpha
             b0 = a * ((a + 1) - (a - 1) * cosW0 + twoSqrtAAlpha)
             b1 = 2 * a * ((a - 1) - (a + 1) * cosW0)
             b2 = a * ((a + 1) - (a - 1) * cosW0 - twoSqrtAAlpha)
@@ -91,7 +91,7 @@ public struct BiquadCoefficients: Sendable, Equatable {
             a2 = (a + 1) + (a - 1) * cosW0 - twoSqrtAAlpha
         case .highshelf:
             let a = libmPow(10, gain / 40)
-            let twoSqrtAAlpha = 2 * a.squareRoot() * alpha
+            let twoSqrtAAlpha = 2 * libmSqrt(a) * alpha
             b0 = a * ((a + 1) + (a - 1) * cosW0 + twoSqrtAAlpha)
             b1 = -2 * a * ((a - 1) + (a + 1) * cosW0)
             b2 = a * ((a + 1) + (a - 1) * cosW0 - twoSqrtAAlpha)

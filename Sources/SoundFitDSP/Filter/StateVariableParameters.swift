@@ -29,7 +29,7 @@ public struct StateVariableParameters: Sendable, Equatable {
         let n2 = c.b0 - c.b1 + c.b2
         let n1 = 2 * (c.b0 - c.b2)
         let n0 = c.b0 + c.b1 + c.b2
-        let g = (d0 / d2).squareRoot()
+        let g = libmSqrt(d0 / d2)
         let k = d1 * g / d0
         let p2 = n2 / d2
         let p1 = n1 * g / d0

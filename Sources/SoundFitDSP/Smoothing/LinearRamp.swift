@@ -102,7 +102,7 @@ public struct LinearRamp: Sendable, Equatable {
     /// Number of steps for a ramp of `seconds` when one step lasts `stepSeconds` (at least 1).
     @inline(__always)
     public static func steps(forSeconds seconds: Double, stepSeconds: Double) -> Int {
-        let n = (seconds / stepSeconds).rounded()
-        return n.isFinite ? max(1, Int(min(n, 1e9))) : 1
+        let n = seconds / stepSeconds + 0.5  // rounded by the truncating conversion below
+        return n.isFinite && n >= 1 ? Int(min(n, 1e9)) : 1
     }
 }

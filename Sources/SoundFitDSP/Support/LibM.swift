@@ -7,19 +7,21 @@ import Darwin
 // The only file of SoundFitDSP that imports the C library. The few libm and libc calls the
 // kernels need go through these wrappers, so that the real-time code path has one small,
 // reviewable list of C functions it relies on. All of them are real-time safe: they neither
-// allocate nor lock.
+// allocate nor lock. They are marked `no_performance_analysis` (the compiler cannot see into C
+// bodies) and not inlined, so that `@_noLocks` checks (RealtimeSafetyCheck.swift) trust them.
 
-@inline(__always) func libmSin(_ x: Double) -> Double { sin(x) }
-@inline(__always) func libmCos(_ x: Double) -> Double { cos(x) }
-@inline(__always) func libmTan(_ x: Double) -> Double { tan(x) }
-@inline(__always) func libmPow(_ x: Double, _ y: Double) -> Double { pow(x, y) }
-@inline(__always) func libmExp(_ x: Double) -> Double { exp(x) }
-@inline(__always) func libmLog(_ x: Double) -> Double { log(x) }
-@inline(__always) func libmLog10(_ x: Double) -> Double { log10(x) }
-@inline(__always) func libmAtan2(_ y: Double, _ x: Double) -> Double { atan2(y, x) }
+@_semantics("no_performance_analysis") @inline(never) func libmSin(_ x: Double) -> Double { sin(x) }
+@_semantics("no_performance_analysis") @inline(never) func libmCos(_ x: Double) -> Double { cos(x) }
+@_semantics("no_performance_analysis") @inline(never) func libmTan(_ x: Double) -> Double { tan(x) }
+@_semantics("no_performance_analysis") @inline(never) func libmPow(_ x: Double, _ y: Double) -> Double { pow(x, y) }
+@_semantics("no_performance_analysis") @inline(never) func libmExp(_ x: Double) -> Double { exp(x) }
+@_semantics("no_performance_analysis") @inline(never) func libmLog(_ x: Double) -> Double { log(x) }
+@_semantics("no_performance_analysis") @inline(never) func libmLog10(_ x: Double) -> Double { log10(x) }
+@_semantics("no_performance_analysis") @inline(never) func libmSqrt(_ x: Double) -> Double { x.squareRoot() }
+@_semantics("no_performance_analysis") @inline(never) func libmAtan2(_ y: Double, _ x: Double) -> Double { atan2(y, x) }
 
 /// Copies `count` floats; the regions may overlap (memmove).
-@inline(__always)
+@_semantics("no_performance_analysis") @inline(never)
 func copyFloats(from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, count: Int) {
     guard count > 0, UnsafePointer(destination) != source else { return }
     memmove(destination, source, count * MemoryLayout<Float>.stride)

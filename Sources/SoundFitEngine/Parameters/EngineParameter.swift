@@ -49,7 +49,7 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
             return ParameterDescriptor(
                 address: "/ringmod/frequency", kind: .float(15...40),
                 defaultValue: .float(defaults.ringModulator.frequency), unit: "Hz",
-                summary: "Modulator frequency: output = input · |sin(2π·f·t)|.")
+                summary: "Modulator frequency f: output = input · abs(sin(2π·f·t)).")
         case .ringModulatorMix:
             return ParameterDescriptor(
                 address: "/ringmod/mix", kind: .float(0...1), defaultValue: .float(defaults.ringModulator.mix),

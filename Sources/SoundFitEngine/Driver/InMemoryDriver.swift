@@ -1,0 +1,66 @@
+import SoundFitDSP
+
+/// Drives a `RealtimeRenderer` over arrays instead of JACK ports, block by block, the way the
+/// JACK process callback does. For tests, offline rendering and benchmarks. Not real-time safe
+/// itself (it allocates its output arrays).
+public struct InMemoryDriver: ~Copyable {
+    public private(set) var renderer: RealtimeRenderer
+    public let blockSize: Int
+    private let channelCount: Int
+
+    public init(engine: AudioEngine, sampleRate: Double = 48000, blockSize: Int = 256, channelCount: Int = 2) {
+        self.blockSize = blockSize
+        self.channelCount = channelCount
+        renderer = engine.makeRenderer(spec: ProcessingSpec(
+            sampleRate: sampleRate, maximumFrameCount: 1024, channelCount: channelCount))
+    }
+
+    /// Renders one block of silence (to let the renderer take parameter changes). Returns the cycle.
+    @discardableResult
+    public mutating func renderSilentCycle() -> UInt64 {
+        let silence = [[Float]](repeating: [Float](repeating: 0, count: blockSize), count: channelCount)
+        return render(silence).cycles.last ?? 0
+    }
+
+    /// Processes `inputs` (one array per channel, equal lengths) in blocks of `blockSize`.
+    /// `beforeBlock` runs before each block with the block index (to change parameters mid-stream).
+    public mutating func render(_ inputs: [[Float]], beforeBlock: (Int) -> Void = { _ in })
+        -> (outputs: [[Float]], cycles: [UInt64])
+    {
+        precondition(inputs.count == channelCount, "one input array per channel")
+        let frameCount = inputs.first?.count ?? 0
+        var outputs = [[Float]](repeating: [Float](repeating: 0, count: frameCount), count: channelCount)
+        var cycles: [UInt64] = []
+        let inputPointers = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
+        let outputPointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channelCount)
+        let inputStorage = UnsafeMutablePointer<Float>.allocate(capacity: max(1, frameCount * channelCount))
+        let outputStorage = UnsafeMutablePointer<Float>.allocate(capacity: max(1, frameCount * channelCount))
+        defer {
+            inputPointers.deallocate()
+            outputPointers.deallocate()
+            inputStorage.deallocate()
+            outputStorage.deallocate()
+        }
+        for channel in 0..<channelCount {
+            (inputStorage + channel * frameCount).update(from: inputs[channel], count: frameCount)
+        }
+        var start = 0
+        var block = 0
+        while start < frameCount || (frameCount == 0 && block == 0) {
+            let count = min(blockSize, frameCount - start)
+            for channel in 0..<channelCount {
+                inputPointers[channel] = UnsafePointer(inputStorage + channel * frameCount + start)
+                outputPointers[channel] = outputStorage + channel * frameCount + start
+            }
+            beforeBlock(block)
+            cycles.append(renderer.render(inputs: inputPointers, outputs: outputPointers, frameCount: count))
+            start += count
+            block += 1
+            if frameCount == 0 { break }
+        }
+        for channel in 0..<channelCount {
+            outputs[channel] = Array(UnsafeBufferPointer(start: outputStorage + channel * frameCount, count: frameCount))
+        }
+        return (outputs, cycles)
+    }
+}

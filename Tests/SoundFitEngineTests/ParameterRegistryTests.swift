@@ -1,0 +1,74 @@
+import Foundation
+import SoundFitDSP
+import SoundFitEngine
+import Testing
+
+@Suite struct ParameterRegistryTests {
+    @Test func addressesAreUniqueAndFollowTheContract() {
+        let addresses = EngineParameter.allCases.map(\.descriptor.address)
+        #expect(Set(addresses).count == addresses.count)
+        // The DESIGN.md contract names these; they must never be renamed.
+        for address in ["/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
+                        "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"] {
+            #expect(EngineParameter(address: address) != nil, "missing \(address)")
+        }
+        #expect(EngineParameter(address: "/filter/nope") == nil)
+    }
+
+    @Test func defaultsMatchTheContract() {
+        #expect(EngineParameter.filterEnabled.descriptor.defaultValue == .bool(false))
+        #expect(EngineParameter.filterType.descriptor.defaultValue == .choice("lowpass"))
+        #expect(EngineParameter.filterCutoff.descriptor.defaultValue == .float(1000))
+        #expect(EngineParameter.filterQ.descriptor.defaultValue == .float(0.7071))
+        #expect(EngineParameter.filterGain.descriptor.defaultValue == .float(0))
+        #expect(EngineParameter.ringModulatorEnabled.descriptor.defaultValue == .bool(false))
+        #expect(EngineParameter.ringModulatorFrequency.descriptor.defaultValue == .float(22))
+        #expect(EngineParameter.ringModulatorMix.descriptor.defaultValue == .float(1))
+        #expect(EngineParameter.outputGain.descriptor.defaultValue == .float(0))
+    }
+
+    @Test(arguments: EngineParameter.allCases)
+    func encodingRoundTripsEveryDefaultAndBoundary(_ parameter: EngineParameter) throws {
+        let descriptor = parameter.descriptor
+        var values = [descriptor.defaultValue]
+        switch descriptor.kind {
+        case .bool: values += [.bool(true), .bool(false)]
+        case .float(let range): values += [.float(range.lowerBound), .float(range.upperBound)]
+        case .int(let range): values += [.int(range.lowerBound), .int(range.upperBound)]
+        case .choice(let names): values += names.map { .choice($0) }
+        }
+        for value in values {
+            try descriptor.validate(value)
+            #expect(parameter.decode(parameter.encode(value)) == value)
+            var settings = ChainSettings()
+            parameter.store(parameter.encode(value), into: &settings)
+            #expect(parameter.load(from: settings) == parameter.encode(value))
+        }
+    }
+
+    @Test func validationRejectsWithoutClamping() {
+        let cutoff = EngineParameter.filterCutoff.descriptor
+        #expect(throws: ParameterError.outOfRange(address: "/filter/cutoff", value: "5.0", range: "20.0…20000.0")) {
+            try cutoff.validate(.float(5))
+        }
+        #expect(throws: ParameterError.notFinite(address: "/filter/cutoff")) { try cutoff.validate(.float(.nan)) }
+        #expect(throws: ParameterError.wrongType(address: "/filter/cutoff", expected: "float")) {
+            try cutoff.validate(.choice("loud"))
+        }
+        #expect(throws: ParameterError.self) {
+            try EngineParameter.filterType.descriptor.validate(.choice("bogus"))
+        }
+        #expect(throws: ParameterError.self) {
+            try EngineParameter.outputGain.descriptor.validate(.float(12.5))
+        }
+    }
+
+    /// The README's parameter table is generated from the registry; this keeps them identical.
+    @Test func readmeTableMatchesTheRegistry() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(ParameterTable.markdown()),
+                "README.md's OSC table is out of date: paste the output of `soundfit parameters`")
+    }
+}

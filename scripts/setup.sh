@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what SoundFit needs on Debian 12 when it is missing: the JACK server and headers,
+# liblo and its tools, pkg-config. Swift itself must already be installed (swift.org toolchain).
+# Sourced by scripts/run.sh and scripts/test.sh; safe to run again.
+set -euo pipefail
+
+packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools pkg-config)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if ((${#missing[@]} > 0)); then
+    echo "soundfit setup: installing ${missing[*]}" >&2
+    sudo_cmd=()
+    if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo_cmd[@]}" apt-get update -qq
+    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        if [ -x "$candidate/swift" ]; then export PATH="$candidate:$PATH"; break; fi
+    done
+fi
+if ! command -v swift >/dev/null 2>&1; then
+    echo "soundfit setup: Swift 6.1 or newer is required (https://swift.org/install/linux/); 'swift' is not on PATH" >&2
+    exit 1
+fi
