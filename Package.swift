@@ -8,6 +8,8 @@ import PackageDescription
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.
 /// - `SoundFitEngine`: the parameter registry and the real-time renderer with its
 ///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
+/// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
+///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
 /// - `SoundFitOSC`: the liblo OSC surface.
 /// - `SoundFitCLI`: the `soundfit` executable.
@@ -15,7 +17,9 @@ let package = Package(
     name: "SoundFit",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "SoundFit", targets: ["SoundFitDSP", "SoundFitEngine", "SoundFitJack", "SoundFitOSC"]),
+        .library(
+            name: "SoundFit",
+            targets: ["SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitJack", "SoundFitOSC"]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
         .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
     ],
@@ -39,6 +43,7 @@ let package = Package(
             name: "SoundFitEngine",
             dependencies: ["SoundFitDSP", "CRealtimeSupport"],
             swiftSettings: optimizedSettings),
+        .target(name: "SoundFitProcessing"),
         .target(
             name: "SoundFitJack",
             dependencies: [
@@ -74,6 +79,7 @@ let package = Package(
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
