@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 pid_t soundfit_spawn_child(char *const argv[], const char *log_path) {
@@ -34,13 +33,10 @@ pid_t soundfit_spawn_child(char *const argv[], const char *log_path) {
     return pid;
 }
 
-int soundfit_wait_child(pid_t pid, int timeout_ms) {
-    for (int waited = 0; waited <= timeout_ms; waited += 10) {
-        int status;
-        pid_t result = waitpid(pid, &status, WNOHANG);
-        if (result == pid || (result < 0 && errno == ECHILD)) return 1;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+int soundfit_wait_child(pid_t pid) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -1;
     }
-    return 0;
+    return status;
 }

@@ -1,18 +1,23 @@
 import CRealtimeSupport
 import Foundation
 import Glibc
+import Synchronization
 
 /// A `jackd` with the dummy backend that SoundFit starts for itself when no server is
 /// reachable, so it runs on a machine with no sound card and no JACK session.
 ///
-/// It gets a unique name, dies with SoundFit (also after `kill -9`, through PR_SET_PDEATHSIG)
-/// and is stopped on a clean exit. Control thread only.
-final class PrivateJackServer {
+/// It gets a unique name, is stopped on a clean exit, and dies with SoundFit even after
+/// `kill -9`: a keeper thread forks it with PR_SET_PDEATHSIG and then waits for it, so the
+/// forking thread lives exactly as long as the server (the kernel signals the child when the
+/// *thread* that forked it ends). Control thread only, except `isRunning`.
+final class PrivateJackServer: @unchecked Sendable {
     let name: String
     let sampleRate: Int
     let period: Int
     private let logPath: String?
-    private var pid: pid_t = -1
+    private let pid = Atomic<Int32>(0)
+    private let running = Atomic<Bool>(false)
+    private var keeperDone: DispatchSemaphore?
 
     init(sampleRate: Int = 48000, period: Int = 256, logPath: String?) {
         name = "soundfit-private-\(getpid())-\(UInt16.random(in: .min ... .max))"
@@ -25,34 +30,59 @@ final class PrivateJackServer {
         ["jackd", "--no-realtime", "-n", name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
     }
 
-    /// Launches `jackd`. The caller then connects with retries while the server comes up.
+    /// Launches `jackd` on a keeper thread. The caller then connects with retries while the
+    /// server comes up.
     func start() throws(JackHostError) {
         let arguments = commandLine
-        var cStrings = arguments.map { strdup($0) }
-        cStrings.append(nil)
-        defer { cStrings.forEach { free($0) } }
-        let child = cStrings.withUnsafeMutableBufferPointer { soundfit_spawn_child($0.baseAddress!, logPath) }
-        guard child > 0 else {
-            throw .privateServerFailed("cannot run jackd: \(String(cString: strerror(errno)))")
+        let logPath = logPath
+        let started = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let spawnError = Atomic<Int32>(0)
+        let thread = Thread { [self] in
+            var cStrings = arguments.map { strdup($0) }
+            cStrings.append(nil)
+            let child = cStrings.withUnsafeMutableBufferPointer { soundfit_spawn_child($0.baseAddress!, logPath) }
+            cStrings.forEach { free($0) }
+            if child <= 0 {
+                spawnError.store(errno == 0 ? EINVAL : errno, ordering: .relaxed)
+                started.signal()
+                done.signal()
+                return
+            }
+            pid.store(child, ordering: .releasing)
+            running.store(true, ordering: .releasing)
+            started.signal()
+            _ = soundfit_wait_child(child)
+            running.store(false, ordering: .releasing)
+            done.signal()
         }
-        pid = child
+        thread.name = "soundfit-private-jackd"
+        keeperDone = done
+        thread.start()
+        started.wait()
+        let error = spawnError.load(ordering: .relaxed)
+        if error != 0 {
+            throw .privateServerFailed("cannot run jackd: \(String(cString: strerror(error)))")
+        }
     }
 
     /// True while the server process has not exited.
-    var isRunning: Bool {
-        guard pid > 0 else { return false }
-        return soundfit_wait_child(pid, 0) == 0
-    }
+    var isRunning: Bool { running.load(ordering: .acquiring) }
 
     /// Stops the server: SIGTERM, then SIGKILL after two seconds.
     func stop() {
-        guard pid > 0 else { return }
-        kill(pid, SIGTERM)
-        if soundfit_wait_child(pid, 2000) == 0 {
-            kill(pid, SIGKILL)
-            _ = soundfit_wait_child(pid, 2000)
+        guard let done = keeperDone else { return }
+        keeperDone = nil
+        let child = pid.load(ordering: .acquiring)
+        if child > 0, isRunning {
+            kill(child, SIGTERM)
+            if done.wait(timeout: .now() + 2) == .timedOut {
+                kill(child, SIGKILL)
+                _ = done.wait(timeout: .now() + 2)
+            }
+        } else {
+            _ = done.wait(timeout: .now() + 2)
         }
-        pid = -1
     }
 
     deinit { stop() }
