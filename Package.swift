@@ -10,6 +10,7 @@ import PackageDescription
 ///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
+/// - `SoundFitHearing`: hearing profiles (audiograms) and personalization preset generation.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
 /// - `SoundFitOSC`: the liblo OSC surface.
 /// - `SoundFitCLI`: the `soundfit` executable.
@@ -19,7 +20,9 @@ let package = Package(
     products: [
         .library(
             name: "SoundFit",
-            targets: ["SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitJack", "SoundFitOSC"]),
+            targets: [
+                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitJack", "SoundFitOSC",
+            ]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
         .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
     ],
@@ -44,6 +47,7 @@ let package = Package(
             dependencies: ["SoundFitDSP", "CRealtimeSupport"],
             swiftSettings: optimizedSettings),
         .target(name: "SoundFitProcessing"),
+        .target(name: "SoundFitHearing"),
         .target(
             name: "SoundFitJack",
             dependencies: [
@@ -80,6 +84,7 @@ let package = Package(
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
+        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing"]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [

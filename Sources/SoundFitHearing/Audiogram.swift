@@ -1,0 +1,112 @@
+/// One ear.
+public enum Ear: String, Sendable, Codable, CaseIterable {
+    case left, right
+}
+
+/// Hearing thresholds of one ear in dB HL at standard audiometric frequencies.
+///
+/// Valid audiograms use only standard frequencies (octaves and inter-octaves from 125 to
+/// 8000 Hz), levels from −10 to 120 dB HL, contain at least 500, 1000, 2000 and 4000 Hz and
+/// no frequency twice. Anything else is rejected with an `AudiogramError` that names the problem.
+public struct Audiogram: Sendable, Equatable, Codable {
+    /// Standard audiometric frequencies accepted in an audiogram.
+    public static let standardFrequencies: [Double] = [125, 250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
+    /// Frequencies every audiogram must contain (the prescription's three-frequency average needs
+    /// 500/1000/2000 Hz; 4000 Hz anchors the high bands).
+    public static let requiredFrequencies: [Double] = [500, 1000, 2000, 4000]
+    public static let levelRange: ClosedRange<Double> = -10...120
+
+    /// Threshold points sorted by frequency.
+    public let points: [Point]
+
+    public struct Point: Sendable, Equatable, Codable {
+        public var frequency: Double
+        public var threshold: Double
+
+        public init(frequency: Double, threshold: Double) {
+            self.frequency = frequency
+            self.threshold = threshold
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case frequency = "hz"
+            case threshold = "db_hl"
+        }
+    }
+
+    public init(points: [Point]) throws(AudiogramError) {
+        var seen = Set<Double>()
+        for point in points {
+            guard point.frequency.isFinite, Self.standardFrequencies.contains(point.frequency) else {
+                throw .nonstandardFrequency(point.frequency)
+            }
+            guard point.threshold.isFinite, Self.levelRange.contains(point.threshold) else {
+                throw .levelOutOfRange(frequency: point.frequency, level: point.threshold)
+            }
+            guard seen.insert(point.frequency).inserted else { throw .duplicateFrequency(point.frequency) }
+        }
+        let missing = Self.requiredFrequencies.filter { !seen.contains($0) }
+        guard missing.isEmpty else { throw .missingFrequencies(missing) }
+        self.points = points.sorted { $0.frequency < $1.frequency }
+    }
+
+    /// Convenience: `[(hz, dB HL)]`.
+    public init(_ pairs: [(Double, Double)]) throws(AudiogramError) {
+        try self.init(points: pairs.map { Point(frequency: $0.0, threshold: $0.1) })
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        try self.init(points: container.decode([Point].self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(points)
+    }
+
+    /// The threshold at `frequency`, interpolated linearly in log frequency between measured
+    /// points and held flat beyond the first and last.
+    public func threshold(at frequency: Double) -> Double {
+        guard let first = points.first, let last = points.last else { return 0 }
+        if frequency <= first.frequency { return first.threshold }
+        if frequency >= last.frequency { return last.threshold }
+        let upper = points.firstIndex { $0.frequency >= frequency }!
+        let a = points[upper - 1], b = points[upper]
+        if b.frequency == frequency { return b.threshold }
+        let t = (log2(frequency) - log2(a.frequency)) / (log2(b.frequency) - log2(a.frequency))
+        return a.threshold + t * (b.threshold - a.threshold)
+    }
+}
+
+/// Why an audiogram was rejected.
+public enum AudiogramError: Error, Equatable, Sendable, CustomStringConvertible {
+    case nonstandardFrequency(Double)
+    case levelOutOfRange(frequency: Double, level: Double)
+    case duplicateFrequency(Double)
+    case missingFrequencies([Double])
+    case noEar
+
+    public var description: String {
+        switch self {
+        case .nonstandardFrequency(let hz):
+            "\(format(hz)) Hz is not a standard audiometric frequency (\(Audiogram.standardFrequencies.map(format).joined(separator: ", ")) Hz)"
+        case .levelOutOfRange(let hz, let level):
+            "threshold \(format(level)) dB HL at \(format(hz)) Hz is outside −10…120 dB HL"
+        case .duplicateFrequency(let hz): "\(format(hz)) Hz appears twice"
+        case .missingFrequencies(let missing):
+            "missing required frequencies: \(missing.map(format).joined(separator: ", ")) Hz"
+        case .noEar: "a hearing profile needs an audiogram for at least one ear"
+        }
+    }
+}
+
+func format(_ value: Double) -> String {
+    value.isFinite && value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : "\(value)"
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
