@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitJack", "SoundFitOSC",
+                "SoundFitEngine", "SoundFitHearing", "SoundFitJack", "SoundFitOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import SoundFitHearing
+
+/// `soundfit presets`: print the personalization presets generated from an audiogram file.
+struct PresetsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "presets",
+        abstract: "Print the personalization presets (default, up, down) generated from a hearing profile.",
+        discussion: """
+            The profile is JSON: {"version": 1, "left": [{"hz": 500, "db_hl": 35}, …], "right": […]}.
+            Thresholds at 500, 1000, 2000 and 4000 Hz are required; an ear without an audiogram
+            gets the other ear's.
+            """)
+
+    @Option(help: "Hearing profile JSON file.")
+    var audiogram: String
+
+    @Option(help: "Tech level 1…4 (bands and processing the presets are made for).")
+    var techLevel = 3
+
+    @Option(help: "Which presets: fine-tuning (default, up, down as available) or single-preset (default only).")
+    var personalization = "fine-tuning"
+
+    @Option(help: "dB SPL of a full-scale sine.")
+    var calibration = PresetGenerator.defaultCalibration
+
+    func validate() throws {
+        guard TechLevel.range.contains(techLevel) else {
+            throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
+        }
+        guard ["fine-tuning", "single-preset"].contains(personalization) else {
+            throw ValidationError("--personalization must be fine-tuning or single-preset, got '\(personalization)'")
+        }
+        guard PresetPayload.ranges["calibration_db_spl"]!.contains(calibration) else {
+            throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
+        }
+    }
+
+    func run() throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: audiogram))
+        } catch {
+            throw CLIFailure("cannot read \(audiogram): \(error.localizedDescription)")
+        }
+        let profile: HearingProfile
+        do {
+            profile = try HearingProfile.load(jsonData: data)
+        } catch {
+            throw CLIFailure("\(audiogram): \(error.message)")
+        }
+        let level = try TechLevel(techLevel)
+        var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
+        if personalization == "single-preset" { presets = [presets[0]] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let json = try encoder.encode(presets)
+        print(String(decoding: json, as: UTF8.self))
+    }
+}
+
+/// A failure of a one-shot command: the message on stderr, exit code 1.
+struct CLIFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
