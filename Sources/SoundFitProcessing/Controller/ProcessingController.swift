@@ -1,0 +1,203 @@
+import Synchronization
+
+/// The one owner of processing state: the session, the delivery configuration, the values kept
+/// between sessions, the interruptions, and the handler.
+///
+/// ```swift
+/// let controller = ProcessingController(handler: engineHandler, presetSource: profiles)
+/// let session = try await controller.activate(configuration: .fineTuning(fitting: .techLevel(3)))
+/// try await session.intensity.apply(0.8)
+/// await controller.deactivate()
+/// ```
+///
+/// Lifecycle: activate a session when the processing system is reachable (SoundFit: connected to
+/// a JACK server, with the processor's tech level known) and deactivate it when it goes away.
+/// Only one session is active at a time. When a session is deactivated the controller keeps its
+/// applied values (isEnabled, intensity, preset) and the next session starts with them, and they
+/// are re-applied to the handler on activation, so a reconnection loses nothing.
+///
+/// Thread rules: every member may be called from any thread or task (not the audio thread);
+/// synchronous members never wait for applicators or the handler.
+public final class ProcessingController: Sendable {
+    private struct State {
+        var session: ProcessingSession?
+        var held = HeldValues()
+        var config: ProcessingConfig
+        var activations: UInt64 = 0
+        var parameters: [WeakParameter] = []
+    }
+
+    private let state: Mutex<State>
+    let handler: (any ProcessingHandler)?
+    private let presetSource: (any PresetSource)?
+    private let clock: any Clock<Duration>
+    let processingClock: ProcessingClock
+    private let interruptions = Interruptions()
+    private let sessions = Subscribers<ProcessingSession?>()
+
+    /// Creates a controller with no active session.
+    ///
+    /// - Parameters:
+    ///   - handler: receives the session's values (as an applicator of each writable
+    ///     parameter) and can invalidate them; nil when applicators are added by other means.
+    ///   - presetSource: where the session's remote `preset` parameter loads presets from.
+    ///   - config: the initial delivery configuration (continuous, 10 s timeout by default).
+    ///   - clock: the clock for settle times and timeouts; a virtual clock in tests.
+    public init(handler: (any ProcessingHandler)? = nil, presetSource: (any PresetSource)? = nil,
+                config: ProcessingConfig = .default, clock: any Clock<Duration> = ContinuousClock()) {
+        self.state = Mutex(State(config: config))
+        self.handler = handler
+        self.presetSource = presetSource
+        self.clock = clock
+        self.processingClock = ProcessingClock(clock)
+    }
+
+    // MARK: Session
+
+    /// The active session, or nil.
+    public var session: ProcessingSession? { state.withLock { $0.session } }
+
+    /// A new stream of the session: the current one (or nil) first, then every change (a new
+    /// session on activation, nil on deactivation). Buffers without bound: consume it.
+    public func sessionUpdates() -> AsyncStream<ProcessingSession?> {
+        state.withLock { state in sessions.subscribe(current: state.session) }
+    }
+
+    /// Activates a session with `configuration` and returns it.
+    ///
+    /// The session is published at once (`session`, `sessionUpdates()`), starting with the
+    /// values the controller holds from the previous session (none the first time; a preset
+    /// for another tech level is dropped). Then, in this order: the handler is told
+    /// (`sessionDidActivate`), the preset is applied to the handler, the activation
+    /// recommendation is followed (intensity 0.5 if none was ever set), and intensity and
+    /// isEnabled are applied to the handler. Failures of those deliveries do not fail the
+    /// activation: they are reported on the parameters' update states, and the handler stays
+    /// out of date for them until the next delivery or synchronization.
+    ///
+    /// Throws `ProcessingError.sessionAlreadyActive` while a session is active.
+    @discardableResult
+    public func activate(configuration: ProcessingConfiguration) async throws -> ProcessingSession {
+        let session = try state.withLock { state -> ProcessingSession in
+            guard state.session == nil else { throw ProcessingError.sessionAlreadyActive }
+            state.activations += 1
+            let session = ProcessingSession(
+                id: state.activations, configuration: configuration, held: state.held, config: state.config,
+                clock: clock, handler: handler, presetSource: presetSource, interruptions: interruptions)
+            state.session = session
+            sessions.yield(session)
+            return session
+        }
+        if let handler {
+            await handler.sessionDidActivate(session, invalidation: ProcessingInvalidation(controller: self, session: session))
+        }
+        try? await session.preset.synchronizeApplicators()
+        try? await session.follow(.recommendation(for: .sessionActivated, intensityIsSet: session.intensityIsSet))
+        try? await session.intensity.synchronizeApplicators()
+        try? await session.isEnabled.synchronizeApplicators()
+        return session
+    }
+
+    /// Deactivates the active session (nothing happens without one).
+    ///
+    /// The session's parameters stop accepting changes; waiting values fail and deliveries in
+    /// flight are cancelled, with `ProcessingError.sessionInactive`. The controller keeps the
+    /// session's applied values for the next session, publishes nil, then tells the handler
+    /// (`sessionDidDeactivate`). Interruptions stay active.
+    public func deactivate() async {
+        let session = state.withLock { state -> ProcessingSession? in
+            guard let session = state.session else { return nil }
+            session.close()
+            state.held = session.heldValues
+            state.session = nil
+            sessions.yield(nil)
+            return session
+        }
+        if let session, let handler {
+            await handler.sessionDidDeactivate(session)
+        }
+    }
+
+    // MARK: Configuration
+
+    /// The delivery configuration: style (continuous or discrete with a settle time) and
+    /// delivery timeout. Setting it applies at once to the active session's parameters, to the
+    /// parameters made by `makeParameter`, and to later sessions. Validate values from users
+    /// with `ProcessingConfig.validate()` first.
+    public var config: ProcessingConfig {
+        get { state.withLock { $0.config } }
+        set {
+            state.withLock { state in
+                state.config = newValue
+                state.session?.updateConfig(newValue)
+                state.parameters.removeAll { $0.parameter == nil }
+                for entry in state.parameters { entry.parameter?.setConfig(newValue) }
+            }
+        }
+    }
+
+    /// Makes a parameter for another subsystem (the engine's filter, ring modulator, gain)
+    /// that uses the controller's clock and follows its delivery configuration. The controller
+    /// holds it weakly; its owner adds the applicators (e.g. the audio engine).
+    public func makeParameter<Value: Sendable & Equatable>(
+        _ initialValue: Value,
+        validate: (@Sendable (Value) throws -> Void)? = nil,
+        load: (@Sendable (Value) async throws -> Value)? = nil
+    ) -> ProcessingParameter<Value> {
+        state.withLock { state in
+            let parameter = ProcessingParameter(initialValue, config: state.config, clock: clock,
+                                                validate: validate, load: load)
+            state.parameters.removeAll { $0.parameter == nil }
+            state.parameters.append(WeakParameter(parameter: parameter))
+            return parameter
+        }
+    }
+
+    // MARK: Recommendations
+
+    /// Moves the active session's parameters to the values recommended after `event` (see
+    /// `Recommendation`), through the ordinary apply sequence. Throws
+    /// `ProcessingError.noActiveSession` without a session, else the first failure (e.g. the
+    /// preset source's error; the parameters after it are left unchanged).
+    public func recommend(for event: RecommendationEvent) async throws {
+        guard let session else { throw ProcessingError.noActiveSession }
+        try await session.follow(.recommendation(for: event, intensityIsSet: session.intensityIsSet))
+    }
+
+    // MARK: Invalidation
+
+    /// Recovers the active session after its handler's state for `parameters` became unknown,
+    /// and returns what was done (nil without a session or handler). Handlers normally call
+    /// this through their `ProcessingInvalidation`.
+    ///
+    /// Recovery: each invalidated readable parameter is read from the handler (`isEnabled`,
+    /// `intensity`, `canEnable`, `fitting`). A writable parameter is re-applied when the
+    /// handler's value differs from the session's, when the read failed, or, for `preset`
+    /// (which cannot be read), when it was invalidated or the handler's `canEnable` disagrees
+    /// with the session's. Re-applying marks the handler's applicator out of date and
+    /// synchronizes, in the order preset, intensity, isEnabled. A different fitting is
+    /// reported, not fixed.
+    @discardableResult
+    public func invalidate(parameters: Set<SessionParameter.Name>, cause: (any Error)? = nil) async -> InvalidationReport? {
+        guard let session else { return nil }
+        return await recover(session, invalidating: parameters, cause: cause)
+    }
+
+    /// Invalidates every parameter of the active session (see `invalidate(parameters:cause:)`).
+    @discardableResult
+    public func invalidateAll(cause: (any Error)? = nil) async -> InvalidationReport? {
+        await invalidate(parameters: Set(SessionParameter.Name.allCases), cause: cause)
+    }
+}
+
+/// A parameter whose config follows the controller's.
+protocol ConfigurableParameter: AnyObject, Sendable {
+    func setConfig(_ config: ProcessingConfig)
+}
+
+extension ProcessingParameter: ConfigurableParameter {
+    func setConfig(_ config: ProcessingConfig) { self.config = config }
+}
+
+private struct WeakParameter {
+    weak var parameter: (any ConfigurableParameter)?
+}

@@ -1,0 +1,40 @@
+/// One accepted value request and the states it goes through.
+///
+/// Returned by `ProcessingParameter.request(_:)`. `states` yields this request's states only
+/// (see `ParameterUpdateState`), ends with exactly one terminal state and then finishes. The
+/// OSC surface forwards them as `/state address pending|applying|applied|failed|superseded`
+/// to the sender of the change.
+public struct ParameterRequest<Value: Sendable>: Sendable {
+    /// Unique per parameter, increasing in the order requests were accepted.
+    public let id: UInt64
+    /// The requested value.
+    public let value: Value
+    /// This request's states, ending with its terminal state. Iterate it once (it is an
+    /// `AsyncStream`: one consumer).
+    public let states: AsyncStream<ParameterUpdateState<Value>>
+
+    /// Waits for the terminal state, dropping the ones before it. Consumes `states`.
+    ///
+    /// Cancelling the waiting task stops the wait (not the request): it returns
+    /// `failed(value, CancellationError())` then.
+    public func terminalState() async -> ParameterUpdateState<Value> {
+        for await state in states where state.isTerminal {
+            return state
+        }
+        if Task.isCancelled { return .failed(value, CancellationError()) }
+        // The parameter finished the stream without a terminal state: only when it was
+        // deallocated with the request still waiting, which its own tasks prevent.
+        return .failed(value, ProcessingParameterError.closed)
+    }
+
+    /// Waits for the terminal state: returns when applied, throws the error when failed and
+    /// `ProcessingParameterError.superseded` when a newer value replaced this one. Consumes `states`.
+    public func result() async throws {
+        switch await terminalState() {
+        case .applied: return
+        case .failed(_, let error): throw error
+        case .superseded: throw ProcessingParameterError.superseded
+        case .pending, .applying: throw ProcessingParameterError.closed
+        }
+    }
+}

@@ -1,0 +1,65 @@
+/// What happened to a requested value: the update state of one request, and of the parameter
+/// (the most recent state any of its requests or synchronizations reported).
+///
+/// Every accepted request reports exactly one terminal state (`applied`, `failed` or
+/// `superseded`), preceded by `pending` and/or `applying` when they happen:
+///
+/// | delivery | states of one request |
+/// | --- | --- |
+/// | no out-of-date applicator | `applied` |
+/// | delivered at once | `applying`, then `applied` or `failed` |
+/// | waiting (behind a delivery in flight, or settling) | `pending`, then `superseded`, or `applying` → `applied`/`failed` |
+public enum ParameterUpdateState<Value: Sendable>: Sendable, CustomStringConvertible {
+    /// Accepted and waiting: settling (discrete delivery) or queued behind the delivery in flight.
+    case pending(Value)
+    /// Being applied by the out-of-date applicators.
+    case applying(Value)
+    /// Every out-of-date applicator applied it; it is the parameter's value now. Terminal.
+    case applied(Value)
+    /// An applicator failed or timed out; the parameter kept its previous value. Terminal.
+    case failed(Value, any Error)
+    /// A newer value replaced it before it was delivered; it was never applied. Terminal.
+    case superseded(Value)
+
+    /// The value the state is about.
+    public var value: Value {
+        switch self {
+        case .pending(let value), .applying(let value), .applied(let value), .superseded(let value): value
+        case .failed(let value, _): value
+        }
+    }
+
+    /// Whether this is the last state of its request.
+    public var isTerminal: Bool {
+        switch self {
+        case .pending, .applying: false
+        case .applied, .failed, .superseded: true
+        }
+    }
+
+    /// The error of a `failed` state.
+    public var error: (any Error)? {
+        if case .failed(_, let error) = self { return error }
+        return nil
+    }
+
+    /// The state's word as the OSC contract spells it: `pending`, `applying`, `applied`,
+    /// `failed` or `superseded`.
+    public var name: String {
+        switch self {
+        case .pending: "pending"
+        case .applying: "applying"
+        case .applied: "applied"
+        case .failed: "failed"
+        case .superseded: "superseded"
+        }
+    }
+
+    /// `applied(0.5)`, `failed(0.5, <error>)`.
+    public var description: String {
+        switch self {
+        case .failed(let value, let error): "failed(\(value), \(error))"
+        default: "\(name)(\(value))"
+        }
+    }
+}

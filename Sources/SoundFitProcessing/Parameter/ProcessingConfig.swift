@@ -1,0 +1,56 @@
+/// How parameter values travel to applicators: the delivery style and the delivery timeout.
+///
+/// Set it on `ProcessingController.config` (it then applies to every session parameter and to
+/// every parameter the controller made), or on one `ProcessingParameter.config`. Changes take
+/// effect at run time; see `ProcessingParameter.config` for what happens to values in flight.
+public struct ProcessingConfig: Sendable, Hashable, CustomStringConvertible {
+    /// When a requested value is delivered.
+    public enum DeliveryStyle: Sendable, Hashable, CustomStringConvertible {
+        /// Deliver each value as it arrives (the default). At most one delivery per parameter is
+        /// in flight; the newest value waiting behind it replaces (supersedes) an older waiting one.
+        case continuous
+        /// Deliver a value only after it stayed unchanged for `settleTime` (default 0.2 s); every
+        /// value replaced while settling ends superseded. Suits sliders that stream many values.
+        case discrete(settleTime: Duration = .milliseconds(200))
+
+        /// `continuous`, or `discrete(0.2 s)`.
+        public var description: String {
+            switch self {
+            case .continuous: "continuous"
+            case .discrete(let settleTime): "discrete(\(settleTime))"
+            }
+        }
+    }
+
+    /// The default: continuous delivery, 10 s delivery timeout.
+    public static let `default` = ProcessingConfig()
+
+    /// When a requested value is delivered.
+    public var deliveryStyle: DeliveryStyle
+    /// The longest one delivery (all of its applicators together) may take before it fails
+    /// with `ProcessingParameterError.deliveryTimeoutExceeded`. Also bounds each read from a
+    /// `ProcessingHandler`. Default 10 s.
+    public var deliveryTimeout: Duration
+
+    /// A configuration; both values default to the seed's defaults.
+    public init(deliveryStyle: DeliveryStyle = .continuous, deliveryTimeout: Duration = .seconds(10)) {
+        self.deliveryStyle = deliveryStyle
+        self.deliveryTimeout = deliveryTimeout
+    }
+
+    /// Throws `ProcessingError.invalidConfig` unless the settle time is >= 0 and the delivery
+    /// timeout > 0. Callers taking values from users (OSC) validate before setting: an invalid
+    /// configuration is used as given (a negative settle time delivers at once, a zero timeout
+    /// fails every delivery that has applicators).
+    public func validate() throws(ProcessingError) {
+        if case .discrete(let settleTime) = deliveryStyle, settleTime < .zero {
+            throw .invalidConfig("settle time must be >= 0, got \(settleTime)")
+        }
+        guard deliveryTimeout > .zero else {
+            throw .invalidConfig("delivery timeout must be > 0, got \(deliveryTimeout)")
+        }
+    }
+
+    /// `continuous, timeout 10.0 seconds`.
+    public var description: String { "\(deliveryStyle), timeout \(deliveryTimeout)" }
+}

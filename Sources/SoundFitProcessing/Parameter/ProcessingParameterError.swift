@@ -1,0 +1,27 @@
+/// Why a parameter value was not applied.
+///
+/// (Named after `ProcessingParameter`; SoundFitEngine has its own `ParameterError` for value
+/// validation.)
+public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An applicator did not finish within its own `applyTimeout`.
+    case applyTimeoutExceeded(Duration)
+    /// A delivery (all of its applicators) did not finish within the delivery timeout.
+    case deliveryTimeoutExceeded(Duration)
+    /// `apply(_:)` only: a newer value replaced this one before it was delivered.
+    case superseded
+    /// `load()` on a parameter that has no remote source.
+    case notRemote
+    /// The parameter no longer accepts values (its owner closed it without a specific reason).
+    case closed
+
+    /// A sentence for logs and OSC `/state ... failed` reports.
+    public var description: String {
+        switch self {
+        case .applyTimeoutExceeded(let timeout): "an applicator did not apply the value within \(timeout)"
+        case .deliveryTimeoutExceeded(let timeout): "the value was not delivered within the delivery timeout (\(timeout))"
+        case .superseded: "a newer value replaced this one before it was applied"
+        case .notRemote: "the parameter has no remote source to load from"
+        case .closed: "the parameter no longer accepts values"
+        }
+    }
+}

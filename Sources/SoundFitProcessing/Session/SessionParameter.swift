@@ -1,0 +1,108 @@
+/// The session's parameters as a `ProcessingHandler` sees them: which ones it is written,
+/// which ones it is read, and the values that travel.
+///
+/// Mirrors the seed's `MimiProcessingParameter.Writable/Readable`; the seed's `WriteResult`
+/// and `ReadResult` are the handler's `async throws` results.
+public enum SessionParameter {
+    /// Every session parameter, for invalidation.
+    public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Writable and readable.
+        case isEnabled
+        /// Writable and readable.
+        case intensity
+        /// Writable only (read `canEnable` to check it).
+        case preset
+        /// Readable only.
+        case canEnable
+        /// Readable only.
+        case fitting
+
+        /// The raw name.
+        public var description: String { rawValue }
+    }
+
+    /// A value the controller writes to the handler.
+    public enum Writable: Sendable, Equatable, CustomStringConvertible {
+        /// Whether processing is enabled.
+        case isEnabled(Bool)
+        /// How much processing to apply, 0…1.
+        case intensity(Float)
+        /// The personalization preset to apply (nil: none).
+        case preset(PersonalizationPreset?)
+
+        /// Which parameter the value is for.
+        public var name: Name {
+            switch self {
+            case .isEnabled: .isEnabled
+            case .intensity: .intensity
+            case .preset: .preset
+            }
+        }
+
+        /// `intensity(0.5)`, `preset(<id>)`.
+        public var description: String {
+            switch self {
+            case .isEnabled(let value): "isEnabled(\(value))"
+            case .intensity(let value): "intensity(\(value))"
+            case .preset(let value): "preset(\(value.map(\.id) ?? "nil"))"
+            }
+        }
+    }
+
+    /// A parameter the controller reads from the handler (which keeps and caches its state).
+    public enum Readable: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Whether processing is enabled.
+        case isEnabled
+        /// Whether enabling should be attempted (SoundFit: a preset is applied).
+        case canEnable
+        /// How much processing is applied.
+        case intensity
+        /// The processor's fitting.
+        case fitting
+
+        /// The session parameter this reading is about.
+        public var name: Name {
+            switch self {
+            case .isEnabled: .isEnabled
+            case .canEnable: .canEnable
+            case .intensity: .intensity
+            case .fitting: .fitting
+            }
+        }
+
+        /// The raw name.
+        public var description: String { rawValue }
+    }
+
+    /// A value the handler answers a read with.
+    public enum ReadValue: Sendable, Equatable, CustomStringConvertible {
+        /// Whether processing is enabled.
+        case isEnabled(Bool)
+        /// Whether enabling should be attempted.
+        case canEnable(Bool)
+        /// How much processing is applied.
+        case intensity(Float)
+        /// The processor's fitting.
+        case fitting(Fitting)
+
+        /// Which readable parameter the value is for.
+        public var parameter: Readable {
+            switch self {
+            case .isEnabled: .isEnabled
+            case .canEnable: .canEnable
+            case .intensity: .intensity
+            case .fitting: .fitting
+            }
+        }
+
+        /// `canEnable(true)`, `fitting(3)`.
+        public var description: String {
+            switch self {
+            case .isEnabled(let value): "isEnabled(\(value))"
+            case .canEnable(let value): "canEnable(\(value))"
+            case .intensity(let value): "intensity(\(value))"
+            case .fitting(let value): "fitting(\(value.techLevel))"
+            }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The processing model; see README.

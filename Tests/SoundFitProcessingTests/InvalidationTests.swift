@@ -1,0 +1,141 @@
+import Testing
+@testable import SoundFitProcessing
+
+/// A handler invalidating parameters, and the controller recovering its state.
+@Suite(.timeLimit(.minutes(1)))
+struct InvalidationTests {
+    let clock = ManualClock()
+    let handler = FakeHandler(fitting: techLevel3)
+    let presets = FakePresetSource()
+
+    /// An active session with a profile's recommended values applied to the handler.
+    private func personalizedSession() async throws -> (ProcessingController, ProcessingSession) {
+        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        try await controller.recommend(for: .hearingProfileSubmitted)
+        handler.clearWrites()
+        return (controller, session)
+    }
+
+    @Test func aHandlerThatWentAwayAndCameBackGetsItsStateBack() async throws {
+        let (controller, session) = try await personalizedSession()
+        defer { withExtendedLifetime(controller) {} }
+        let personalized = handler.processor
+        #expect(personalized == FakeHandler.Processor(
+            isEnabled: true, intensity: 0.75, preset: FakePresetSource.preset(.default, techLevel3), fitting: techLevel3))
+
+        handler.goAway()
+        await #expect(throws: FakeHandlerError.offline) { try await session.intensity.apply(0.9) }
+        #expect(session.intensity.value == 0.75)
+        let report = try #require(await handler.comeBack())
+
+        #expect(handler.writes == ["preset(profile1-default)", "intensity(0.75)", "isEnabled(true)"])
+        #expect(handler.processor == personalized)
+        #expect(report.reapplied == [.preset, .intensity, .isEnabled])
+        #expect(report.isRecovered)
+        #expect(report.invalidated == Set(SessionParameter.Name.allCases))
+        #expect(try report.readings[.isEnabled]?.get() == .isEnabled(false))
+        #expect(try report.readings[.intensity]?.get() == .intensity(0))
+        #expect(try report.readings[.canEnable]?.get() == .canEnable(false))
+        #expect(try report.readings[.fitting]?.get() == .fitting(techLevel3))
+        #expect(session.intensity.value == 0.75 && session.isEnabled.value && session.canEnable)
+    }
+
+    @Test func onlyParametersThatDifferAreReapplied() async throws {
+        let (controller, session) = try await personalizedSession()
+        defer { withExtendedLifetime(controller) {} }
+        handler.setProcessor { $0.intensity = 0.2 }
+        let invalidation = try #require(handler.invalidation)
+
+        let report = try #require(await invalidation.invalidate(parameters: .isEnabled, .intensity))
+
+        #expect(report.reapplied == [.intensity])
+        #expect(handler.writes == ["intensity(0.75)"])
+        #expect(handler.processor.intensity == 0.75)
+        #expect(session.intensity.value == 0.75)
+    }
+
+    @Test func anInvalidatedPresetIsAlwaysReapplied() async throws {
+        let (controller, _) = try await personalizedSession()
+        defer { withExtendedLifetime(controller) {} }
+
+        let report = try #require(await handler.invalidation?.invalidate(parameters: .preset, cause: TestError("reloaded")))
+
+        #expect(report.reapplied == [.preset])
+        #expect(report.cause as? TestError == TestError("reloaded"))
+        #expect(handler.writes == ["preset(profile1-default)"])
+    }
+
+    @Test func aHandlerStillAwayLeavesParametersOutOfDateUntilItReturns() async throws {
+        let (controller, session) = try await personalizedSession()
+        handler.goAway()
+
+        let failed = try #require(await controller.invalidateAll(cause: TestError("server gone")))
+
+        #expect(failed.reapplied.isEmpty)
+        #expect(Set(failed.failures.keys) == [.preset, .intensity, .isEnabled])
+        #expect(!failed.isRecovered)
+        #expect(session.preset.updateState.error as? FakeHandlerError == .offline)
+        let applicators = try #require(session.handlerApplicators)
+        #expect(!session.intensity.isUpToDate(applicators.intensity))
+
+        let recovered = try #require(await handler.comeBack())
+
+        #expect(recovered.isRecovered)
+        #expect(handler.processor.intensity == 0.75 && handler.processor.isEnabled)
+        #expect(session.intensity.isUpToDate(applicators.intensity))
+    }
+
+    @Test func aDifferentFittingIsReportedNotFixed() async throws {
+        let (controller, _) = try await personalizedSession()
+        defer { withExtendedLifetime(controller) {} }
+        handler.setProcessor { $0.fitting = try! .techLevel(2) }
+
+        let report = try #require(await handler.invalidation?.invalidate(parameters: .fitting))
+
+        #expect(report.fittingMismatch == (try Fitting.techLevel(2)))
+        #expect(!report.isRecovered)
+        #expect(report.reapplied.isEmpty)
+        #expect(handler.writes.isEmpty)
+    }
+
+    @Test func aReadThatNeverAnswersTimesOutAndIsTreatedAsUnknown() async throws {
+        let stuck = StuckReadHandler()
+        let controller = ProcessingController(handler: stuck, config: ProcessingConfig(deliveryTimeout: .seconds(4)),
+                                              clock: clock)
+        _ = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let recovery = Task { await controller.invalidate(parameters: [.intensity]) }
+        while clock.sleeperCount == 0 { await Task.yield() }
+
+        await clock.advance(by: .seconds(4))
+        let report = try #require(await recovery.value)
+
+        #expect(throws: ProcessingError.readTimeoutExceeded(.seconds(4))) { try report.readings[.intensity]?.get() }
+        #expect(report.reapplied == [.intensity])
+        #expect(stuck.writes.suffix(1) == ["intensity(0.5)"])
+    }
+
+    @Test func invalidationOfAnEndedSessionDoesNothing() async throws {
+        let (controller, _) = try await personalizedSession()
+        let invalidation = try #require(handler.invalidation)
+        await controller.deactivate()
+
+        #expect(await invalidation.invalidateAll() == nil)
+        #expect(handler.writes.isEmpty)
+    }
+}
+
+/// A handler whose reads never answer (its writes work).
+final class StuckReadHandler: ProcessingHandler {
+    private let log = Recorder<String>()
+    private let never = Gate()
+
+    var writes: [String] { log.events }
+
+    func set(_ parameter: SessionParameter.Writable) async throws { log.record(parameter.description) }
+
+    func get(_ parameter: SessionParameter.Readable) async throws -> SessionParameter.ReadValue {
+        await never.wait()
+        return .isEnabled(false)
+    }
+}
