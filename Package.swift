@@ -85,6 +85,7 @@ let package = Package(
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing"]),
+        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine"]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
