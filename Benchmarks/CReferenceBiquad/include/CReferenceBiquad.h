@@ -24,14 +24,14 @@ typedef struct {
 
 /* Filters `channel_count` non-interleaved channels of `frame_count` frames in place,
    transposed direct form II, one channel after another. */
-void soundfit_ref_biquad_tdf2_process(const soundfit_ref_biquad_coefficients *coefficients,
-                                      soundfit_ref_biquad_tdf2_state *states,
-                                      float *const *channels, int channel_count, int frame_count);
+void soundfit_ref_biquad_tdf2_process(const soundfit_ref_biquad_coefficients *_Nonnull coefficients,
+                                      soundfit_ref_biquad_tdf2_state *_Nonnull states,
+                                      float *_Nonnull const *_Nonnull channels, int channel_count, int frame_count);
 
 /* The same with direct form I. */
-void soundfit_ref_biquad_df1_process(const soundfit_ref_biquad_coefficients *coefficients,
-                                     soundfit_ref_biquad_df1_state *states,
-                                     float *const *channels, int channel_count, int frame_count);
+void soundfit_ref_biquad_df1_process(const soundfit_ref_biquad_coefficients *_Nonnull coefficients,
+                                     soundfit_ref_biquad_df1_state *_Nonnull states,
+                                     float *_Nonnull const *_Nonnull channels, int channel_count, int frame_count);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,10 @@
 ///
 /// Coefficients are designed in float64 with `BiquadCoefficients.rbj` from the running sample
 /// rate, converted exactly to a TPT state-variable filter (`StateVariableParameters`), and run in
-/// float32 with four channels per SIMD lane group (eight per loop when there are enough channels).
+/// float32 with four channels per SIMD lane group (two groups per loop when there are more than
+/// four channels). In steady state the loop advances two samples per update (an exact two-step
+/// form of the same recursion), pairing frames on their absolute index: calls of even length give
+/// bit-identical output however the signal is split; odd lengths differ only by float rounding.
 ///
 /// Smoothing: cutoff (in the log domain), Q and gain (in dB) move linearly over 20 ms; a type
 /// change morphs the SVF parameters over 10 ms. While anything moves, coefficients are redesigned
@@ -32,10 +35,9 @@ public struct BiquadFilter: ~Copyable {
     private let groupCount: Int
     /// Per group of four channels: `[ic1, ic2]`.
     private let states: UnsafeMutablePointer<SIMD4<Float>>
-    /// Read by the padding lanes of the last group (always zero).
-    private let silence: UnsafeMutablePointer<Float>
-    /// Written by the padding lanes of the last group.
-    private let discard: UnsafeMutablePointer<Float>
+    /// Interleaved frames of two lane groups (`2 × scratchFrames` SIMD4 values).
+    private let scratch: UnsafeMutablePointer<SIMD4<Float>>
+    private let scratchFrames: Int
 
     // Control-rate smoothers (one step = one segment).
     private var logCutoff: LinearRamp
@@ -52,6 +54,11 @@ public struct BiquadFilter: ~Copyable {
     /// the ones in use).
     private var parameters: StateVariableParameters
     private var coefficients: SVFLoopCoefficients
+    /// Two-step form of `coefficients` for the steady loop (valid in `.steady`).
+    private var twoStepCoefficients: SIMD8<Float>
+    /// Parity of the number of frames processed since the last reset (pairs the steady loop's
+    /// two-step updates on absolute frame indices).
+    private var frameParity = 0
     private var wetLevel: Float
     // Per-sample interpolation inside the open segment.
     private var segmentStart: SIMD8<Float>
@@ -81,10 +88,9 @@ public struct BiquadFilter: ~Copyable {
         groupCount = (spec.channelCount + 3) / 4
         states = .allocate(capacity: 2 * groupCount)
         states.initialize(repeating: SIMD4<Float>(), count: 2 * groupCount)
-        silence = .allocate(capacity: spec.maximumFrameCount)
-        silence.initialize(repeating: 0, count: spec.maximumFrameCount)
-        discard = .allocate(capacity: spec.maximumFrameCount)
-        discard.initialize(repeating: 0, count: spec.maximumFrameCount)
+        scratchFrames = min(spec.maximumFrameCount, 256)
+        scratch = .allocate(capacity: 2 * scratchFrames)
+        scratch.initialize(repeating: SIMD4<Float>(), count: 2 * scratchFrames)
         logCutoff = LinearRamp(value: libmLog(Double(settings.cutoff)))
         q = LinearRamp(value: Double(settings.q))
         gain = LinearRamp(value: Double(settings.gain))
@@ -97,6 +103,7 @@ public struct BiquadFilter: ~Copyable {
         morphOrigin = p
         parameters = p
         coefficients = SVFLoopCoefficients(p)
+        twoStepCoefficients = SVFTwoStepCoefficients(p).packed
         wetLevel = settings.isEnabled ? 1 : 0
         segmentStart = coefficients.packed
         segmentIncrement = SIMD8()
@@ -107,8 +114,7 @@ public struct BiquadFilter: ~Copyable {
 
     deinit {
         states.deallocate()
-        silence.deallocate()
-        discard.deallocate()
+        scratch.deallocate()
     }
 
     /// True when the stage currently leaves the buffers untouched (disabled and faded out).
@@ -141,8 +147,10 @@ public struct BiquadFilter: ~Copyable {
         wetLevel = Float(wet.value)
         parameters = designParameters()
         coefficients = SVFLoopCoefficients(parameters)
+        twoStepCoefficients = SVFTwoStepCoefficients(parameters).packed
         segmentIsOpen = false
         segmentPosition = 0
+        frameParity = 0
         mode = settings.isEnabled ? .steady : .bypassed
     }
 
@@ -162,7 +170,13 @@ public struct BiquadFilter: ~Copyable {
             logCutoff.setTarget(libmLog(Double(target.cutoff)), steps: parameterRampSegments)
         }
         if target.q != previous.q { q.setTarget(Double(target.q), steps: parameterRampSegments) }
-        if target.gain != previous.gain { gain.setTarget(Double(target.gain), steps: parameterRampSegments) }
+        if target.gain != previous.gain {
+            if target.type.usesGain || previous.type.usesGain {
+                gain.setTarget(Double(target.gain), steps: parameterRampSegments)
+            } else {
+                gain.snap(to: Double(target.gain))   // not part of this response: nothing to smooth
+            }
+        }
         if target.type != previous.type {
             morphOrigin = parameters
             morph.snap(to: 0)
@@ -236,6 +250,7 @@ public struct BiquadFilter: ~Copyable {
         }
         let parametersMove = logCutoff.isRamping || q.isRamping || gain.isRamping || morph.isRamping
         guard parametersMove || wet.isRamping else {
+            twoStepCoefficients = SVFTwoStepCoefficients(parameters).packed
             mode = .steady
             return false
         }
@@ -270,11 +285,13 @@ public struct BiquadFilter: ~Copyable {
                 return
             case .steady:
                 runSteady(buffers, chunkStart: chunkStart, from: done, count: count &- done)
+                frameParity ^= (count &- done) & 1
                 done = count
             case .moving:
                 if !segmentIsOpen && !beginSegment() { continue }
                 let n = min(Self.segmentLength &- segmentPosition, count &- done)
                 runMoving(buffers, chunkStart: chunkStart, from: done, count: n)
+                frameParity ^= n & 1
                 segmentPosition &+= n
                 if segmentPosition == Self.segmentLength { segmentIsOpen = false }
                 done &+= n
@@ -283,54 +300,62 @@ public struct BiquadFilter: ~Copyable {
         flushDenormalStates()
     }
 
-    /// Lane pointers of group `group` (channels `4·group ..< 4·group + 4`) for frames starting at
-    /// `chunkStart + from`; lanes past the last channel read silence and write to a discard buffer.
+    /// Runs the filter over frames `from ..< from + count` of the chunk: each group of four
+    /// channels (two groups at a time when possible) is interleaved into the scratch in pieces of
+    /// at most `scratchFrames`, filtered, and written back.
     @inline(__always)
-    private func lanePointers(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>, group: Int,
-                              chunkStart: Int, from: Int) -> FilterLanes {
+    private func runGroups(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>, chunkStart: Int, from: Int, count: Int,
+                           steady: FilterTwoStepTap?, ramp: FilterRamp) {
         let channelCount = spec.channelCount
-        let base = group &* 4
-        @inline(__always) func read(_ lane: Int) -> UnsafePointer<Float> {
-            base &+ lane < channelCount ? UnsafePointer(buffers[base &+ lane] + (chunkStart &+ from)) : UnsafePointer(silence + from)
+        let a = scratch, b = scratch + scratchFrames
+        var group = 0
+        while group < groupCount {
+            let paired = group &+ 1 < groupCount
+            let baseA = group &* 4, baseB = baseA &+ 4
+            let lanesA = min(4, channelCount &- baseA), lanesB = paired ? min(4, channelCount &- baseB) : 0
+            let groupStates = states + 2 &* group
+            var done = 0
+            while done < count {
+                let n = min(scratchFrames, count &- done)
+                let start = chunkStart &+ from &+ done
+                FilterLoops.interleave(buffers, base: baseA, lanes: lanesA, start: start, count: n, into: a)
+                if paired { FilterLoops.interleave(buffers, base: baseB, lanes: lanesB, start: start, count: n, into: b) }
+                if let tap = steady {
+                    let odd = (frameParity ^ done) & 1 == 1
+                    if paired {
+                        FilterLoops.steadyPair(a, b, states: groupStates, count: n, odd: odd, tap: tap)
+                    } else {
+                        FilterLoops.steadySingle(a, states: groupStates, count: n, odd: odd, tap: tap)
+                    }
+                } else {
+                    var pieceRamp = ramp
+                    pieceRamp.position &+= done
+                    if paired {
+                        FilterLoops.movingPair(a, b, states: groupStates, count: n, ramp: pieceRamp)
+                    } else {
+                        FilterLoops.movingSingle(a, states: groupStates, count: n, ramp: pieceRamp)
+                    }
+                }
+                FilterLoops.deinterleave(a, into: buffers, base: baseA, lanes: lanesA, start: start, count: n)
+                if paired { FilterLoops.deinterleave(b, into: buffers, base: baseB, lanes: lanesB, start: start, count: n) }
+                done &+= n
+            }
+            group &+= paired ? 2 : 1
         }
-        @inline(__always) func write(_ lane: Int) -> UnsafeMutablePointer<Float> {
-            base &+ lane < channelCount ? buffers[base &+ lane] + (chunkStart &+ from) : discard + from
-        }
-        return FilterLanes(r0: read(0), r1: read(1), r2: read(2), r3: read(3),
-                           w0: write(0), w1: write(1), w2: write(2), w3: write(3))
     }
 
     private mutating func runSteady(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>,
                                     chunkStart: Int, from: Int, count: Int) {
-        let k = FilterTap(coefficients.packed)
-        var group = 0
-        while group &+ 1 < groupCount {
-            let a = lanePointers(buffers, group: group, chunkStart: chunkStart, from: from)
-            let b = lanePointers(buffers, group: group &+ 1, chunkStart: chunkStart, from: from)
-            FilterLoops.steadyPair(a, b, states: states + 2 &* group, count: count, tap: k)
-            group &+= 2
-        }
-        if group < groupCount {
-            let a = lanePointers(buffers, group: group, chunkStart: chunkStart, from: from)
-            FilterLoops.steadySingle(a, states: states + 2 &* group, count: count, tap: k)
-        }
+        let ramp = FilterRamp(start: coefficients.packed, increment: SIMD8(), wetStart: 1, wetIncrement: 0, position: 0)
+        runGroups(buffers, chunkStart: chunkStart, from: from, count: count,
+                  steady: FilterTwoStepTap(coefficients.packed, twoStepCoefficients), ramp: ramp)
     }
 
     private mutating func runMoving(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>,
                                     chunkStart: Int, from: Int, count: Int) {
         let ramp = FilterRamp(start: segmentStart, increment: segmentIncrement,
                               wetStart: wetStart, wetIncrement: wetIncrement, position: segmentPosition)
-        var group = 0
-        while group &+ 1 < groupCount {
-            let a = lanePointers(buffers, group: group, chunkStart: chunkStart, from: from)
-            let b = lanePointers(buffers, group: group &+ 1, chunkStart: chunkStart, from: from)
-            FilterLoops.movingPair(a, b, states: states + 2 &* group, count: count, ramp: ramp)
-            group &+= 2
-        }
-        if group < groupCount {
-            let a = lanePointers(buffers, group: group, chunkStart: chunkStart, from: from)
-            FilterLoops.movingSingle(a, states: states + 2 &* group, count: count, ramp: ramp)
-        }
+        runGroups(buffers, chunkStart: chunkStart, from: from, count: count, steady: nil, ramp: ramp)
     }
 
     /// Zeroes state lanes that decayed below 1e-30 so that silence after a signal never runs on

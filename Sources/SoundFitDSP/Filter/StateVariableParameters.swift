@@ -86,3 +86,32 @@ struct SVFLoopCoefficients: Equatable {
             Float(p.m1 / 2), Float(p.m2 / 2), 0, 0)
     }
 }
+
+/// The SVF advanced by two samples at once, for the steady loop (its recursion then spans two
+/// samples per multiply-add chain, halving the latency bound at low channel counts).
+///
+/// One step is `s' = A·s + B·x` with `A = I + D`, `D = [[c11, -c12], [c12, -c22]]`,
+/// `B = [c12, c22]`. Two steps: `s'' = s + E·s + F·x0 + B·x1` with `E = A² - I = 2D + D²` and
+/// `F = A·B = B + D·B`. Every entry of `E`, `F` and `B` is a small increment computed in float64,
+/// so the update keeps the precise `state + small increments` form.
+struct SVFTwoStepCoefficients: Equatable {
+    /// `[e11, e12, e21, e22, f1, f2, b1, b2]`.
+    var packed: SIMD8<Float>
+
+    init(_ p: StateVariableParameters) {
+        let gk = p.g * (p.g + p.k)
+        let a1 = 1 / (1 + gk)
+        let a2 = p.g * a1
+        let a3 = p.g * a2
+        let c11 = -2 * gk * a1, c12 = 2 * a2, c22 = 2 * a3
+        // D = [[d11, d12], [d21, d22]]
+        let d11 = c11, d12 = -c12, d21 = c12, d22 = -c22
+        let e11 = 2 * d11 + d11 * d11 + d12 * d21
+        let e12 = 2 * d12 + d11 * d12 + d12 * d22
+        let e21 = 2 * d21 + d21 * d11 + d22 * d21
+        let e22 = 2 * d22 + d21 * d12 + d22 * d22
+        let f1 = c12 + d11 * c12 + d12 * c22
+        let f2 = c22 + d21 * c12 + d22 * c22
+        packed = SIMD8<Float>(Float(e11), Float(e12), Float(e21), Float(e22), Float(f1), Float(f2), Float(c12), Float(c22))
+    }
+}

@@ -22,7 +22,7 @@ public struct RingModulator: ~Copyable {
 
     /// Per-sample multiplier `1 - d + d·|sin|` for the current chunk.
     private let weights: UnsafeMutablePointer<Float>
-    /// Per-sample enable fade for the current chunk.
+    /// Per-sample enable fade, then the modulator phases, of the current chunk.
     private let fades: UnsafeMutablePointer<Float>
     private var mix: LinearRamp
     private var enable: LinearRamp
@@ -37,10 +37,12 @@ public struct RingModulator: ~Copyable {
         self.spec = spec
         let settings = settings.clamped()
         self.settings = settings
-        weights = .allocate(capacity: spec.maximumFrameCount)
-        weights.initialize(repeating: 1, count: spec.maximumFrameCount)
-        fades = .allocate(capacity: spec.maximumFrameCount)
-        fades.initialize(repeating: 1, count: spec.maximumFrameCount)
+        // Whole SIMD8 groups (see `fillModulator`).
+        let capacity = (spec.maximumFrameCount + 7) / 8 * 8
+        weights = .allocate(capacity: capacity)
+        weights.initialize(repeating: 1, count: capacity)
+        fades = .allocate(capacity: capacity)
+        fades.initialize(repeating: 1, count: capacity)
         phase = ModulatorPhase()
         mix = LinearRamp(value: Double(settings.mix))
         enable = LinearRamp(value: settings.isEnabled ? 1 : 0)
@@ -138,24 +140,37 @@ public struct RingModulator: ~Copyable {
         } else if enable.value != 1 {
             scaleInPlace(weights, count: count, by: Float(enable.value))
         }
-        phase.rawValue = Self.fillModulator(weights, count: count, phase: phase)
+        phase.rawValue = Self.fillModulator(weights, scratch: fades, count: count, phase: phase)
         for channel in 0..<spec.channelCount {
             multiplyInPlace(buffers[channel] + chunkStart, by: weights, count: count)
         }
         if !enable.isRamping && enable.value == 0 { bypassed = true }
     }
 
-    /// `weights[i] = 1 - d + d·|sin(2π·phase_i)|` with `d = weights[i]` on entry; returns the
-    /// phase after the chunk.
+    /// `weights[i] = 1 - d + d·|sin(2π·phase_i)|` with `d = weights[i]` on entry (using
+    /// `scratch` for the phases); returns the phase after the chunk. Both buffers hold whole
+    /// SIMD8 groups, so the last partial group is computed like any other (the lanes past
+    /// `count` are scratch), and each sample's value does not depend on how calls split the signal.
     @inline(__always)
-    private static func fillModulator(_ weights: UnsafeMutablePointer<Float>, count: Int,
-                                      phase: ModulatorPhase) -> UInt64 {
+    private static func fillModulator(_ weights: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>,
+                                      count: Int, phase: ModulatorPhase) -> UInt64 {
         var p = phase.rawValue
         let increment = phase.increment
         for i in 0..<count {
-            let depth = Double(weights[i])
-            weights[i] = Float(1 - depth + depth * ModulatorPhase.absoluteSine(p))
+            scratch[i] = ModulatorPhase.halfCycleFraction(p)
             p &+= increment
+        }
+        let rawWeights = UnsafeMutableRawPointer(weights)
+        let rawScratch = UnsafeRawPointer(scratch)
+        let stride = MemoryLayout<Float>.stride
+        var i = 0
+        while i < count {
+            let offset = i &* stride
+            let modulator = ModulatorPhase.absoluteSine(
+                halfCycleFractions: rawScratch.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self))
+            let depth = rawWeights.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+            rawWeights.storeBytes(of: (1 - depth) + depth * modulator, toByteOffset: offset, as: SIMD8<Float>.self)
+            i &+= 8
         }
         return p
     }

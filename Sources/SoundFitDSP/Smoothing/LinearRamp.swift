@@ -2,8 +2,10 @@
 ///
 /// A step is one sample for the per-sample smoothers (mix, gain, bypass fades) and one
 /// coefficient segment for the filter's control-rate smoothers. A new target restarts the ramp
-/// from wherever the value is, so bursts of updates stay continuous. After the last step the value
-/// is exactly the target, which lets a kernel detect "steady" with `isRamping` and skip work.
+/// from wherever the value is, so bursts of updates stay continuous. The value after `k` steps is
+/// computed as `origin + k·increment` (no accumulated rounding), so the result does not depend on
+/// how the steps are split into calls, and after the last step it is exactly the target, which
+/// lets a kernel detect "steady" with `isRamping` and skip work.
 ///
 /// Real-time safe: every method may be called on the audio thread.
 public struct LinearRamp: Sendable, Equatable {
@@ -11,27 +13,35 @@ public struct LinearRamp: Sendable, Equatable {
     public private(set) var value: Double
     /// Where the ramp ends.
     public private(set) var target: Double
-    /// Steps left until `value == target`.
-    public private(set) var remainingSteps: Int
+    private var origin: Double
     private var increment: Double
+    private var totalSteps: Int
+    private var stepsTaken: Int
 
     public init(value: Double) {
         self.value = value
-        self.target = value
-        self.remainingSteps = 0
-        self.increment = 0
+        target = value
+        origin = value
+        increment = 0
+        totalSteps = 0
+        stepsTaken = 0
     }
 
+    /// Steps left until `value == target`.
+    @inline(__always) public var remainingSteps: Int { totalSteps &- stepsTaken }
+
     /// True while the value still moves.
-    @inline(__always) public var isRamping: Bool { remainingSteps > 0 }
+    @inline(__always) public var isRamping: Bool { stepsTaken < totalSteps }
 
     /// Jumps to `newValue` and stops.
     @inline(__always)
     public mutating func snap(to newValue: Double) {
         value = newValue
         target = newValue
-        remainingSteps = 0
+        origin = newValue
         increment = 0
+        totalSteps = 0
+        stepsTaken = 0
     }
 
     /// Jumps to the current target and stops.
@@ -46,16 +56,24 @@ public struct LinearRamp: Sendable, Equatable {
             return
         }
         target = newTarget
-        remainingSteps = steps
+        origin = value
         increment = (newTarget - value) / Double(steps)
+        totalSteps = steps
+        stepsTaken = 0
+    }
+
+    /// The value after `k` steps of the current ramp.
+    @inline(__always)
+    private func valueAfter(_ k: Int) -> Double {
+        k >= totalSteps ? target : origin + increment * Double(k)
     }
 
     /// Advances one step and returns the new value.
     @inline(__always) @discardableResult
     public mutating func step() -> Double {
-        guard remainingSteps > 0 else { return value }
-        remainingSteps &-= 1
-        value = remainingSteps == 0 ? target : value + increment
+        guard isRamping else { return value }
+        stepsTaken &+= 1
+        value = valueAfter(stepsTaken)
         return value
     }
 
@@ -64,21 +82,17 @@ public struct LinearRamp: Sendable, Equatable {
     @inline(__always)
     public mutating func fill(_ output: UnsafeMutablePointer<Float>, count: Int) {
         var i = 0
-        if remainingSteps > 0 {
+        if isRamping {
             let n = min(remainingSteps, count)
-            let start = value
-            let increment = self.increment
+            let taken = stepsTaken
+            let origin = self.origin, increment = self.increment
             while i < n {
-                output[i] = Float(start + increment * Double(i &+ 1))
+                output[i] = Float(origin + increment * Double(taken &+ i &+ 1))
                 i &+= 1
             }
-            remainingSteps &-= n
-            if remainingSteps == 0 {
-                value = target
-                output[n &- 1] = Float(target)
-            } else {
-                value = start + increment * Double(n)
-            }
+            stepsTaken &+= n
+            value = valueAfter(stepsTaken)
+            if !isRamping { output[n &- 1] = Float(target) }
         }
         let steady = Float(value)
         while i < count {
@@ -90,13 +104,9 @@ public struct LinearRamp: Sendable, Equatable {
     /// Advances `count` steps without producing values.
     @inline(__always)
     public mutating func skip(_ count: Int) {
-        guard remainingSteps > 0, count > 0 else { return }
-        if count >= remainingSteps {
-            snapToTarget()
-        } else {
-            remainingSteps &-= count
-            value += increment * Double(count)
-        }
+        guard isRamping, count > 0 else { return }
+        stepsTaken = min(totalSteps, stepsTaken &+ count)
+        value = valueAfter(stepsTaken)
     }
 
     /// Number of steps for a ramp of `seconds` when one step lasts `stepSeconds` (at least 1).
