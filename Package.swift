@@ -47,7 +47,7 @@ let package = Package(
             dependencies: ["SoundFitDSP", "CRealtimeSupport"],
             swiftSettings: optimizedSettings),
         .target(name: "SoundFitProcessing"),
-        .target(name: "SoundFitHearing"),
+        .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing"]),
         .target(
             name: "SoundFitJack",
             dependencies: [
@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
-        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing"]),
+        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine"]),
         .testTarget(
             name: "SoundFitIntegrationTests",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SoundFitProcessing
 import SoundFitHearing
 
 /// `soundfit presets`: print the personalization presets generated from an audiogram file.
@@ -26,7 +27,7 @@ struct PresetsCommand: ParsableCommand {
     var calibration = PresetGenerator.defaultCalibration
 
     func validate() throws {
-        guard TechLevel.range.contains(techLevel) else {
+        guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
         }
         guard ["fine-tuning", "single-preset"].contains(personalization) else {
@@ -50,7 +51,7 @@ struct PresetsCommand: ParsableCommand {
         } catch {
             throw CLIFailure("\(audiogram): \(error.message)")
         }
-        let level = try TechLevel(techLevel)
+        let level = try Fitting(techLevel: techLevel)
         var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
         if personalization == "single-preset" { presets = [presets[0]] }
         let encoder = JSONEncoder()

@@ -1,3 +1,4 @@
+import SoundFitProcessing
 /// Generates personalization presets from a hearing profile: rule "soundfit-nal-rp-wdrc/1".
 ///
 /// The rule (ours, built on public practice; see docs/Personalization.md):
@@ -25,7 +26,7 @@ public enum PresetGenerator {
     public static let defaultCalibration = 100.0
 
     /// Every variant available for `profile` at `techLevel`, default first.
-    public static func presets(for profile: HearingProfile, techLevel: TechLevel,
+    public static func presets(for profile: HearingProfile, techLevel: Fitting,
                                calibration: Double = defaultCalibration) -> [PresetPayload] {
         let base = preset(.default, profile: profile, techLevel: techLevel, calibration: calibration)
         var result = [base]
@@ -41,12 +42,12 @@ public enum PresetGenerator {
     }
 
     /// The available variants' names, default first.
-    public static func availableVariants(for profile: HearingProfile, techLevel: TechLevel) -> [PresetVariant] {
+    public static func availableVariants(for profile: HearingProfile, techLevel: Fitting) -> [PresetVariant] {
         presets(for: profile, techLevel: techLevel).map(\.variant)
     }
 
     /// One variant (whether or not the availability rules offer it).
-    public static func preset(_ variant: PresetVariant, profile: HearingProfile, techLevel: TechLevel,
+    public static func preset(_ variant: PresetVariant, profile: HearingProfile, techLevel: Fitting,
                               calibration: Double = defaultCalibration) -> PresetPayload {
         PresetPayload(
             version: PresetPayload.formatVersion, rule: rule, techLevel: techLevel, variant: variant,
@@ -55,7 +56,7 @@ public enum PresetGenerator {
             right: bands(for: profile.audiogram(for: .right), techLevel: techLevel, variant: variant))
     }
 
-    static func bands(for audiogram: Audiogram, techLevel: TechLevel, variant: PresetVariant) -> [PresetPayload.Band] {
+    static func bands(for audiogram: Audiogram, techLevel: Fitting, variant: PresetVariant) -> [PresetPayload.Band] {
         let centres = techLevel.bandCentres
         let gains = NALPrescription.insertionGains(for: audiogram)
         return centres.enumerated().map { index, centre in

@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitProcessing
 
 /// The personalization preset payload: what the multiband processor applies. Versioned JSON,
 /// generated from a hearing profile for one tech level (see `PresetGenerator`).
@@ -11,7 +12,7 @@ public struct PresetPayload: Sendable, Equatable, Codable {
     public var version: Int
     /// The generation rule and its version, e.g. "soundfit-nal-rp-wdrc/1".
     public var rule: String
-    public var techLevel: TechLevel
+    public var techLevel: Fitting
     public var variant: PresetVariant
     /// dB SPL of a full-scale sine.
     public var calibration: Double
@@ -65,7 +66,7 @@ public struct PresetPayload: Sendable, Equatable, Codable {
     /// Checks the payload before a processor of `techLevel` applies it: format version, tech
     /// level, band count and centres, every number finite and in range. The error names the
     /// field at fault; the processor stays unchanged.
-    public func validate(for techLevel: TechLevel) throws(PresetValidationError) {
+    public func validate(for techLevel: Fitting) throws(PresetValidationError) {
         guard version == Self.formatVersion else {
             throw .init("unsupported preset version \(version) (expected \(Self.formatVersion))")
         }
@@ -108,7 +109,7 @@ public struct PresetPayload: Sendable, Equatable, Codable {
     }
 
     /// Decodes and validates a JSON payload.
-    public static func decode(_ data: Data, for techLevel: TechLevel) throws(PresetValidationError) -> PresetPayload {
+    public static func decode(_ data: Data, for techLevel: Fitting) throws(PresetValidationError) -> PresetPayload {
         let payload: PresetPayload
         do {
             payload = try JSONDecoder().decode(PresetPayload.self, from: data)
@@ -125,11 +126,6 @@ public struct PresetPayload: Sendable, Equatable, Codable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return (try? encoder.encode(self)) ?? Data()
     }
-}
-
-/// The fine-tuning variants of a personalization preset.
-public enum PresetVariant: String, Sendable, Codable, CaseIterable {
-    case `default`, up, down
 }
 
 /// A preset payload was rejected.

@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitProcessing
 import SoundFitHearing
 import Testing
 
@@ -53,13 +54,13 @@ import Testing
     private func preset() throws -> PresetPayload {
         let audiogram = try Audiogram([(500, 30), (1000, 35), (2000, 40), (4000, 50)])
         return PresetGenerator.preset(.default, profile: try HearingProfile(left: audiogram, right: nil),
-                                      techLevel: try TechLevel(3))
+                                      techLevel: try Fitting(techLevel: 3))
     }
 
     private func rejection(_ change: (inout PresetPayload) -> Void) throws -> String? {
         var payload = try preset()
         change(&payload)
-        let techLevel = try TechLevel(3)
+        let techLevel = try Fitting(techLevel: 3)
         do {
             try payload.validate(for: techLevel)
             return nil
@@ -74,13 +75,13 @@ import Testing
         #expect(try rejection { $0.right[0].gain = .infinity } == "right[0].gain_db: inf is not a finite number")
         #expect(try rejection { $0.left[1].ratio = 7 } == "left[1].ratio: 7.0 is out of range 1…5")
         #expect(try rejection { $0.left.removeLast() } == "left: 7 bands, tech level 3 has 8")
-        #expect(try rejection { $0.techLevel = try! TechLevel(2) } == "preset is for tech level 2, the processor is tech level 3")
+        #expect(try rejection { $0.techLevel = try! Fitting(techLevel: 2) } == "preset is for tech level 2, the processor is tech level 3")
         #expect(try rejection { $0.version = 9 } == "unsupported preset version 9 (expected 1)")
         #expect(try rejection { $0.calibration = 20 } == "calibration_db_spl: 20.0 is out of range 80…130")
         #expect(try rejection { $0.left[0].centre = 300 }?.hasPrefix("left[0].centre_hz") == true)
     }
 
     @Test func malformedJSONIsRejected() throws {
-        #expect(throws: PresetValidationError.self) { try PresetPayload.decode(Data("{}".utf8), for: try TechLevel(3)) }
+        #expect(throws: PresetValidationError.self) { try PresetPayload.decode(Data("{}".utf8), for: try Fitting(techLevel: 3)) }
     }
 }

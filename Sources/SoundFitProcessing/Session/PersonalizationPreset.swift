@@ -1,6 +1,6 @@
 /// Which of a hearing profile's presets: FineTuning offers `default`, `up` and `down`,
 /// SinglePreset only `default`.
-public enum PresetVariant: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum PresetVariant: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
     /// The preset fitted to the hearing profile.
     case `default`
     /// A stronger variant (FineTuning only).

@@ -24,6 +24,19 @@ public struct Fitting: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "tech level \(techLevel)" }
 }
 
+extension Fitting: Codable {
+    /// Decodes a bare tech level number, validated.
+    public init(from decoder: any Decoder) throws {
+        try self.init(techLevel: decoder.singleValueContainer().decode(Int.self))
+    }
+
+    /// Encodes the bare tech level number.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(techLevel)
+    }
+}
+
 /// What a session is activated with: the personalization mode and the fitting.
 public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// How presets are offered.
