@@ -11,6 +11,8 @@ import PackageDescription
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitHearing`: hearing profiles (audiograms) and personalization preset generation.
+/// - `SoundFitRuntime`: the control plane: the processing model wired to the audio engine, and
+///   the address space surfaces use.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
 /// - `SoundFitOSC`: the liblo OSC surface.
 /// - `SoundFitCLI`: the `soundfit` executable.
@@ -21,7 +23,8 @@ let package = Package(
         .library(
             name: "SoundFit",
             targets: [
-                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitJack", "SoundFitOSC",
+                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitRuntime",
+                "SoundFitJack", "SoundFitOSC",
             ]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
         .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
@@ -49,6 +52,9 @@ let package = Package(
         .target(name: "SoundFitProcessing"),
         .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing"]),
         .target(
+            name: "SoundFitRuntime",
+            dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
+        .target(
             name: "SoundFitJack",
             dependencies: [
                 "SoundFitEngine", "CJack", "CRealtimeSupport",
@@ -58,13 +64,13 @@ let package = Package(
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitEngine", "CLiblo",
+                "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitHearing", "SoundFitJack", "SoundFitOSC",
+                "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitRuntime", "SoundFitJack", "SoundFitOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -86,6 +92,9 @@ let package = Package(
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine"]),
+        .testTarget(
+            name: "SoundFitRuntimeTests",
+            dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [

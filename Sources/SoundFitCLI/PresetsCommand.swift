@@ -39,18 +39,7 @@ struct PresetsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: audiogram))
-        } catch {
-            throw CLIFailure("cannot read \(audiogram): \(error.localizedDescription)")
-        }
-        let profile: HearingProfile
-        do {
-            profile = try HearingProfile.load(jsonData: data)
-        } catch {
-            throw CLIFailure("\(audiogram): \(error.message)")
-        }
+        let profile = try HearingProfileFile.load(audiogram)
         let level = try Fitting(techLevel: techLevel)
         var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
         if personalization == "single-preset" { presets = [presets[0]] }
@@ -59,10 +48,4 @@ struct PresetsCommand: ParsableCommand {
         let json = try encoder.encode(presets)
         print(String(decoding: json, as: UTF8.self))
     }
-}
-
-/// A failure of a one-shot command: the message on stderr, exit code 1.
-struct CLIFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

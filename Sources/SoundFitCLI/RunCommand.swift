@@ -2,8 +2,11 @@ import ArgumentParser
 import Foundation
 import Logging
 import SoundFitEngine
+import SoundFitHearing
 import SoundFitJack
 import SoundFitOSC
+import SoundFitProcessing
+import SoundFitRuntime
 
 /// `soundfit run`: join a JACK graph and process audio, controlled over OSC, until SIGINT/SIGTERM.
 struct RunCommand: AsyncParsableCommand {
@@ -38,6 +41,15 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: "Tech level 1…4 of the processing session (bands and processing of the personalization).")
+    var techLevel = 3
+
+    @Option(help: "Personalization mode: fine-tuning (default, up and down presets) or single-preset.")
+    var personalization = "fine-tuning"
+
+    @Option(help: "Hearing profile JSON file to start with (see `soundfit presets --help` for the format).")
+    var profile: String?
+
     func validate() throws {
         guard (1...64).contains(channels) else {
             throw ValidationError("--channels must be between 1 and 64, got \(channels)")
@@ -50,6 +62,12 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        guard Fitting.techLevels.contains(techLevel) else {
+            throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
+        }
+        guard ["fine-tuning", "single-preset"].contains(personalization) else {
+            throw ValidationError("--personalization must be fine-tuning or single-preset, got '\(personalization)'")
         }
         if let server, server == name {
             throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
@@ -79,7 +97,12 @@ struct RunCommand: AsyncParsableCommand {
         let stateURL = try StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
         logger.info("state directory \(stateURL.path)")
 
+        let hearingProfile = try profile.map(HearingProfileFile.load)
+        let fitting = try Fitting(techLevel: techLevel)
+        let sessionConfiguration: ProcessingConfiguration = personalization == "single-preset"
+            ? .singlePreset(fitting: fitting) : .fineTuning(fitting: fitting)
         let engine = AudioEngine()
+        let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: sessionConfiguration)
         var hostConfiguration = JackHostConfiguration()
         hostConfiguration.clientName = name
         hostConfiguration.serverName = server
@@ -98,8 +121,29 @@ struct RunCommand: AsyncParsableCommand {
         if oscHost != "127.0.0.1" && oscHost != "localhost" {
             logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit")
         }
+        // The processing session follows the JACK server connection.
+        let lifecycle = Task {
+            var profilePending = hearingProfile
+            for await event in host.events {
+                switch event {
+                case .connected:
+                    do {
+                        try await runtime.audioSystemConnected()
+                        if let profile = profilePending, runtime.controller.session != nil {
+                            profilePending = nil
+                            let variants = try await runtime.submitProfile(profile)
+                            logger.notice("hearing profile applied; presets available: \(variants.map(\.rawValue).joined(separator: ", "))")
+                        }
+                    } catch {
+                        logger.error("processing session: \(error)")
+                    }
+                case .disconnected:
+                    await runtime.audioSystemDisconnected()
+                }
+            }
+        }
         try host.start()
-        let surface = OSCControlSurface(engine: engine, socket: socket, logger: logger) {
+        let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger) {
             let status = host.status
             return SurfaceStatus(fields: [
                 ("connected", .int32(status.isConnected ? 1 : 0)),
@@ -130,5 +174,6 @@ struct RunCommand: AsyncParsableCommand {
         logger.notice("received \(signal); shutting down")
         socket.close()
         host.stop()
+        await lifecycle.value
     }
 }

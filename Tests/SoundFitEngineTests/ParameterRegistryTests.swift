@@ -27,7 +27,7 @@ import Testing
         #expect(EngineParameter.outputGain.descriptor.defaultValue == .float(0))
     }
 
-    @Test(arguments: EngineParameter.allCases)
+    @Test(arguments: EngineParameter.kernelParameters)
     func encodingRoundTripsEveryDefaultAndBoundary(_ parameter: EngineParameter) throws {
         let descriptor = parameter.descriptor
         var values = [descriptor.defaultValue]

@@ -15,6 +15,20 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
     case ringModulatorMix
     case outputEnabled
     case outputGain
+    /// The personalization stage's enable, set by the processing session (`/processing/enabled`
+    /// is the session's parameter; this slot is how the session's handler reaches the audio thread).
+    case personalizationEnabled
+    /// The personalization stage's intensity, set by the processing session.
+    case personalizationIntensity
+
+    /// The kernel parameters a control surface sets directly. The personalization slots are
+    /// driven by the processing session instead.
+    public static let kernelParameters: [EngineParameter] = allCases.filter { !$0.isSessionSlot }
+
+    /// Whether the slot belongs to the processing session's handler rather than to a surface.
+    public var isSessionSlot: Bool {
+        self == .personalizationEnabled || self == .personalizationIntensity
+    }
 
     /// The registry entry: address, kind, range, default, unit.
     public var descriptor: ParameterDescriptor {
@@ -62,17 +76,25 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
             return ParameterDescriptor(
                 address: "/output/gain", kind: .float(-60...12), defaultValue: .float(defaults.outputGain.gain),
                 unit: "dB", summary: "Output gain, smoothed.")
+        case .personalizationEnabled:
+            return ParameterDescriptor(
+                address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),
+                summary: "Hearing personalization on/off (the session's isEnabled).")
+        case .personalizationIntensity:
+            return ParameterDescriptor(
+                address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5),
+                summary: "How much personalization is applied: 0 = transparent, 1 = the full preset.")
         }
     }
 
-    /// Looks a parameter up by its OSC address.
+    /// Looks a kernel parameter up by its OSC address.
     public init?(address: String) {
         guard let match = Self.byAddress[address] else { return nil }
         self = match
     }
 
     private static let byAddress: [String: EngineParameter] = Dictionary(
-        uniqueKeysWithValues: allCases.map { ($0.descriptor.address, $0) })
+        uniqueKeysWithValues: kernelParameters.map { ($0.descriptor.address, $0) })
 
     /// 32-bit form of a validated value for the mailbox. Control thread.
     public func encode(_ value: ParameterValue) -> UInt32 {
@@ -113,6 +135,8 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
         case .ringModulatorMix: settings.ringModulator.mix = Float(bitPattern: bits)
         case .outputEnabled: settings.outputGain.isEnabled = bits != 0
         case .outputGain: settings.outputGain.gain = Float(bitPattern: bits)
+        case .personalizationEnabled, .personalizationIntensity:
+            break  // The personalization stage joins the chain with the hearing-profile issue.
         }
     }
 
@@ -129,6 +153,8 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
         case .ringModulatorMix: settings.ringModulator.mix.bitPattern
         case .outputEnabled: settings.outputGain.isEnabled ? 1 : 0
         case .outputGain: settings.outputGain.gain.bitPattern
+        case .personalizationEnabled: 0
+        case .personalizationIntensity: Float(0.5).bitPattern
         }
     }
 }

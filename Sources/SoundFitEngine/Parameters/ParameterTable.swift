@@ -1,7 +1,7 @@
 /// The parameter table in Markdown, generated from the registry. The README's table is this
 /// text; a test keeps the two identical.
 public enum ParameterTable {
-    public static func markdown(_ descriptors: [ParameterDescriptor] = EngineParameter.allCases.map(\.descriptor)) -> String {
+    public static func markdown(_ descriptors: [ParameterDescriptor] = EngineParameter.kernelParameters.map(\.descriptor)) -> String {
         var lines = [
             "| address | type | access | range / values | default | unit | what it does |",
             "| --- | --- | --- | --- | --- | --- | --- |",

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import SoundFitEngine
+import SoundFitProcessing
+import SoundFitRuntime
 import Synchronization
 
 /// What `/status` reports besides the engine's own state; provided by the host program.
@@ -12,23 +14,22 @@ public struct SurfaceStatus: Sendable {
 /// Maps OSC addresses to SoundFit's parameters and commands, and answers every request:
 /// a reply, `/state` reports for changes, or an `/error` for anything rejected.
 ///
-/// Thread rules: `handle` runs on the socket's receive thread and publishes changes there
-/// synchronously, so requests take effect in the order they arrived; waiting for the audio
-/// thread's acknowledgement happens in tasks.
+/// Thread rules: `handle` runs on the socket's receive thread and requests changes there
+/// synchronously, so requests are accepted in the order they arrived; their states and
+/// asynchronous commands are answered from tasks.
 public final class OSCControlSurface: Sendable {
     public static let version = "0.1.0"
     /// Datagrams larger than this are dropped with a log line.
     public static let maximumPacketBytes = 16384
 
-    private let engine: AudioEngine
-    private let socket: OSCSocket
-    private let logger: Logger
+    let runtime: SoundFitRuntime
+    let socket: OSCSocket
+    let logger: Logger
     private let status: @Sendable () -> SurfaceStatus
-    private let deliveryTimeout = Mutex<Duration>(.seconds(10))
 
-    public init(engine: AudioEngine, socket: OSCSocket, logger: Logger,
+    public init(runtime: SoundFitRuntime, socket: OSCSocket, logger: Logger,
                 status: @escaping @Sendable () -> SurfaceStatus) {
-        self.engine = engine
+        self.runtime = runtime
         self.socket = socket
         self.logger = logger
         self.status = status
@@ -54,52 +55,45 @@ public final class OSCControlSurface: Sendable {
             send(OSCMessage("/error", [.string(""), .string(error.description)]), to: peer)
             return
         }
-        switch packet {
-        case .message(let message):
-            handle([message], from: peer)
-        case .bundle:
-            handle(packet.messages, from: peer)
-        }
-    }
-
-    /// Answers the messages of one packet. The parameter changes among them are published as
-    /// one batch, so a bundle takes effect in a single audio cycle.
-    private func handle(_ messages: [OSCMessage], from peer: OSCPeer) {
-        var changes: [ParameterChangeRequest] = []
-        for message in messages {
+        var changes: [ParameterChange] = []
+        for message in packet.messages {
             if let change = route(message, from: peer) {
                 changes.append(change)
             }
         }
         guard !changes.isEmpty else { return }
-        submit(changes, from: peer)
-    }
-
-    /// Answers a command or query at once; returns a validated parameter change to publish.
-    private func route(_ message: OSCMessage, from peer: OSCPeer) -> ParameterChangeRequest? {
-        switch message.address {
-        case "/ping":
-            send(OSCMessage("/pong", message.arguments), to: peer)
-        case "/list":
-            sendList(to: peer)
-        case "/status":
-            sendStatus(to: peer)
-        default:
-            guard let parameter = EngineParameter(address: message.address) else {
-                reject(message.address, ParameterError.unknownAddress(message.address).description, to: peer)
-                return nil
+        // The changes of one packet are requested together: a bundle lands in one audio cycle.
+        let results = runtime.requestBatch(changes.map { ($0.control, $0.value) })
+        for (change, result) in zip(changes, results) {
+            switch result {
+            case .success(let request): report(request, requestID: change.requestID, to: peer)
+            case .failure(let error): reject(change.control.descriptor.address, "\(error)", to: peer)
             }
-            return parameterRequest(parameter, message, from: peer)
         }
-        return nil
     }
 
-    private func parameterRequest(_ parameter: EngineParameter, _ message: OSCMessage,
-                                  from peer: OSCPeer) -> ParameterChangeRequest? {
-        let descriptor = parameter.descriptor
+    /// Answers a command or query at once; returns a validated parameter change to request.
+    private func route(_ message: OSCMessage, from peer: OSCPeer) -> ParameterChange? {
+        if runCommand(message, from: peer) {
+            return nil
+        }
+        guard let control = runtime.parameter(at: message.address) else {
+            reject(message.address, ParameterError.unknownAddress(message.address).description, to: peer)
+            return nil
+        }
+        return parameterChange(control, message, from: peer)
+    }
+
+    private func parameterChange(_ control: any ControlParameter, _ message: OSCMessage,
+                                 from peer: OSCPeer) -> ParameterChange? {
+        let descriptor = control.descriptor
         var arguments = message.arguments
         if arguments.isEmpty {
-            send(OSCMessage(descriptor.address, [engine.value(of: parameter).oscArgument]), to: peer)
+            do {
+                send(OSCMessage(descriptor.address, [try control.currentValue().oscArgument]), to: peer)
+            } catch {
+                reject(descriptor.address, "\(error)", to: peer)
+            }
             return nil
         }
         // An optional trailing int is a request id, echoed in the /state reports.
@@ -116,44 +110,69 @@ public final class OSCControlSurface: Sendable {
             guard descriptor.access == .readWrite else { throw .readOnly(address: descriptor.address) }
             let value = try descriptor.kind.coerce(arguments[0], address: descriptor.address)
             try descriptor.validate(value)
-            return ParameterChangeRequest(parameter: parameter, value: value, requestID: requestID)
+            return ParameterChange(control: control, value: value, requestID: requestID)
         } catch {
             reject(descriptor.address, error.description, to: peer)
             return nil
         }
     }
 
-    private func submit(_ changes: [ParameterChangeRequest], from peer: OSCPeer) {
-        let submission: EngineSubmission
-        do {
-            submission = try engine.submit(changes.map { ($0.parameter, $0.value) })
-        } catch {
-            // Every value was validated above; this is a defect, but still answered.
-            for change in changes { reject(change.parameter.descriptor.address, error.description, to: peer) }
-            return
-        }
-        for change in changes { sendState(change, "applying", to: peer) }
-        let timeout = deliveryTimeout.withLock { $0 }
+    /// Sends the requester every state of its request.
+    private func report(_ request: ControlRequest, requestID: Int32?, to peer: OSCPeer) {
         Task { [self] in
-            do {
-                try await engine.waitUntilApplied(submission, timeout: timeout)
-                for change in changes { sendState(change, "applied", to: peer) }
-            } catch {
-                logger.warning("change not applied: \(error)")
-                for change in changes { sendState(change, "failed", error: "\(error)", to: peer) }
+            for await state in request.states {
+                var arguments: [OSCArgument] = [.string(request.address), .string(state.name.rawValue),
+                                                state.value.oscArgument]
+                if let error = state.error { arguments.append(.string(error)) }
+                if let requestID { arguments.append(.int32(requestID)) }
+                send(OSCMessage("/state", arguments), to: peer)
             }
         }
     }
 
-    private func sendState(_ change: ParameterChangeRequest, _ state: String, error: String? = nil, to peer: OSCPeer) {
-        var arguments: [OSCArgument] = [.string(change.parameter.descriptor.address), .string(state), change.value.oscArgument]
-        if let error { arguments.append(.string(error)) }
-        if let id = change.requestID { arguments.append(.int32(id)) }
-        send(OSCMessage("/state", arguments), to: peer)
+    func reject(_ address: String, _ reason: String, to peer: OSCPeer) {
+        logger.debug("rejected \(address) from \(peer): \(reason)")
+        send(OSCMessage("/error", [.string(address), .string(reason)]), to: peer)
     }
 
-    private func sendList(to peer: OSCPeer) {
-        let descriptors = EngineParameter.allCases.map(\.descriptor)
+    func send(_ message: OSCMessage, to peer: OSCPeer) {
+        if !socket.send(OSCCodec.encode(message), to: peer) {
+            logger.debug("could not send \(message.address) to \(peer)")
+        }
+    }
+
+    // MARK: Commands
+
+    /// The command addresses this surface answers (besides the parameters).
+    public static let commandAddresses = [
+        "/ping", "/list", "/status", "/session", "/session/activate", "/session/deactivate",
+        "/session/interrupt", "/session/resolve", "/config/delivery", "/config/timeout",
+    ]
+
+    /// Runs the command at the message's address; false when the address is not a command.
+    private func runCommand(_ message: OSCMessage, from peer: OSCPeer) -> Bool {
+        switch message.address {
+        case "/ping": ping(message, peer)
+        case "/list": list(message, peer)
+        case "/status": sendStatus(message, peer)
+        case "/session": sessionQuery(message, peer)
+        case "/session/activate": sessionActivate(message, peer)
+        case "/session/deactivate": sessionDeactivate(message, peer)
+        case "/session/interrupt": sessionInterrupt(message, peer)
+        case "/session/resolve": sessionResolve(message, peer)
+        case "/config/delivery": configDelivery(message, peer)
+        case "/config/timeout": configTimeout(message, peer)
+        default: return false
+        }
+        return true
+    }
+
+    private func ping(_ message: OSCMessage, _ peer: OSCPeer) {
+        send(OSCMessage("/pong", message.arguments), to: peer)
+    }
+
+    private func list(_ message: OSCMessage, _ peer: OSCPeer) {
+        let descriptors = runtime.descriptors
         for descriptor in descriptors {
             send(OSCMessage("/list/param", Self.listArguments(descriptor)), to: peer)
         }
@@ -175,31 +194,22 @@ public final class OSCControlSurface: Sendable {
         return arguments
     }
 
-    private func sendStatus(to peer: OSCPeer) {
+    private func sendStatus(_ message: OSCMessage, _ peer: OSCPeer) {
         var arguments: [OSCArgument] = []
         for (key, value) in status().fields {
             arguments.append(.string(key))
             arguments.append(value)
         }
-        arguments += [.string("cycles"), .int64(Int64(engine.cycleCount)), .string("version"), .string(Self.version)]
+        arguments += [.string("session"), .string(runtime.controller.session == nil ? "inactive" : "active"),
+                      .string("cycles"), .int64(Int64(runtime.engine.cycleCount)),
+                      .string("version"), .string(Self.version)]
         send(OSCMessage("/status", arguments), to: peer)
-    }
-
-    private func reject(_ address: String, _ reason: String, to peer: OSCPeer) {
-        logger.debug("rejected \(address) from \(peer): \(reason)")
-        send(OSCMessage("/error", [.string(address), .string(reason)]), to: peer)
-    }
-
-    private func send(_ message: OSCMessage, to peer: OSCPeer) {
-        if !socket.send(OSCCodec.encode(message), to: peer) {
-            logger.debug("could not send \(message.address) to \(peer)")
-        }
     }
 }
 
 /// A validated parameter change from one OSC message.
-struct ParameterChangeRequest: Sendable {
-    var parameter: EngineParameter
+struct ParameterChange: Sendable {
+    var control: any ControlParameter
     var value: ParameterValue
     var requestID: Int32?
 }

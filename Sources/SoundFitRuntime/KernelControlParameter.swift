@@ -1,0 +1,56 @@
+import Synchronization
+import SoundFitEngine
+import SoundFitProcessing
+
+/// A kernel parameter (filter, ring modulator, output gain): a `ProcessingParameter` whose
+/// applicator is the audio engine, so a change is `applied` only when the audio thread
+/// acknowledged the cycle in which it took effect.
+final class KernelControlParameter: ControlParameter {
+    let engineParameter: EngineParameter
+    let parameter: ProcessingParameter<ParameterValue>
+    private let engine: AudioEngine
+    /// Held strongly: the parameter holds its applicators weakly.
+    private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
+
+    var descriptor: ParameterDescriptor { engineParameter.descriptor }
+
+    init(_ engineParameter: EngineParameter, engine: AudioEngine, controller: ProcessingController) {
+        self.engineParameter = engineParameter
+        self.engine = engine
+        let descriptor = engineParameter.descriptor
+        parameter = controller.makeParameter(engine.value(of: engineParameter)) { value in
+            try descriptor.validate(value)
+        }
+    }
+
+    /// Adds the engine applicator. Its apply publishes the value to the audio thread and waits
+    /// for the acknowledgement; when that fails (no server, stalled server) it puts the
+    /// parameter's kept value back into the mailbox, so the audio thread never picks up a value
+    /// the parameter reported as failed.
+    func attachEngine(timeout: @escaping @Sendable () -> Duration) {
+        let engine = self.engine
+        let engineParameter = self.engineParameter
+        let handle = parameter.addApplicator { [weak parameter] value in
+            do {
+                try await engine.apply([(engineParameter, value)], timeout: timeout())
+            } catch {
+                if let kept = parameter?.value {
+                    _ = try? engine.submit([(engineParameter, kept)])
+                }
+                throw error
+            }
+        }
+        applicator.withLock { $0 = handle }
+    }
+
+    /// Marks the engine applicator out of date (the audio engine lost or may have lost the value).
+    func invalidateEngine() {
+        if let handle = applicator.withLock({ $0 }) { parameter.invalidate(handle) }
+    }
+
+    func currentValue() throws -> ParameterValue { parameter.value }
+
+    func request(_ value: ParameterValue) throws -> ControlRequest {
+        try parameter.controlRequest(value, address: descriptor.address) { $0 }
+    }
+}

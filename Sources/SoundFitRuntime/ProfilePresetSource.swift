@@ -1,0 +1,62 @@
+import Synchronization
+import SoundFitHearing
+import SoundFitProcessing
+
+/// The preset source behind the session's `preset` parameter: generates personalization presets
+/// from the current hearing profile (`PresetGenerator`) and keeps the payload of every preset it
+/// handed out, by preset id, for the engine to install.
+///
+/// Thread rules: any thread except the audio thread.
+public final class ProfilePresetSource: PresetSource {
+    private struct State {
+        var profile: HearingProfile?
+        var generation = 0
+        var payloads: [String: PresetPayload] = [:]
+    }
+
+    private let state = Mutex(State())
+    /// dB SPL of a full-scale sine, written into every generated preset.
+    public let calibration: Double
+
+    public init(calibration: Double = PresetGenerator.defaultCalibration) {
+        self.calibration = calibration
+    }
+
+    /// The current hearing profile.
+    public var profile: HearingProfile? { state.withLock { $0.profile } }
+
+    /// Replaces the hearing profile; later loads generate from it.
+    public func setProfile(_ profile: HearingProfile) {
+        state.withLock { state in
+            state.profile = profile
+            state.generation += 1
+        }
+    }
+
+    /// The variants the current profile offers at `fitting` (empty without a profile).
+    public func availableVariants(for fitting: Fitting) -> [PresetVariant] {
+        guard let profile else { return [] }
+        return PresetGenerator.availableVariants(for: profile, techLevel: fitting)
+    }
+
+    public func preset(_ variant: PresetVariant, for fitting: Fitting) async throws -> PersonalizationPreset {
+        try state.withLock { state in
+            guard let profile = state.profile else {
+                throw ControlError("no hearing profile yet: submit one with /profile/audiogram or --profile")
+            }
+            let payloads = PresetGenerator.presets(for: profile, techLevel: fitting, calibration: calibration)
+            guard let payload = payloads.first(where: { $0.variant == variant }) else {
+                throw ControlError(
+                    "preset variant \(variant) is not available for this hearing profile (available: \(payloads.map(\.variant.rawValue).joined(separator: ", ")))")
+            }
+            let id = "profile-\(state.generation)-\(variant)-tl\(fitting.techLevel)"
+            state.payloads[id] = payload
+            return PersonalizationPreset(id: id, variant: variant, fitting: fitting)
+        }
+    }
+
+    /// The payload of a preset this source generated.
+    public func payload(for preset: PersonalizationPreset) -> PresetPayload? {
+        state.withLock { $0.payloads[preset.id] }
+    }
+}

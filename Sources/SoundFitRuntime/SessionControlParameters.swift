@@ -1,0 +1,119 @@
+import SoundFitEngine
+import SoundFitProcessing
+
+/// The processing session's parameters in the control address space (`/processing/*`).
+/// Each resolves the active session on every call: sessions come and go with the JACK server.
+enum SessionControl {
+    static let noSession = ControlError("no processing session is active (SoundFit is not connected to a JACK server)")
+
+    static let enabled = ParameterDescriptor(
+        address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),
+        summary: "Hearing personalization on/off. Fails while the session is interrupted.")
+    static let intensity = ParameterDescriptor(
+        address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5),
+        summary: "How much personalization is applied: 0 = transparent, 1 = the full preset.")
+    static let preset = ParameterDescriptor(
+        address: "/processing/preset", kind: .choice(["default", "up", "down", "none"]),
+        defaultValue: .choice("none"),
+        summary: "Personalization preset variant generated from the hearing profile (those available); none = no preset.")
+    static let canEnable = ParameterDescriptor(
+        address: "/processing/can_enable", kind: .bool, defaultValue: .bool(false), access: .readOnly,
+        summary: "True when a preset is applied.")
+    static let fitting = ParameterDescriptor(
+        address: "/processing/fitting", kind: .int(1...4), defaultValue: .int(3), access: .readOnly,
+        summary: "Tech level of the active session.")
+}
+
+/// `/processing/enabled` and `/processing/intensity`.
+struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
+    let descriptor: ParameterDescriptor
+    let controller: ProcessingController
+    let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
+    let toControl: @Sendable (Value) -> ParameterValue
+    let fromControl: @Sendable (ParameterValue) -> Value?
+
+    func currentValue() throws -> ParameterValue {
+        guard let session = controller.session else { throw SessionControl.noSession }
+        return toControl(parameter(session).value)
+    }
+
+    func request(_ value: ParameterValue) throws -> ControlRequest {
+        try descriptor.validate(value)
+        guard let session = controller.session else { throw SessionControl.noSession }
+        guard let native = fromControl(value) else {
+            throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
+        }
+        return try parameter(session).controlRequest(native, address: descriptor.address, convert: toControl)
+    }
+}
+
+/// `/processing/preset`: a variant name is fetched from the preset source (reported `pending`
+/// meanwhile), then requested like any value; `none` removes the preset.
+struct SessionPresetControl: ControlParameter {
+    let descriptor = SessionControl.preset
+    let controller: ProcessingController
+    let presets: ProfilePresetSource
+
+    static func controlValue(_ preset: PersonalizationPreset?) -> ParameterValue {
+        .choice(preset?.variant.rawValue ?? "none")
+    }
+
+    func currentValue() throws -> ParameterValue {
+        guard let session = controller.session else { throw SessionControl.noSession }
+        return Self.controlValue(session.preset.value)
+    }
+
+    func request(_ value: ParameterValue) throws -> ControlRequest {
+        try descriptor.validate(value)
+        guard let session = controller.session else { throw SessionControl.noSession }
+        guard case .choice(let name) = value else {
+            throw ParameterError.wrongType(address: descriptor.address, expected: "string")
+        }
+        let address = descriptor.address
+        guard let variant = PresetVariant(rawValue: name) else {
+            return try session.preset.controlRequest(nil, address: address, convert: Self.controlValue)
+        }
+        guard session.configuration.personalization.variants.contains(variant) else {
+            throw ProcessingError.presetVariantUnavailable(variant)
+        }
+        let available = presets.availableVariants(for: session.fitting)
+        guard available.contains(variant) else {
+            throw ControlError(presets.profile == nil
+                ? "no hearing profile yet: submit one with /profile/audiogram or --profile"
+                : "preset variant \(variant) is not available for this hearing profile (available: \(available.map(\.rawValue).joined(separator: " ")))")
+        }
+        let states = AsyncStream<ControlState> { continuation in
+            let task = Task {
+                continuation.yield(ControlState(name: .pending, value: value))
+                do {
+                    let preset = try await session.fetchPreset(variant)
+                    let request = try session.preset.controlRequest(preset, address: address, convert: Self.controlValue)
+                    for await state in request.states where state.name != .pending {
+                        continuation.yield(state)
+                    }
+                } catch {
+                    continuation.yield(ControlState(name: .failed, value: value, error: "\(error)"))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        return ControlRequest(address: address, value: value, states: states)
+    }
+}
+
+/// `/processing/can_enable` and `/processing/fitting`.
+struct SessionReadOnlyControl: ControlParameter {
+    let descriptor: ParameterDescriptor
+    let controller: ProcessingController
+    let read: @Sendable (ProcessingSession) -> ParameterValue
+
+    func currentValue() throws -> ParameterValue {
+        guard let session = controller.session else { throw SessionControl.noSession }
+        return read(session)
+    }
+
+    func request(_ value: ParameterValue) throws -> ControlRequest {
+        throw ParameterError.readOnly(address: descriptor.address)
+    }
+}

@@ -1,0 +1,194 @@
+import Synchronization
+import SoundFitEngine
+import SoundFitHearing
+import SoundFitProcessing
+
+/// SoundFit's control plane: the processing model (controller, session, parameters) wired to
+/// the audio engine, and the address space that control surfaces use.
+///
+/// - Kernel parameters are `ProcessingParameter`s whose applicator is the audio engine.
+/// - The session's parameters go to the engine through `EngineProcessingHandler`.
+/// - The session follows the audio system: `audioSystemConnected()` activates it (with the
+///   configured tech level and personalization mode) and brings every applicator up to date;
+///   `audioSystemDisconnected()` deactivates it and marks the engine's applicators out of date.
+///   The controller keeps the values in between, so a reconnection loses nothing.
+///
+/// Thread rules: any thread except the audio thread.
+public final class SoundFitRuntime: Sendable {
+    public let engine: AudioEngine
+    public let controller: ProcessingController
+    public let presets: ProfilePresetSource
+    /// Every control parameter in address-space order: the session's, then the kernels'.
+    public let parameters: [any ControlParameter]
+    private let kernels: [KernelControlParameter]
+    private let handler: EngineProcessingHandler
+    private let byAddress: [String: any ControlParameter]
+    private let lifecycle: Mutex<Lifecycle>
+
+    private struct Lifecycle {
+        var connected = false
+        /// The configuration the next session is activated with.
+        var sessionConfiguration: ProcessingConfiguration
+        /// A user deactivated the session: reconnecting does not re-activate it.
+        var deactivatedByUser = false
+    }
+
+    public init(engine: AudioEngine, sessionConfiguration: ProcessingConfiguration,
+                config: ProcessingConfig = .default, presets: ProfilePresetSource = ProfilePresetSource(),
+                clock: any Clock<Duration> = ContinuousClock()) {
+        self.engine = engine
+        self.presets = presets
+        lifecycle = Mutex(Lifecycle(sessionConfiguration: sessionConfiguration))
+        // The handler reads the controller's delivery timeout; the controller needs the handler.
+        let timeoutBox = DeliveryTimeout(config.deliveryTimeout)
+        let handler = EngineProcessingHandler(engine: engine, presets: presets) { timeoutBox.value }
+        self.handler = handler
+        let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
+        self.controller = controller
+        let kernels = EngineParameter.kernelParameters.map {
+            KernelControlParameter($0, engine: engine, controller: controller)
+        }
+        self.kernels = kernels
+        let session: [any ControlParameter] = [
+            SessionValueControl<Bool>(
+                descriptor: SessionControl.enabled, controller: controller, parameter: { $0.isEnabled },
+                toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } }),
+            SessionValueControl<Float>(
+                descriptor: SessionControl.intensity, controller: controller, parameter: { $0.intensity },
+                toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
+            SessionPresetControl(controller: controller, presets: presets),
+            SessionReadOnlyControl(descriptor: SessionControl.canEnable, controller: controller) { .bool($0.canEnable) },
+            SessionReadOnlyControl(descriptor: SessionControl.fitting, controller: controller) {
+                .int($0.fitting.techLevel)
+            },
+        ]
+        parameters = session + kernels
+        byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
+        self.timeoutBox = timeoutBox
+        for kernel in kernels {
+            kernel.attachEngine { timeoutBox.value }
+        }
+    }
+
+    /// The delivery timeout, readable by the engine's applicators without the controller.
+    private let timeoutBox: DeliveryTimeout
+
+    /// The delivery configuration (style and timeout) of every parameter.
+    public var config: ProcessingConfig {
+        get { controller.config }
+        set {
+            controller.config = newValue
+            timeoutBox.value = newValue.deliveryTimeout
+        }
+    }
+
+    /// The control parameter at `address`.
+    public func parameter(at address: String) -> (any ControlParameter)? { byAddress[address] }
+
+    /// Every parameter's descriptor, in address-space order.
+    public var descriptors: [ParameterDescriptor] { parameters.map(\.descriptor) }
+
+    // MARK: Lifecycle
+
+    /// The configuration the session is (or will be) activated with.
+    public var sessionConfiguration: ProcessingConfiguration { lifecycle.withLock { $0.sessionConfiguration } }
+
+    /// The audio system is reachable (connected to a JACK server): activates the session (unless
+    /// a user deactivated it) and brings every engine applicator up to date with the values held.
+    public func audioSystemConnected() async throws {
+        let (configuration, activate) = lifecycle.withLock { state in
+            state.connected = true
+            return (state.sessionConfiguration, !state.deactivatedByUser)
+        }
+        for kernel in kernels {
+            kernel.invalidateEngine()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for kernel in kernels {
+                group.addTask { try? await kernel.parameter.synchronizeApplicators() }
+            }
+        }
+        if activate, controller.session == nil {
+            _ = try await controller.activate(configuration: configuration)
+        }
+    }
+
+    /// Activates a session on request (`/session/activate`): needs the audio system, and no
+    /// active session. Later reconnections use this configuration.
+    public func activateSession(_ configuration: ProcessingConfiguration) async throws -> ProcessingSession {
+        guard isAudioSystemConnected else {
+            throw ControlError("not connected to a JACK server: a session exists only while SoundFit is")
+        }
+        let session = try await controller.activate(configuration: configuration)
+        lifecycle.withLock {
+            $0.sessionConfiguration = configuration
+            $0.deactivatedByUser = false
+        }
+        return session
+    }
+
+    /// Deactivates the session on request (`/session/deactivate`); it stays inactive across
+    /// reconnections until activated again.
+    public func deactivateSession() async {
+        lifecycle.withLock { $0.deactivatedByUser = true }
+        await controller.deactivate()
+    }
+
+    /// The audio system went away: deactivates the session (its values are kept) and marks the
+    /// engine's applicators out of date, so they are re-applied when it returns.
+    public func audioSystemDisconnected() async {
+        lifecycle.withLock { $0.connected = false }
+        for kernel in kernels {
+            kernel.invalidateEngine()
+        }
+        await controller.deactivate()
+    }
+
+    /// Whether the audio system is connected, as last reported.
+    public var isAudioSystemConnected: Bool { lifecycle.withLock { $0.connected } }
+
+    // MARK: Requests
+
+    /// Requests several changes that belong together (an OSC bundle). With continuous delivery
+    /// the kernel values are first published to the audio thread as one batch, so they take
+    /// effect in the same audio cycle; every change then goes through its parameter's apply
+    /// sequence for its update states. Each result is the request or why it was refused.
+    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)]) -> [Result<ControlRequest, any Error>] {
+        if case .continuous = controller.config.deliveryStyle {
+            let kernelChanges = changes.compactMap { control, value -> (EngineParameter, ParameterValue)? in
+                guard let kernel = control as? KernelControlParameter,
+                      (try? kernel.descriptor.validate(value)) != nil else { return nil }
+                return (kernel.engineParameter, value)
+            }
+            if kernelChanges.count > 1 {
+                _ = try? engine.submit(kernelChanges)
+            }
+        }
+        return changes.map { control, value in Result { try control.request(value) } }
+    }
+
+    // MARK: Hearing profile
+
+    /// A new hearing profile: presets are generated from it, and the recommendation for a
+    /// submitted profile follows (default preset, processing enabled, recommended intensity).
+    /// Returns the available variants for the session's fitting.
+    @discardableResult
+    public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
+        presets.setProfile(profile)
+        let variants = presets.availableVariants(for: (controller.session?.configuration ?? sessionConfiguration).fitting)
+        if controller.session != nil {
+            try await controller.recommend(for: .hearingProfileSubmitted)
+        }
+        return variants
+    }
+}
+
+/// A shared, lock-protected delivery timeout.
+final class DeliveryTimeout: Sendable {
+    private let storage: Mutex<Duration>
+    init(_ value: Duration) { storage = Mutex(value) }
+    var value: Duration {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
