@@ -1,0 +1,144 @@
+import Foundation
+import SoundFitDSP
+import SoundFitEngine
+import SoundFitHearing
+import SoundFitProcessing
+import SoundFitRuntime
+import Testing
+
+@Suite struct RuntimeTests {
+    private func makeRuntime(timeout: Duration = .seconds(5)) throws -> SoundFitRuntime {
+        SoundFitRuntime(
+            engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
+            config: ProcessingConfig(deliveryTimeout: timeout))
+    }
+
+    private func terminalState(_ request: ControlRequest) async -> ControlState? {
+        var last: ControlState?
+        for await state in request.states { last = state }
+        return last
+    }
+
+    private func n3Profile() throws -> HearingProfile {
+        let levels: [(Double, Double)] = [(250, 35), (500, 35), (1000, 40), (1500, 45), (2000, 50), (3000, 55), (4000, 60), (6000, 65)]
+        return try HearingProfile(left: try Audiogram(levels), right: nil)
+    }
+
+    @Test func theAddressSpaceHasTheContractsParameters() throws {
+        let runtime = try makeRuntime()
+        let addresses = runtime.descriptors.map(\.address)
+        #expect(addresses == [
+            "/processing/enabled", "/processing/intensity", "/processing/preset", "/processing/can_enable",
+            "/processing/fitting", "/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
+            "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/enabled", "/output/gain",
+        ])
+    }
+
+    @Test func aKernelChangeIsAppliedOnlyThroughTheAudioThread() async throws {
+        let runtime = try makeRuntime()
+        let cutoff = try #require(runtime.parameter(at: "/filter/cutoff"))
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        let before = runtime.engine.cycleCount
+        let state = await terminalState(try cutoff.request(.float(2500)))
+        #expect(state?.name == .applied)
+        #expect(runtime.engine.cycleCount > before)
+        #expect(runtime.engine.settings.filter.cutoff == 2500)
+        #expect(try cutoff.currentValue() == .float(2500))
+    }
+
+    @Test func withoutAudioCyclesAChangeFailsAndTheValueStays() async throws {
+        let runtime = try makeRuntime(timeout: .milliseconds(100))
+        let gain = try #require(runtime.parameter(at: "/output/gain"))
+        let state = await terminalState(try gain.request(.float(-6)))
+        #expect(state?.name == .failed)
+        #expect(state?.error?.isEmpty == false)
+        #expect(try gain.currentValue() == .float(0))
+        // The mailbox holds the kept value again: a returning server does not pick up -6 dB.
+        #expect(runtime.engine.value(of: .outputGain) == .float(0))
+    }
+
+    @Test func theSessionFollowsTheAudioSystemAndKeepsItsValues() async throws {
+        let runtime = try makeRuntime()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        let session = try #require(runtime.controller.session)
+        #expect(session.fitting.techLevel == 3)
+        let intensity = try #require(runtime.parameter(at: "/processing/intensity"))
+        #expect(await terminalState(try intensity.request(.float(0.8)))?.name == .applied)
+        #expect(runtime.engine.value(of: .personalizationIntensity) == .float(0.8))
+
+        await runtime.audioSystemDisconnected()
+        #expect(runtime.controller.session == nil)
+        #expect(throws: ControlError.self) { _ = try intensity.currentValue() }
+        #expect(throws: ControlError.self) { _ = try intensity.request(.float(0.2)) }
+
+        try await runtime.audioSystemConnected()
+        #expect(runtime.controller.session != nil)
+        #expect(try intensity.currentValue() == .float(0.8))
+    }
+
+    @Test func aBatchOfKernelChangesLandsInOneCycle() async throws {
+        let runtime = try makeRuntime()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        driver.renderSilentCycle()
+        let changes: [(any ControlParameter, ParameterValue)] = [
+            (try #require(runtime.parameter(at: "/filter/type")), .choice("highpass")),
+            (try #require(runtime.parameter(at: "/filter/cutoff")), .float(300)),
+            (try #require(runtime.parameter(at: "/filter/q")), .float(2)),
+        ]
+        let results = runtime.requestBatch(changes)
+        // The very next cycle after the call returns has all three values: the batch was
+        // published as one before any request was delivered on its own.
+        let cycle = UInt32(truncatingIfNeeded: driver.renderSilentCycle())
+        for parameter in [EngineParameter.filterType, .filterCutoff, .filterQ] {
+            #expect(runtime.engine.mailbox.acknowledgement(index: parameter.rawValue).cycle == cycle)
+        }
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        for result in results {
+            #expect(await terminalState(try result.get())?.name == .applied)
+        }
+        #expect(runtime.engine.settings.filter.type == .highpass)
+        #expect(runtime.engine.settings.filter.cutoff == 300)
+    }
+
+    @Test func presetsComeFromTheHearingProfile() async throws {
+        let runtime = try makeRuntime()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        let preset = try #require(runtime.parameter(at: "/processing/preset"))
+        #expect(throws: ControlError.self) { _ = try preset.request(.choice("default")) }
+        #expect(try runtime.parameter(at: "/processing/can_enable")?.currentValue() == .bool(false))
+
+        let variants = try await runtime.submitProfile(try n3Profile())
+        #expect(variants == [.default, .up, .down])
+        // The recommendation for a submitted profile: default preset, enabled, intensity 0.75.
+        #expect(try preset.currentValue() == .choice("default"))
+        #expect(try runtime.parameter(at: "/processing/enabled")?.currentValue() == .bool(true))
+        #expect(try runtime.parameter(at: "/processing/intensity")?.currentValue() == .float(0.75))
+        #expect(try runtime.parameter(at: "/processing/can_enable")?.currentValue() == .bool(true))
+
+        let states = try preset.request(.choice("up")).states
+        var names: [ControlState.Name] = []
+        for await state in states { names.append(state.name) }
+        #expect(names == [.pending, .applying, .applied])
+        #expect(try preset.currentValue() == .choice("up"))
+    }
+
+    @Test func readOnlyAndInvalidValuesAreRefused() async throws {
+        let runtime = try makeRuntime()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        #expect(throws: ParameterError.readOnly(address: "/processing/fitting")) {
+            _ = try runtime.parameter(at: "/processing/fitting")?.request(.int(2))
+        }
+        #expect(throws: ParameterError.self) { _ = try runtime.parameter(at: "/processing/intensity")?.request(.float(1.5)) }
+        #expect(throws: ParameterError.self) { _ = try runtime.parameter(at: "/filter/cutoff")?.request(.float(5)) }
+        #expect(try runtime.parameter(at: "/processing/fitting")?.currentValue() == .int(3))
+    }
+}
