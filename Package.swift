@@ -11,6 +11,7 @@ import PackageDescription
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitHearing`: hearing profiles (audiograms) and personalization preset generation.
+/// - `SoundFitState`: patches (factory and user), state documents, durable atomic storage.
 /// - `SoundFitRuntime`: the control plane: the processing model wired to the audio engine, and
 ///   the address space surfaces use.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
@@ -23,7 +24,7 @@ let package = Package(
         .library(
             name: "SoundFit",
             targets: [
-                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitRuntime",
+                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
                 "SoundFitJack", "SoundFitOSC",
             ]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
@@ -51,6 +52,7 @@ let package = Package(
             swiftSettings: optimizedSettings),
         .target(name: "SoundFitProcessing"),
         .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing"]),
+        .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
         .target(
             name: "SoundFitRuntime",
             dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
@@ -92,6 +94,7 @@ let package = Package(
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine"]),
+        .testTarget(name: "SoundFitStateTests", dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
             dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),

@@ -1,0 +1,1 @@
+// Patches and state; see README.
