@@ -101,8 +101,9 @@ let package = Package(
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
-                "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitTestSupport",
-                "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
+                "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
+                "SoundFitTestSupport", "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
+                .product(name: "Logging", package: "swift-log"),
                 // Built so the tests can run the real binary (next to the test bundle).
                 "SoundFitCLI",
             ]),

@@ -121,7 +121,9 @@ struct RunCommand: AsyncParsableCommand {
         if oscHost != "127.0.0.1" && oscHost != "localhost" {
             logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit")
         }
-        // The processing session follows the JACK server connection.
+        // The processing session follows the JACK server connection. The ready line waits until
+        // the first connection was handled, so a script finds the session active.
+        let (firstConnection, firstConnectionHandled) = AsyncStream<Void>.makeStream()
         let lifecycle = Task {
             var profilePending = hearingProfile
             for await event in host.events {
@@ -137,6 +139,8 @@ struct RunCommand: AsyncParsableCommand {
                     } catch {
                         logger.error("processing session: \(error)")
                     }
+                    firstConnectionHandled.yield()
+                    firstConnectionHandled.finish()
                 case .disconnected:
                     await runtime.audioSystemDisconnected()
                 }
@@ -164,6 +168,7 @@ struct RunCommand: AsyncParsableCommand {
             ])
         }
         surface.start()
+        for await _ in firstConnection { break }
         let status = host.status
         logger.notice("OSC listening on udp://\(socket.boundPeer)")
         // One machine-readable line on stdout for scripts and tests.

@@ -1,3 +1,4 @@
+import CJack
 import CRealtimeSupport
 import Foundation
 import Glibc
@@ -6,7 +7,7 @@ import Synchronization
 /// A `jackd` with the dummy backend that SoundFit starts for itself when no server is
 /// reachable, so it runs on a machine with no sound card and no JACK session.
 ///
-/// It gets a unique name, is stopped on a clean exit, and dies with SoundFit even after
+/// It gets a name no running server has, is stopped on a clean exit, and dies with SoundFit even after
 /// `kill -9`: a keeper thread forks it with PR_SET_PDEATHSIG and then waits for it, so the
 /// forking thread lives exactly as long as the server (the kernel signals the child when the
 /// *thread* that forked it ends). Control thread only, except `isRunning`.
@@ -20,10 +21,32 @@ final class PrivateJackServer: @unchecked Sendable {
     private var keeperDone: DispatchSemaphore?
 
     init(sampleRate: Int = 48000, period: Int = 256, logPath: String?) {
-        name = "soundfit-private-\(getpid())-\(UInt16.random(in: .min ... .max))"
+        name = Self.unusedName()
         self.sampleRate = sampleRate
         self.period = period
         self.logPath = logPath
+    }
+
+    /// `soundfit-private-<uid>-<k>` with the first k whose server is not running. Reusing names
+    /// matters: jackd keeps a machine-wide registry of 8 servers, and a server killed together
+    /// with its client can leave its slot behind; starting a server under the same name
+    /// reclaims it, while fresh random names would fill the registry up.
+    static func unusedName() -> String {
+        for k in 1...32 {
+            let candidate = "soundfit-private-\(getuid())-\(k)"
+            if !serverIsRunning(candidate) { return candidate }
+        }
+        return "soundfit-private-\(getuid())-\(getpid())"
+    }
+
+    /// Whether a JACK server of that name answers a client (without starting one).
+    static func serverIsRunning(_ name: String) -> Bool {
+        var status = jack_status_t(rawValue: 0)
+        guard let probe = soundfit_jack_client_open("soundfit-probe", JackNoStartServer, &status, name) else {
+            return false
+        }
+        jack_client_close(probe)
+        return true
     }
 
     var commandLine: [String] {

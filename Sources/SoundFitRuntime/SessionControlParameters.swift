@@ -4,7 +4,7 @@ import SoundFitProcessing
 /// The processing session's parameters in the control address space (`/processing/*`).
 /// Each resolves the active session on every call: sessions come and go with the JACK server.
 enum SessionControl {
-    static let noSession = ControlError("no processing session is active (SoundFit is not connected to a JACK server)")
+    static let noSession = ControlError("no processing session is active (not connected to a JACK server, or deactivated with /session/deactivate)")
 
     static let enabled = ParameterDescriptor(
         address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),

@@ -63,6 +63,14 @@ public enum OSCCodec {
         }
         return (0..<count).map { index -> OSCArgument in
             let tag = UInt8(bitPattern: types[index])
+            // T, F, N and I carry no data: liblo leaves their argv entry empty.
+            switch tag {
+            case UInt8(ascii: "T"): return .bool(true)
+            case UInt8(ascii: "F"): return .bool(false)
+            case UInt8(ascii: "N"): return .nil_
+            case UInt8(ascii: "I"): return .impulse
+            default: break
+            }
             guard let argument = argv[index] else { return .unsupported(Character(UnicodeScalar(tag))) }
             switch tag {
             case UInt8(ascii: "i"): return .int32(argument.pointee.i)
@@ -73,10 +81,6 @@ public enum OSCCodec {
                 return .string(String(cString: UnsafeRawPointer(argument).assumingMemoryBound(to: CChar.self)))
             case UInt8(ascii: "S"):
                 return .symbol(String(cString: UnsafeRawPointer(argument).assumingMemoryBound(to: CChar.self)))
-            case UInt8(ascii: "T"): return .bool(true)
-            case UInt8(ascii: "F"): return .bool(false)
-            case UInt8(ascii: "N"): return .nil_
-            case UInt8(ascii: "I"): return .impulse
             default: return .unsupported(Character(UnicodeScalar(tag)))
             }
         }

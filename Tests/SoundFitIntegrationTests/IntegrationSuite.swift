@@ -1,0 +1,31 @@
+import Testing
+
+/// End-to-end tests: a real `jackd` (dummy backend) per test, the real `soundfit` binary,
+/// real UDP OSC from an independent client, and a Swift JACK client that plays and records.
+///
+/// Everything runs one test at a time: each test owns a jackd, and on a small machine parallel
+/// audio graphs would measure the scheduler instead of SoundFit.
+@Suite(.serialized) struct SoundFitIntegration {}
+
+/// Checks that `reports` (the `/state` messages for one change, in order) end in `applied`
+/// with `value`, after `applying` when the value changed. A set to the value already in effect
+/// may go straight to `applied` (nothing to apply); pass `changed: false` for those.
+func expectApplied(_ reports: [OSCTestMessage], _ address: String, _ value: OSCValue, changed: Bool = true,
+                   sourceLocation: SourceLocation = #_sourceLocation) {
+    let states = reports.compactMap { $0.string(1) }
+    #expect(states.last == "applied", "\(address): \(reports)", sourceLocation: sourceLocation)
+    #expect(states.dropLast().allSatisfy { $0 == "applying" }, "\(address): \(reports)", sourceLocation: sourceLocation)
+    if changed {
+        #expect(states.first == "applying", "\(address): \(reports)", sourceLocation: sourceLocation)
+    }
+    for report in reports {
+        #expect(report.string(0) == address, sourceLocation: sourceLocation)
+        #expect(report.arguments.count >= 3 && report.arguments[2] == value,
+                "\(address): reported value \(report) instead of \(value)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A measured number, printed so a run's log shows what was measured.
+func report(_ label: String, _ value: Double, unit: String = "dB") {
+    print("measured: \(label) = \(String(format: "%.4f", value)) \(unit)")
+}

@@ -1,0 +1,151 @@
+import CAllocationCounter
+import CRealtimeSupport
+import Foundation
+import Logging
+import SoundFitEngine
+import SoundFitJack
+import SoundFitOSC
+import SoundFitProcessing
+import SoundFitRuntime
+import Testing
+
+extension SoundFitIntegration {
+    /// Runs the engine in this process so the malloc/free overrides of `CAllocationCounter`
+    /// see JACK's process thread, and counts heap calls made inside the process callback.
+    @Suite("Real-time safety") struct RealtimeSafety {
+        @Test("The allocation counter catches an allocation inside a realtime section (positive control)")
+        func counterCatchesAllocation() {
+            soundfit_allocation_counter_install()
+            let before = soundfit_realtime_heap_calls()
+            let otherBefore = soundfit_other_heap_calls()
+            soundfit_realtime_section_enter()
+            let array = [UInt8](repeating: 7, count: Int.random(in: 1000...2000))
+            soundfit_realtime_section_leave()
+            #expect(array.count >= 1000)
+            #expect(soundfit_realtime_heap_calls() > before, "allocation inside a section was not counted")
+            let outside = [UInt8](repeating: 7, count: Int.random(in: 1000...2000))
+            #expect(outside.count >= 1000)
+            #expect(soundfit_other_heap_calls() > otherBefore, "allocation outside a section was not counted")
+        }
+
+        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes with every stage on")
+        func noHeapCallsInProcessCallback() throws {
+            soundfit_allocation_counter_install()
+            let server = try TestJackServer(period: 64)
+            defer { server.stop() }
+
+            var logger = Logger(label: "soundfit.integration.realtime")
+            logger.logLevel = .critical
+            let engine = AudioEngine()
+            var configuration = JackHostConfiguration()
+            configuration.clientName = "sfrt"
+            configuration.serverName = server.name
+            configuration.startsPrivateServer = false
+            configuration.channelCount = 2
+            let host = JackEngineHost(configuration: configuration, engine: engine, logger: logger)
+            // Wired as `soundfit run` wires it: the runtime's session follows the JACK connection.
+            let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: .fineTuning(fitting: try Fitting(techLevel: 3)))
+            let lifecycle = Task {
+                for await event in host.events {
+                    switch event {
+                    case .connected: try? await runtime.audioSystemConnected()
+                    case .disconnected: await runtime.audioSystemDisconnected()
+                    }
+                }
+            }
+            defer { lifecycle.cancel() }
+            let socket = try OSCSocket(host: "127.0.0.1", port: 0)
+            let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger) {
+                SurfaceStatus(fields: [("connected", .int32(1))])
+            }
+
+            let heapBefore = soundfit_realtime_heap_calls()
+            let sectionsBefore = soundfit_realtime_sections_entered()
+            let otherBefore = soundfit_other_heap_calls()
+            do {
+                try host.start()
+            } catch {
+                socket.close(receiving: false)
+                throw error
+            }
+            var running = true
+            func shutDown() {
+                guard running else { return }
+                running = false
+                socket.close()
+                host.stop()
+            }
+            defer { shutDown() }
+            surface.start()
+
+            let osc = try OSCTestClient(port: socket.boundPeer.port)
+            try osc.ping()
+            let audio = try TestJackClient(server: server.name, channels: 2)
+            defer { audio.close() }
+            try audio.connect(toClient: "sfrt")
+            try audio.startPlaying([Capture.tone(1000, amplitude: 0.3), Capture.noise(seed: 9, amplitude: 0.3)])
+
+            // Everything on.
+            expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
+            expectApplied(try osc.set("/ringmod/enabled", .int(1)), "/ringmod/enabled", .int(1))
+            expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
+
+            let types = ["lowpass", "highpass", "bandpass", "notch", "peak", "lowshelf", "highshelf", "allpass"]
+            let startCycles = engine.cycleCount
+            let deadline = ContinuousClock.now + .seconds(60)
+            var sent = 0
+            while engine.cycleCount - startCycles < 1500 && ContinuousClock.now < deadline {
+                let k = sent / 9
+                switch sent % 9 {
+                case 0: osc.send("/filter/cutoff", .float(Float(30 * pow(2, Double(k % 90) / 10))))  // 30 Hz…15 kHz
+                case 1: osc.send("/filter/type", .string(types[k % types.count]))
+                case 2: osc.send("/filter/q", .float(Float(0.3 + Double(k % 20) / 2)))
+                case 3: osc.send("/filter/gain", .float(Float(-12 + k % 25)))
+                case 4: osc.send("/output/gain", .float(Float(-20 + k % 27)))
+                case 5: osc.send("/ringmod/frequency", .float(Float(15 + k % 26)))
+                case 6: osc.send("/ringmod/mix", .float(Float(k % 11) / 10))
+                case 7: osc.send("/ringmod/enabled", .int(k % 2 == 0 ? 0 : 1))
+                default: osc.send("/filter/enabled", .float(k % 3 == 0 ? 0 : 1))
+                }
+                sent += 1
+                _ = osc.collect(for: .milliseconds(1))
+            }
+            // End in a known state with every stage on, and wait until it took effect.
+            for (address, value) in [("/filter/type", OSCValue.string("lowpass")), ("/filter/cutoff", .float(5000)),
+                                      ("/output/gain", .float(0)), ("/ringmod/mix", .float(1)),
+                                      ("/ringmod/enabled", .int(1)), ("/filter/enabled", .int(1))] {
+                osc.send(address, value)
+                _ = try osc.waitForTerminalState(address)
+            }
+            let output = try audio.capture([Capture.tone(1000, amplitude: 0.3)], frames: 9600)
+            let cycles = engine.cycleCount - startCycles
+            audio.close()
+            shutDown()
+            _ = osc.collect(for: .milliseconds(50))
+
+            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let sections = soundfit_realtime_sections_entered() - sectionsBefore
+            let otherCalls = soundfit_other_heap_calls() - otherBefore
+            report("realtime heap calls", Double(heapCalls), unit: "calls")
+            report("process cycles during OSC changes", Double(cycles), unit: "cycles")
+            report("realtime sections entered", Double(sections), unit: "sections")
+            report("OSC changes sent", Double(sent), unit: "messages")
+            report("heap calls outside realtime sections", Double(otherCalls), unit: "calls")
+
+            #expect(heapCalls == 0, "heap calls inside the JACK process callback")
+            #expect(cycles >= 1000)
+            #expect(sections >= 1000, "the realtime section marker did not run")
+            #expect(otherCalls > 0, "the allocation counter is not live")
+            #expect(sent >= 100, "too few OSC changes during the run")
+            let replies = osc.log
+            let applied = replies.filter { $0.address == "/state" && $0.string(1) == "applied" }
+            let failed = replies.filter { $0.address == "/state" && $0.string(1) == "failed" }
+            let errors = replies.filter { $0.address == "/error" }
+            #expect(applied.count >= 100, "only \(applied.count) changes reported applied")
+            #expect(failed.isEmpty, "\(failed.prefix(3))")
+            #expect(errors.isEmpty, "\(errors.prefix(3))")
+            // Audio went through the chain (with everything on it is not silent).
+            #expect(output.allSatisfy { Meter.rms($0[4800...]) > 0.01 }, "\(output.map { Meter.rms($0[4800...]) })")
+        }
+    }
+}

@@ -1,0 +1,364 @@
+import Foundation
+import Glibc
+
+/// One OSC argument as this independent test codec sees it (OSC 1.0 type tags).
+enum OSCValue: Equatable, CustomStringConvertible {
+    case int(Int32)
+    case float(Float)
+    case string(String)
+    case int64(Int64)
+    case double(Double)
+    case `true`
+    case `false`
+    case null
+    case impulse
+    case blob([UInt8])
+
+    var tag: UInt8 {
+        switch self {
+        case .int: UInt8(ascii: "i")
+        case .float: UInt8(ascii: "f")
+        case .string: UInt8(ascii: "s")
+        case .int64: UInt8(ascii: "h")
+        case .double: UInt8(ascii: "d")
+        case .true: UInt8(ascii: "T")
+        case .false: UInt8(ascii: "F")
+        case .null: UInt8(ascii: "N")
+        case .impulse: UInt8(ascii: "I")
+        case .blob: UInt8(ascii: "b")
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .int(let v): "i:\(v)"
+        case .float(let v): "f:\(v)"
+        case .string(let v): "s:\"\(v)\""
+        case .int64(let v): "h:\(v)"
+        case .double(let v): "d:\(v)"
+        case .true: "T"
+        case .false: "F"
+        case .null: "N"
+        case .impulse: "I"
+        case .blob(let v): "b:\(v.count) bytes"
+        }
+    }
+
+    var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+
+    /// Numeric value of an int, int64, float or double argument.
+    var number: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .int64(let v): Double(v)
+        case .float(let v): Double(v)
+        case .double(let v): v
+        default: nil
+        }
+    }
+}
+
+struct OSCTestMessage: Equatable, CustomStringConvertible {
+    var address: String
+    var arguments: [OSCValue]
+
+    init(_ address: String, _ arguments: [OSCValue] = []) {
+        self.address = address
+        self.arguments = arguments
+    }
+
+    var description: String { ([address] + arguments.map(\.description)).joined(separator: " ") }
+
+    func string(_ index: Int) -> String? { index < arguments.count ? arguments[index].stringValue : nil }
+    func number(_ index: Int) -> Double? { index < arguments.count ? arguments[index].number : nil }
+}
+
+/// OSC 1.0 encoding and decoding written for the tests, independent of SoundFit's codec.
+enum OSCWire {
+    static func padded(_ bytes: [UInt8]) -> [UInt8] {
+        var result = bytes + [0]
+        while result.count % 4 != 0 { result.append(0) }
+        return result
+    }
+
+    static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    static func encode(_ message: OSCTestMessage) -> [UInt8] {
+        var bytes = padded(Array(message.address.utf8))
+        bytes += padded([UInt8(ascii: ",")] + message.arguments.map(\.tag))
+        for argument in message.arguments {
+            switch argument {
+            case .int(let v): bytes += bigEndian(v)
+            case .float(let v): bytes += bigEndian(v.bitPattern)
+            case .string(let v): bytes += padded(Array(v.utf8))
+            case .int64(let v): bytes += bigEndian(v)
+            case .double(let v): bytes += bigEndian(v.bitPattern)
+            case .blob(let v):
+                bytes += bigEndian(Int32(v.count)) + v
+                while bytes.count % 4 != 0 { bytes.append(0) }
+            case .true, .false, .null, .impulse: break
+            }
+        }
+        return bytes
+    }
+
+    /// `#bundle`, timetag 1 ("immediately"), then each element with its size.
+    static func encodeBundle(_ messages: [OSCTestMessage]) -> [UInt8] {
+        var bytes = padded(Array("#bundle".utf8)) + bigEndian(UInt64(1))
+        for message in messages {
+            let element = encode(message)
+            bytes += bigEndian(Int32(element.count)) + element
+        }
+        return bytes
+    }
+
+    /// Decodes a packet into its messages (bundles flattened); nil if malformed.
+    static func decode(_ bytes: [UInt8]) -> [OSCTestMessage]? {
+        var reader = Reader(bytes: bytes)
+        if bytes.starts(with: padded(Array("#bundle".utf8))) {
+            reader.offset = 16
+            var messages: [OSCTestMessage] = []
+            while reader.offset < bytes.count {
+                guard let size = reader.int32(), size > 0, reader.offset + Int(size) <= bytes.count,
+                      let inner = decode(Array(bytes[reader.offset..<reader.offset + Int(size)]))
+                else { return nil }
+                messages += inner
+                reader.offset += Int(size)
+            }
+            return messages
+        }
+        guard let address = reader.string(), address.hasPrefix("/") else { return nil }
+        guard reader.offset < bytes.count else { return [OSCTestMessage(address)] }
+        guard let tags = reader.string(), tags.hasPrefix(",") else { return nil }
+        var arguments: [OSCValue] = []
+        for tag in tags.utf8.dropFirst() {
+            switch tag {
+            case UInt8(ascii: "i"): guard let v = reader.int32() else { return nil }; arguments.append(.int(v))
+            case UInt8(ascii: "f"):
+                guard let v = reader.int32() else { return nil }
+                arguments.append(.float(Float(bitPattern: UInt32(bitPattern: v))))
+            case UInt8(ascii: "s"), UInt8(ascii: "S"):
+                guard let v = reader.string() else { return nil }; arguments.append(.string(v))
+            case UInt8(ascii: "h"): guard let v = reader.int64() else { return nil }; arguments.append(.int64(v))
+            case UInt8(ascii: "d"):
+                guard let v = reader.int64() else { return nil }
+                arguments.append(.double(Double(bitPattern: UInt64(bitPattern: v))))
+            case UInt8(ascii: "T"): arguments.append(.true)
+            case UInt8(ascii: "F"): arguments.append(.false)
+            case UInt8(ascii: "N"): arguments.append(.null)
+            case UInt8(ascii: "I"): arguments.append(.impulse)
+            case UInt8(ascii: "b"):
+                guard let size = reader.int32(), size >= 0, reader.offset + Int(size) <= bytes.count else { return nil }
+                arguments.append(.blob(Array(bytes[reader.offset..<reader.offset + Int(size)])))
+                reader.offset += (Int(size) + 3) / 4 * 4
+            default: return nil
+            }
+        }
+        return [OSCTestMessage(address, arguments)]
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        mutating func string() -> String? {
+            guard offset < bytes.count, let end = bytes[offset...].firstIndex(of: 0) else { return nil }
+            let value = String(decoding: bytes[offset..<end], as: UTF8.self)
+            offset = (end + 4) / 4 * 4
+            return value
+        }
+
+        mutating func int32() -> Int32? {
+            guard offset + 4 <= bytes.count else { return nil }
+            var value: UInt32 = 0
+            for byte in bytes[offset..<offset + 4] { value = value << 8 | UInt32(byte) }
+            offset += 4
+            return Int32(bitPattern: value)
+        }
+
+        mutating func int64() -> Int64? {
+            guard offset + 8 <= bytes.count else { return nil }
+            var value: UInt64 = 0
+            for byte in bytes[offset..<offset + 8] { value = value << 8 | UInt64(byte) }
+            offset += 8
+            return Int64(bitPattern: value)
+        }
+    }
+}
+
+/// A plain UDP socket talking OSC to one SoundFit instance on 127.0.0.1.
+final class OSCTestClient: @unchecked Sendable {
+    let serverPort: UInt16
+    private let fd: Int32
+    /// Every message received, in order (for diagnostics).
+    private(set) var log: [OSCTestMessage] = []
+    /// Received but not yet consumed by a `waitFor`.
+    private var pending: [OSCTestMessage] = []
+
+    init(port: UInt16) throws {
+        serverPort = port
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw IntegrationError("socket: \(String(cString: strerror(errno)))") }
+        var bufferBytes: Int32 = 4 << 20
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        var local = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            Glibc.close(fd)
+            throw IntegrationError("bind: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+
+    // MARK: Sending
+
+    func sendRaw(_ bytes: [UInt8]) {
+        var destination = Self.loopback(port: serverPort)
+        let sent = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &destination) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, raw.baseAddress, raw.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        precondition(sent == bytes.count, "sendto failed: \(String(cString: strerror(errno)))")
+    }
+
+    func send(_ address: String, _ arguments: OSCValue...) {
+        sendRaw(OSCWire.encode(OSCTestMessage(address, arguments)))
+    }
+
+    func sendBundle(_ messages: [OSCTestMessage]) {
+        sendRaw(OSCWire.encodeBundle(messages))
+    }
+
+    // MARK: Receiving
+
+    /// Reads every datagram that arrives within `timeout` (at most; returns early when
+    /// `stopEarly` is satisfied by the pending messages).
+    private func receive(for timeout: Duration, stopEarly: () -> Bool) {
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            let milliseconds = max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
+            if ready > 0 {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if count > 0 {
+                    let messages = OSCWire.decode(Array(buffer[0..<count]))
+                        ?? [OSCTestMessage("/undecodable", [.blob(Array(buffer[0..<count]))])]
+                    log += messages
+                    pending += messages
+                    if stopEarly() { return }
+                }
+                continue
+            }
+            if ContinuousClock.now >= deadline { return }
+        }
+    }
+
+    /// Consumes pending messages up to and including the first one matching `predicate`,
+    /// receiving more until `timeout`. Returns the match and the messages consumed before it.
+    func waitFor(_ description: String, timeout: Duration = .seconds(10),
+                 where predicate: (OSCTestMessage) -> Bool) throws -> (match: OSCTestMessage, before: [OSCTestMessage]) {
+        if pending.firstIndex(where: predicate) == nil {
+            receive(for: timeout) { pending.contains(where: predicate) }
+        }
+        guard let index = pending.firstIndex(where: predicate) else {
+            throw IntegrationError("no \(description) within \(timeout); received: \(pending.map(\.description))")
+        }
+        let before = Array(pending[..<index])
+        let match = pending[index]
+        pending.removeFirst(index + 1)
+        return (match, before)
+    }
+
+    /// Drains what arrives within `duration` and returns it (consumed).
+    func collect(for duration: Duration) -> [OSCTestMessage] {
+        receive(for: duration) { false }
+        defer { pending.removeAll() }
+        return pending
+    }
+
+    /// Drops pending messages and whatever is already queued in the socket.
+    func drain() {
+        receive(for: .zero) { false }
+        pending.removeAll()
+    }
+
+    // MARK: Conversations
+
+    /// `/ping` → `/pong`.
+    func ping(timeout: Duration = .seconds(5)) throws {
+        send("/ping")
+        _ = try waitFor("/pong", timeout: timeout) { $0.address == "/pong" }
+    }
+
+    /// Queries a parameter (no arguments) and returns the value of the reply `<address> <value>`.
+    func query(_ address: String) throws -> OSCValue {
+        send(address)
+        let reply = try waitFor("reply to query \(address)") { $0.address == address && $0.arguments.count == 1 }
+        return reply.match.arguments[0]
+    }
+
+    /// Sets a parameter and waits for its terminal `/state`. Returns every `/state` report for
+    /// the address, in order (the last is the terminal one).
+    @discardableResult
+    func set(_ address: String, _ value: OSCValue, timeout: Duration = .seconds(15)) throws -> [OSCTestMessage] {
+        send(address, value)
+        return try waitForTerminalState(address, timeout: timeout)
+    }
+
+    /// Waits for `/state address applied|failed|superseded …`; returns the `/state` reports for
+    /// `address` consumed on the way (applying, …, terminal).
+    func waitForTerminalState(_ address: String, timeout: Duration = .seconds(15)) throws -> [OSCTestMessage] {
+        let terminal: Set<String> = ["applied", "failed", "superseded"]
+        let result = try waitFor("terminal /state for \(address)", timeout: timeout) {
+            $0.address == "/state" && $0.string(0) == address && terminal.contains($0.string(1) ?? "")
+        }
+        return result.before.filter { $0.address == "/state" && $0.string(0) == address } + [result.match]
+    }
+
+    /// Polls `/session` until it reports `active`; returns the reply.
+    @discardableResult
+    func waitForSession(timeout: Duration = .seconds(30)) throws -> OSCTestMessage {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            send("/session")
+            let reply = try waitFor("/session") { $0.address == "/session" }.match
+            if reply.string(0) == "active" { return reply }
+            if ContinuousClock.now >= deadline {
+                throw IntegrationError("no active processing session within \(timeout): \(reply)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// `/status` as a dictionary of its key/value pairs.
+    func status() throws -> [String: OSCValue] {
+        send("/status")
+        let reply = try waitFor("/status") { $0.address == "/status" }.match
+        var fields: [String: OSCValue] = [:]
+        var index = 0
+        while index + 1 < reply.arguments.count {
+            if let key = reply.arguments[index].stringValue { fields[key] = reply.arguments[index + 1] }
+            index += 2
+        }
+        return fields
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+
+/// The `soundfit` executable built next to the test bundle.
+enum SoundFitBinary {
+    static func path() throws -> String {
+        var candidates: [URL] = []
+        let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates.append(argument0.deletingLastPathComponent().appendingPathComponent("soundfit"))
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("soundfit"))
+        }
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("soundfit"))
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            return candidate.path
+        }
+        // Fallback: any build directory of the package (newest first).
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        var found: [(Date, String)] = []
+        let scratch = (try? FileManager.default.contentsOfDirectory(atPath: root.path))?.filter { $0.hasPrefix(".build") } ?? []
+        for directory in scratch {
+            let base = root.appendingPathComponent(directory)
+            var paths = [base.appendingPathComponent("debug/soundfit").path]
+            for triple in (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? [] {
+                paths.append(base.appendingPathComponent("\(triple)/debug/soundfit").path)
+            }
+            for path in paths where FileManager.default.isExecutableFile(atPath: path) {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+                found.append((attributes?[.modificationDate] as? Date ?? .distantPast, path))
+            }
+        }
+        guard let newest = found.max(by: { $0.0 < $1.0 }) else {
+            throw IntegrationError("soundfit binary not found next to \(argument0.path) nor under \(root.path)/.build*")
+        }
+        return newest.1
+    }
+}
+
+/// The fields of `soundfit ready osc=udp://127.0.0.1:PORT client=NAME server=SERVER channels=N`.
+struct ReadyLine {
+    var fields: [String: String]
+    var oscPort: UInt16
+    var client: String
+    var server: String
+    var channels: Int
+
+    init?(_ line: Substring) {
+        guard line.hasPrefix("soundfit ready ") else { return nil }
+        var fields: [String: String] = [:]
+        for token in line.split(separator: " ").dropFirst(2) {
+            guard let equals = token.firstIndex(of: "=") else { continue }
+            fields[String(token[..<equals])] = String(token[token.index(after: equals)...])
+        }
+        guard let osc = fields["osc"], osc.hasPrefix("udp://127.0.0.1:"),
+              let port = UInt16(osc.dropFirst("udp://127.0.0.1:".count)),
+              let client = fields["client"], let server = fields["server"],
+              let channels = fields["channels"].flatMap({ Int($0) })
+        else { return nil }
+        self.fields = fields
+        oscPort = port
+        self.client = client
+        self.server = server
+        self.channels = channels
+    }
+
+    /// The first ready line in `output`, if any.
+    static func find(in output: String) -> ReadyLine? {
+        output.split(separator: "\n").lazy.compactMap { ReadyLine($0) }.first
+    }
+}
+
+/// A running `soundfit run` process with a temporary state directory.
+final class SoundFitProcess: @unchecked Sendable {
+    let process: ChildProcess
+    let stateDirectory: URL
+
+    /// Starts `soundfit run --state-dir TMP [--osc-port 0] <arguments>` (`--osc-port 0`
+    /// unless `defaults` is false).
+    init(arguments: [String], defaults: Bool = true, environment: [String: String]? = nil) throws {
+        stateDirectory = try UniqueName.temporaryDirectory("soundfit-state")
+        let all = ["run", "--state-dir", stateDirectory.path] + (defaults ? ["--osc-port", "0"] : []) + arguments
+        process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all,
+                                   environment: environment)
+    }
+
+    /// Waits for the ready line; throws with the process's output if it does not come.
+    func waitForReady(timeout: Duration = .seconds(30)) throws -> ReadyLine {
+        if let ready = process.waitForOutput(timeout: timeout, ReadyLine.find(in:)) { return ready }
+        throw IntegrationError("""
+            soundfit printed no ready line (running: \(process.isRunning), exit: \(String(describing: process.termination)))
+            stdout: \(process.standardOutput)
+            stderr: \(process.standardError)
+            """)
+    }
+
+    func stop() {
+        process.stop()
+        try? FileManager.default.removeItem(at: stateDirectory)
+    }
+
+    deinit { stop() }
+}
+
+/// A test jackd, the real soundfit binary connected to it, an OSC client and (on demand) a
+/// test JACK client patched around soundfit. `stop()` (or deinit) tears everything down.
+final class SoundFitRig: @unchecked Sendable {
+    let server: TestJackServer
+    let soundfit: SoundFitProcess
+    let ready: ReadyLine
+    let osc: OSCTestClient
+    let channels: Int
+    private(set) var audioClient: TestJackClient?
+
+    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256) throws {
+        let server = try TestJackServer(period: period)
+        self.server = server
+        self.channels = channels
+        do {
+            soundfit = try SoundFitProcess(
+                arguments: ["--server", server.name, "--channels", "\(channels)"] + extraArguments)
+            ready = try soundfit.waitForReady()
+            osc = try OSCTestClient(port: ready.oscPort)
+            try osc.ping()
+            // The ready line can come before the processing session is active (it follows the
+            // JACK connection asynchronously); session-bound requests fail until then.
+            try osc.waitForSession()
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// The test client, connected to soundfit's ports (created on first use).
+    func audio() throws -> TestJackClient {
+        if let audioClient { return audioClient }
+        let client = try TestJackClient(server: server.name, channels: channels)
+        audioClient = client
+        try client.connect(toClient: ready.client)
+        return client
+    }
+
+    /// Closes the test client (before the server goes away).
+    func closeAudio() {
+        audioClient?.close()
+        audioClient = nil
+    }
+
+    func stop() {
+        closeAudio()
+        soundfit.stop()
+        server.stop()
+    }
+
+    deinit { stop() }
+}
