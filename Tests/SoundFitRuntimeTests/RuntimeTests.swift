@@ -7,7 +7,7 @@ import SoundFitRuntime
 import Testing
 
 @Suite struct RuntimeTests {
-    private func makeRuntime(timeout: Duration = .seconds(5)) throws -> SoundFitRuntime {
+    private func makeRuntime(timeout: Duration = .seconds(20)) throws -> SoundFitRuntime {
         SoundFitRuntime(
             engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
             config: ProcessingConfig(deliveryTimeout: timeout))
