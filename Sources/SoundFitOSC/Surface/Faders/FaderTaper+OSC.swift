@@ -1,0 +1,63 @@
+import SoundFitEngine
+
+/// The OSC form of fader positions: `<address>/normalized`.
+///
+/// - set: `/filter/cutoff/normalized ,f 0.5` (float, double, int 0/1 or T/F accepted), with
+///   the same optional trailing int request id as a native set;
+/// - query: `/filter/cutoff/normalized` with no argument; the reply is
+///   `/filter/cutoff/normalized ,f <position>`;
+/// - feedback to subscribers that asked for it uses the same form.
+///
+/// A normalized set is an ordinary change of the parameter: it is validated, delivered and
+/// reported (`/state` names the parameter's own address and carries the native value) exactly
+/// like a native set. Parameter addresses never end in `/normalized` (a registry test checks it).
+extension FaderTaper {
+    /// The suffix that turns a parameter address into its fader address.
+    public static let addressSuffix = "/normalized"
+
+    /// `/filter/cutoff/normalized` → `/filter/cutoff`; nil for an address not of that form.
+    public static func parameterAddress(forNormalized address: String) -> String? {
+        guard address.hasSuffix(addressSuffix), address.count > addressSuffix.count + 1 else { return nil }
+        return String(address.dropLast(addressSuffix.count))
+    }
+
+    /// The fader position of `value` for a parameter.
+    public static func normalized(_ value: ParameterValue, for descriptor: ParameterDescriptor) -> Float {
+        FaderTaper(descriptor).normalized(value)
+    }
+
+    /// The native value at a fader position for a parameter; errors name the `/normalized` address.
+    public static func value(normalized position: Float,
+                             for descriptor: ParameterDescriptor) throws(ParameterError) -> ParameterValue {
+        try FaderTaper(descriptor).value(normalized: position, address: descriptor.normalizedAddress)
+    }
+
+    /// Decodes the argument of a normalized set into a native value: coerces it to a position
+    /// (float, double, int or T/F; anything else is a type error), then maps it. The result has
+    /// the parameter's kind and lies in its range; read-only access is the caller's check.
+    public static func value(from argument: OSCArgument,
+                             for descriptor: ParameterDescriptor) throws(ParameterError) -> ParameterValue {
+        let address = descriptor.normalizedAddress
+        let position: Float
+        switch argument {
+        case .float(let v): position = v
+        case .double(let v): position = Float(v)
+        case .int32(let v): position = Float(v)
+        case .int64(let v): position = Float(v)
+        case .bool(let on): position = on ? 1 : 0
+        default: throw .wrongType(address: address, expected: "float 0…1")
+        }
+        return try FaderTaper(descriptor).value(normalized: position, address: address)
+    }
+
+    /// `<address>/normalized ,f <position>`: the reply to a normalized query and the normalized
+    /// feedback message.
+    public static func message(_ value: ParameterValue, for descriptor: ParameterDescriptor) -> OSCMessage {
+        OSCMessage(descriptor.normalizedAddress, [.float(normalized(value, for: descriptor))])
+    }
+}
+
+extension ParameterDescriptor {
+    /// The fader form of this parameter's address: `<address>/normalized`.
+    public var normalizedAddress: String { address + FaderTaper.addressSuffix }
+}

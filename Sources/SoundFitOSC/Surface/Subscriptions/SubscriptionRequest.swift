@@ -1,0 +1,106 @@
+/// Which form of value feedback a subscriber receives.
+public enum FeedbackForm: String, Sendable, CaseIterable {
+    /// `<address> <value>` in native units (the default).
+    case native
+    /// `<address>/normalized ,f <position>` for faders.
+    case normalized
+    /// Both messages for each change.
+    case both
+}
+
+/// Why a `/subscribe` or `/unsubscribe` was rejected. The description is the `/error` message.
+public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidURL(OSCURLError)
+    case wrongArguments(address: String, typeTags: String)
+    case unknownFeedbackForm(String)
+    case full(capacity: Int)
+    case notSubscribed(url: String)
+    case anotherClients(url: String)
+
+    public var description: String {
+        switch self {
+        case .invalidURL(let error):
+            error.description
+        case .wrongArguments(let address, let typeTags):
+            address == "/subscribe"
+                ? "/subscribe takes [,s url] [,s native|normalized|both], got ,\(typeTags)"
+                : "\(address) takes [,s url], got ,\(typeTags)"
+        case .unknownFeedbackForm(let form):
+            "/subscribe: unknown feedback form '\(form)'; expected native, normalized or both"
+        case .full(let capacity):
+            "subscriber limit reached (\(capacity)); unsubscribe another client first"
+        case .notSubscribed(let url):
+            "\(url) is not subscribed"
+        case .anotherClients(let url):
+            "\(url) was subscribed by another client; only that client or a client on the subscriber's host can change it"
+        }
+    }
+}
+
+/// The arguments of `/subscribe [,s url] [,s native|normalized|both]`, or of
+/// `/unsubscribe [,s url]`. Strings and symbols are accepted; nothing else.
+public struct SubscriptionRequest: Equatable, Sendable {
+    /// Where feedback goes; nil means the sender's own address and port.
+    public var url: OSCPeer?
+    public var feedback: FeedbackForm
+
+    public init(url: OSCPeer? = nil, feedback: FeedbackForm = .native) {
+        self.url = url
+        self.feedback = feedback
+    }
+
+    /// Parses `/subscribe` arguments: none, a URL, a feedback form, or a URL then a form.
+    /// An argument containing `://` is a URL.
+    public init(subscribe arguments: [OSCArgument]) throws(SubscriptionError) {
+        self.init()
+        let strings = try Self.strings(arguments, address: "/subscribe")
+        guard strings.count <= 2 else { throw Self.wrongArguments("/subscribe", arguments) }
+        for (index, text) in strings.enumerated() {
+            if text.contains("://") {
+                guard index == 0 else { throw Self.wrongArguments("/subscribe", arguments) }
+                do throws(OSCURLError) { url = try OSCPeer(oscURL: text) } catch { throw .invalidURL(error) }
+            } else {
+                guard index == strings.count - 1 else { throw Self.wrongArguments("/subscribe", arguments) }
+                guard let form = FeedbackForm(rawValue: text) else { throw .unknownFeedbackForm(text) }
+                feedback = form
+            }
+        }
+    }
+
+    /// Parses `/unsubscribe` arguments: none, or a URL. The feedback form is irrelevant here.
+    public init(unsubscribe arguments: [OSCArgument]) throws(SubscriptionError) {
+        self.init()
+        let strings = try Self.strings(arguments, address: "/unsubscribe")
+        guard strings.count <= 1 else { throw Self.wrongArguments("/unsubscribe", arguments) }
+        if let text = strings.first {
+            do throws(OSCURLError) { url = try OSCPeer(oscURL: text) } catch { throw .invalidURL(error) }
+        }
+    }
+
+    private static func strings(_ arguments: [OSCArgument], address: String) throws(SubscriptionError) -> [String] {
+        var strings: [String] = []
+        for argument in arguments {
+            switch argument {
+            case .string(let text), .symbol(let text): strings.append(text)
+            default: throw wrongArguments(address, arguments)
+            }
+        }
+        return strings
+    }
+
+    private static func wrongArguments(_ address: String, _ arguments: [OSCArgument]) -> SubscriptionError {
+        .wrongArguments(address: address, typeTags: OSCMessage(address, arguments).typeTags)
+    }
+}
+
+extension SubscriberRegistry.Subscriber {
+    /// `/subscribed ,s url ,s feedback`: the reply to `/subscribe`.
+    public var subscribedMessage: OSCMessage {
+        OSCMessage("/subscribed", [.string(target.oscURL), .string(feedback.rawValue)])
+    }
+
+    /// `/unsubscribed ,s url`: the reply to `/unsubscribe`, one per removed subscription.
+    public var unsubscribedMessage: OSCMessage {
+        OSCMessage("/unsubscribed", [.string(target.oscURL)])
+    }
+}
