@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
         .target(
             name: "SoundFitRuntime",
-            dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
+            dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
         .target(
             name: "SoundFitJack",
             dependencies: [
@@ -94,7 +94,9 @@ let package = Package(
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine"]),
-        .testTarget(name: "SoundFitStateTests", dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing"]),
+        .testTarget(
+            name: "SoundFitStateTests",
+            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
             dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),

@@ -6,7 +6,10 @@
 // Sections:
 //   --kernels  (default) kernel throughput on arrays, ns per sample-channel, beside a C reference
 //              biquad compiled -O3, median of N runs (default 7).
-//   --all      every section (today: kernels; a JACK process-callback timing section is planned:
+//   --personalization
+//              the multiband personalization processor per tech level beside its Faust-compiled
+//              equivalent (build it first: Benchmarks/Faust/build.sh), plus group delays.
+//   --all      every section (a JACK process-callback timing section is planned:
 //              add it as another `case` below with its own function).
 //
 // Timing goals are checked here, never in tests (DESIGN.md).
@@ -15,6 +18,7 @@ import Foundation
 
 enum Section: String, CaseIterable {
     case kernels
+    case personalization
 }
 
 var sections: [Section] = []
@@ -25,6 +29,7 @@ var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--kernels": sections.append(.kernels)
+    case "--personalization": sections.append(.personalization)
     case "--all": sections = Section.allCases
     case "--runs":
         guard let value = arguments.popFirst().flatMap(Int.init), value >= 1 else {
@@ -40,7 +45,7 @@ while let argument = arguments.popFirst() {
         }
         if argument == "--channels" { channelCounts = list } else { blockSizes = list }
     case "-h", "--help":
-        print("usage: soundfit-bench [--kernels | --all] [--runs N] [--channels 2,8] [--blocks 64,256]")
+        print("usage: soundfit-bench [--kernels | --personalization | --all] [--runs N] [--channels 2,8] [--blocks 64,256]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
@@ -64,5 +69,13 @@ for section in sections {
         print("## Kernels (ns per sample-channel, median of \(runs) runs, 48 kHz)")
         print("")
         print(KernelBenchmarks.table(benchmark.run()))
+    case .personalization:
+        var benchmark = PersonalizationBenchmarks()
+        benchmark.runs = runs
+        benchmark.channelCounts = channelCounts
+        benchmark.blockSizes = blockSizes
+        print("## Personalization (ns per sample-channel, median of \(runs) runs, 48 kHz)")
+        print("")
+        print(benchmark.run())
     }
 }

@@ -1,6 +1,6 @@
 /// The whole processing chain of one SoundFit instance:
 ///
-///     personalization (reserved, a later issue) -> filter -> ring modulator -> output gain
+///     personalization -> filter -> ring modulator -> output gain
 ///
 /// It copies the inputs to the outputs chunk by chunk (at most `spec.maximumFrameCount` frames)
 /// and runs each stage in place on the outputs. A stage that is disabled (and faded out), or an
@@ -8,17 +8,20 @@
 /// bit-exact copy.
 ///
 /// Threads: `init` allocates and must not run on the audio thread. `setSampleRate`, `reset`,
-/// `apply`, `settings` and `process` are real-time safe (no allocation, locks, I/O or runtime
-/// calls) and may be called on the audio thread; the value has one owner at a time.
+/// `apply`, `settings`, `process` and the personalization preset calls (`installPersonalization`,
+/// `removePersonalization`, `setPersonalizationTechLevel`) are real-time safe (no allocation,
+/// locks, I/O, reference counting or runtime calls) and may be called on the audio thread; the
+/// value has one owner at a time. Prepared presets are built and released on the control side
+/// (see `PreparedPersonalization`).
 public struct ProcessingChain: ~Copyable {
     public private(set) var spec: ProcessingSpec
     /// The current targets (each value clamped into its range).
     public private(set) var settings: ChainSettings
 
-    // MARK: Stage 0 — personalization (reserved)
-    // The personalization processor (per-ear, per-band gains and compression from a hearing
-    // profile) is a later issue. It will be stored here and run first in `processChunk`, with the
-    // same prepare/apply/reset/process triad as the stages below.
+    // MARK: Stage 0 — personalization
+    // The multiband personalization processor (per-ear band gains and dynamics from a hearing
+    // profile); see `PersonalizationProcessor`. Its preset arrives as a `PreparedPersonalization`.
+    private var personalization: PersonalizationProcessor
 
     private var filter: BiquadFilter
     private var ringModulator: RingModulator
@@ -26,13 +29,16 @@ public struct ProcessingChain: ~Copyable {
     /// Output channel pointers offset to the current chunk.
     private let chunkPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
-    /// Prepares every stage for `spec`, starting at `settings` (no ramp from defaults).
-    /// Allocates; call off the audio thread.
-    public init(spec: ProcessingSpec, settings: ChainSettings = ChainSettings()) {
+    /// Prepares every stage for `spec`, starting at `settings` (no ramp from defaults), with no
+    /// personalization preset; the personalization stage accepts presets of
+    /// `personalizationTechLevel` (1…4). Allocates; call off the audio thread.
+    public init(spec: ProcessingSpec, settings: ChainSettings = ChainSettings(), personalizationTechLevel: Int = 3) {
         precondition(spec.isValid, "invalid ProcessingSpec \(spec)")
         self.spec = spec
         let settings = settings.clamped()
         self.settings = settings
+        personalization = PersonalizationProcessor(spec: spec, settings: settings.personalization,
+                                                   techLevel: personalizationTechLevel)
         filter = BiquadFilter(spec: spec, settings: settings.filter)
         ringModulator = RingModulator(spec: spec, settings: settings.ringModulator)
         outputGain = OutputGain(spec: spec, settings: settings.outputGain)
@@ -46,13 +52,46 @@ public struct ProcessingChain: ~Copyable {
 
     /// True when `process` currently is a plain copy: every stage bypassed or at unity.
     public var isPassthrough: Bool {
-        filter.isBypassed && ringModulator.isBypassed && outputGain.isUnity
+        personalization.isBypassed && filter.isBypassed && ringModulator.isBypassed && outputGain.isUnity
+    }
+
+    // MARK: Personalization presets
+
+    /// The tech level whose personalization presets the chain accepts.
+    public var personalizationTechLevel: Int { personalization.techLevel }
+
+    /// The installed personalization preset (compare with `toOpaque()`), or nil.
+    public var installedPersonalization: Unmanaged<PreparedPersonalization>? { personalization.installed }
+
+    /// True when the personalization stage currently leaves the buffers untouched.
+    public var isPersonalizationBypassed: Bool { personalization.isBypassed }
+
+    /// Installs a preset prepared off the audio thread and hands back the one it replaces (or the
+    /// new one itself, rejected, when its tech level or sample rate differ from the chain's). The
+    /// band gains move to the new preset over 50 ms. Never retains or releases: the caller
+    /// releases whatever comes back on the control side. Real-time safe.
+    public mutating func installPersonalization(_ prepared: Unmanaged<PreparedPersonalization>) -> PersonalizationInstallResult {
+        personalization.install(prepared)
+    }
+
+    /// Removes the personalization preset (the stage fades out over 15 ms and then passes the
+    /// input through) and hands it back for release on the control side. Real-time safe.
+    public mutating func removePersonalization() -> Unmanaged<PreparedPersonalization>? {
+        personalization.removePreset()
+    }
+
+    /// Accepts presets of another tech level from now on (a new session). An installed preset is
+    /// removed at once, without a fade, and handed back. Real-time safe.
+    public mutating func setPersonalizationTechLevel(_ techLevel: Int) -> Unmanaged<PreparedPersonalization>? {
+        personalization.setTechLevel(techLevel)
     }
 
     /// Changes the sample rate of every stage: coefficients and ramp lengths are recomputed,
-    /// states cleared. Real-time safe.
+    /// states cleared. An installed personalization preset prepared for another rate stops
+    /// applying until one for the new rate is installed. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         spec.sampleRate = sampleRate
+        personalization.setSampleRate(sampleRate)
         filter.setSampleRate(sampleRate)
         ringModulator.setSampleRate(sampleRate)
         outputGain.setSampleRate(sampleRate)
@@ -61,6 +100,7 @@ public struct ProcessingChain: ~Copyable {
     /// Clears filter states, resets the modulator phase and jumps every smoother to its target.
     /// Real-time safe.
     public mutating func reset() {
+        personalization.reset()
         filter.reset()
         ringModulator.reset()
         outputGain.reset()
@@ -72,6 +112,7 @@ public struct ProcessingChain: ~Copyable {
         let target = newSettings.clamped()
         guard target != settings else { return }
         settings = target
+        personalization.apply(target.personalization)
         filter.apply(target.filter)
         ringModulator.apply(target.ringModulator)
         outputGain.apply(target.outputGain)
@@ -101,7 +142,7 @@ public struct ProcessingChain: ~Copyable {
     /// Runs the stages in place on `chunkPointers`.
     private mutating func processChunk(count: Int) {
         let buffers = UnsafePointer(chunkPointers)
-        // Stage 0: personalization (reserved slot, see above).
+        personalization.process(buffers, frameCount: count)
         filter.process(buffers, frameCount: count)
         ringModulator.process(buffers, frameCount: count)
         outputGain.process(buffers, frameCount: count)

@@ -1,12 +1,16 @@
 /// Target settings of the whole processing chain, one value per stage.
 public struct ChainSettings: Sendable, Equatable {
+    /// Stage 0: the multiband personalization processor.
+    public var personalization: PersonalizationSettings
     public var filter: FilterSettings
     public var ringModulator: RingModulatorSettings
     public var outputGain: OutputGainSettings
 
     public init(filter: FilterSettings = FilterSettings(),
                 ringModulator: RingModulatorSettings = RingModulatorSettings(),
-                outputGain: OutputGainSettings = OutputGainSettings()) {
+                outputGain: OutputGainSettings = OutputGainSettings(),
+                personalization: PersonalizationSettings = PersonalizationSettings()) {
+        self.personalization = personalization
         self.filter = filter
         self.ringModulator = ringModulator
         self.outputGain = outputGain
@@ -15,6 +19,6 @@ public struct ChainSettings: Sendable, Equatable {
     /// Every stage's settings clamped into range. Real-time safe.
     public func clamped() -> ChainSettings {
         ChainSettings(filter: filter.clamped(), ringModulator: ringModulator.clamped(),
-                      outputGain: outputGain.clamped())
+                      outputGain: outputGain.clamped(), personalization: personalization.clamped())
     }
 }

@@ -15,6 +15,8 @@ func realtimeSafetyCheck(chain: inout ProcessingChain,
                          filter: inout BiquadFilter,
                          ringModulator: inout RingModulator,
                          outputGain: inout OutputGain,
+                         personalization: inout PersonalizationProcessor,
+                         prepared: Unmanaged<PreparedPersonalization>,
                          settings: ChainSettings,
                          inputs: UnsafePointer<UnsafePointer<Float>>,
                          outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
@@ -26,6 +28,19 @@ func realtimeSafetyCheck(chain: inout ProcessingChain,
     chain.setSampleRate(sampleRate)
     _ = chain.settings
     _ = chain.isPassthrough
+    _ = chain.installPersonalization(prepared)
+    _ = chain.removePersonalization()
+    _ = chain.setPersonalizationTechLevel(4)
+    _ = chain.installedPersonalization
+    _ = chain.isPersonalizationBypassed
+
+    personalization.apply(settings.personalization)
+    _ = personalization.install(prepared)
+    personalization.process(outputs, frameCount: frameCount)
+    _ = personalization.removePreset()
+    _ = personalization.setTechLevel(2)
+    personalization.reset()
+    personalization.setSampleRate(sampleRate)
 
     filter.apply(settings.filter)
     filter.process(outputs, frameCount: frameCount)

@@ -1,0 +1,172 @@
+/// The band layout of a tech level: band centres and the crossovers between them.
+///
+/// SoundFitDSP's own copy of the tech-level table (it does not depend on SoundFitHearing):
+///
+/// | tech level | bands | centres (Hz) |
+/// | --- | --- | --- |
+/// | 1 | 4 | 500, 1k, 2k, 4k |
+/// | 2 | 6 | octaves 250…8k |
+/// | 3 | 8 | 250, 500, 1k, 1.5k, 2k, 3k, 4k, 6k |
+/// | 4 | 12 | half octaves from 250 (250·2^(k/2)) |
+///
+/// Crossovers lie at the geometric means of neighbouring centres.
+public struct MultibandLayout: Sendable, Equatable {
+    public let techLevel: Int
+    public let bandCentres: [Double]
+
+    public static var techLevels: ClosedRange<Int> { 1...4 }
+    /// The largest band count of any tech level.
+    public static var maximumBandCount: Int { 12 }
+
+    /// The layout of `techLevel` (1…4), or nil.
+    public init?(techLevel: Int) {
+        guard Self.techLevels.contains(techLevel) else { return nil }
+        self.techLevel = techLevel
+        switch techLevel {
+        case 1: bandCentres = [500, 1000, 2000, 4000]
+        case 2: bandCentres = [250, 500, 1000, 2000, 4000, 8000]
+        case 3: bandCentres = [250, 500, 1000, 1500, 2000, 3000, 4000, 6000]
+        default: bandCentres = (0..<12).map { 250 * libmPow(2, Double($0) / 2) }
+        }
+    }
+
+    public var bandCount: Int { bandCentres.count }
+
+    /// `bandCount − 1` crossover frequencies, `√(centre[k]·centre[k+1])`.
+    public var crossovers: [Double] {
+        (0..<(bandCount - 1)).map { libmSqrt(bandCentres[$0] * bandCentres[$0 + 1]) }
+    }
+}
+
+/// One band's prescription and dynamics, in the units of the preset payload.
+///
+/// Levels are band levels in dB SPL (see `MultibandPreset.calibration`), gains in dB. The static
+/// gain law (`gain(atLevel:)`) at band level `L`:
+///
+/// - compression: `gain + (1/ratio − 1)·(max(L, knee) − referenceLevel)`: the prescribed gain at
+///   the reference level, falling with slope `1/ratio − 1` above the knee, constant below it;
+/// - expansion (when `expansionKnee` is set): below the expansion knee the gain falls by
+///   `(expansionRatio − 1)` dB per dB (ratio 2: 1 dB per dB, so the output falls 2 dB per dB);
+///   an expansion knee above `knee` acts at `knee`;
+/// - capped at `maximumGain`;
+/// - per-band limiter: the band output level `L + gain` never exceeds `outputLimit`.
+public struct BandDynamics: Sendable, Equatable {
+    /// Band centre (Hz); must match the layout within 0.5 Hz.
+    public var centre: Double
+    /// Insertion gain (dB) at `referenceLevel`, `0...60`.
+    public var gain: Double
+    /// The band level (dB SPL) at which `gain` applies, `0...120`.
+    public var referenceLevel: Double
+    /// Compression ratio above `knee`, `1...5` (1 = linear).
+    public var ratio: Double
+    /// Compression knee (dB SPL), `0...120`.
+    public var knee: Double
+    /// Expansion knee (dB SPL), `0...120`; nil = no expansion.
+    public var expansionKnee: Double?
+    /// Expansion ratio below `expansionKnee`, `1...4`.
+    public var expansionRatio: Double
+    /// Gain cap (dB), `0...60`.
+    public var maximumGain: Double
+    /// Band output limit (dB SPL), `60...140`.
+    public var outputLimit: Double
+    /// Level detector attack and release time constants (ms): `0.5...200`, `5...2000`.
+    public var attack: Double
+    public var release: Double
+
+    public init(centre: Double, gain: Double, referenceLevel: Double = 60, ratio: Double = 1, knee: Double = 35,
+                expansionKnee: Double? = nil, expansionRatio: Double = 1, maximumGain: Double = 60,
+                outputLimit: Double = 140, attack: Double = 5, release: Double = 50) {
+        self.centre = centre
+        self.gain = gain
+        self.referenceLevel = referenceLevel
+        self.ratio = ratio
+        self.knee = knee
+        self.expansionKnee = expansionKnee
+        self.expansionRatio = expansionRatio
+        self.maximumGain = maximumGain
+        self.outputLimit = outputLimit
+        self.attack = attack
+        self.release = release
+    }
+
+    /// The static gain law (dB) at band level `level` (dB SPL), as documented on the type.
+    public func gain(atLevel level: Double) -> Double {
+        let slope = 1 / ratio - 1
+        var g = gain + slope * (max(level, knee) - referenceLevel)
+        if let expansionKnee {
+            g -= (expansionRatio - 1) * max(min(expansionKnee, knee) - level, 0)
+        }
+        g = min(g, maximumGain)
+        return min(g, outputLimit - level)
+    }
+
+    /// Valid ranges, checked by `MultibandPreset.validate`.
+    public static let ranges: [(name: String, range: ClosedRange<Double>, value: @Sendable (BandDynamics) -> Double?)] = [
+        ("gain", 0...60, { $0.gain }), ("referenceLevel", 0...120, { $0.referenceLevel }),
+        ("ratio", 1...5, { $0.ratio }), ("knee", 0...120, { $0.knee }),
+        ("expansionKnee", 0...120, { $0.expansionKnee }), ("expansionRatio", 1...4, { $0.expansionRatio }),
+        ("maximumGain", 0...60, { $0.maximumGain }), ("outputLimit", 60...140, { $0.outputLimit }),
+        ("attack", 0.5...200, { $0.attack }), ("release", 5...2000, { $0.release }),
+    ]
+}
+
+/// The DSP-side description of a personalization preset: what the multiband processor applies.
+/// (The control side converts its payload into this; SoundFitDSP knows nothing of audiograms.)
+public struct MultibandPreset: Sendable, Equatable {
+    public var techLevel: Int
+    /// dB SPL of a full-scale sine (a sine of amplitude 1, RMS 1/√2), `80...130`; default 100.
+    public var calibration: Double
+    /// Per-ear bands, in layout order (`MultibandLayout(techLevel:).bandCentres`).
+    public var left: [BandDynamics]
+    public var right: [BandDynamics]
+
+    public static var defaultCalibration: Double { 100 }
+    public static var calibrationRange: ClosedRange<Double> { 80...130 }
+
+    public init(techLevel: Int, calibration: Double = MultibandPreset.defaultCalibration,
+                left: [BandDynamics], right: [BandDynamics]) {
+        self.techLevel = techLevel
+        self.calibration = calibration
+        self.left = left
+        self.right = right
+    }
+
+    /// A preset with the same bands for both ears.
+    public init(techLevel: Int, calibration: Double = MultibandPreset.defaultCalibration, bands: [BandDynamics]) {
+        self.init(techLevel: techLevel, calibration: calibration, left: bands, right: bands)
+    }
+
+    /// Checks tech level, band count and centres, and that every number is finite and in range.
+    /// The error names the field at fault.
+    public func validate() throws(MultibandPresetError) {
+        guard let layout = MultibandLayout(techLevel: techLevel) else {
+            throw MultibandPresetError("techLevel: \(techLevel) is not 1…4")
+        }
+        guard calibration.isFinite, Self.calibrationRange.contains(calibration) else {
+            throw MultibandPresetError("calibration: \(calibration) is not in 80…130 dB SPL")
+        }
+        for (ear, bands) in [("left", left), ("right", right)] {
+            guard bands.count == layout.bandCount else {
+                throw MultibandPresetError("\(ear): \(bands.count) bands, tech level \(techLevel) has \(layout.bandCount)")
+            }
+            for (index, band) in bands.enumerated() {
+                guard band.centre.isFinite, abs(band.centre - layout.bandCentres[index]) < 0.5 else {
+                    throw MultibandPresetError("\(ear)[\(index)].centre: \(band.centre) Hz is not band \(index + 1) of tech level \(techLevel) (\(layout.bandCentres[index]) Hz)")
+                }
+                for field in BandDynamics.ranges {
+                    guard let value = field.value(band) else { continue }
+                    guard value.isFinite, field.range.contains(value) else {
+                        throw MultibandPresetError("\(ear)[\(index)].\(field.name): \(value) is not in \(field.range.lowerBound)…\(field.range.upperBound)")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A preset was rejected; nothing was changed.
+public struct MultibandPresetError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

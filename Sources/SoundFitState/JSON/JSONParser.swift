@@ -1,0 +1,308 @@
+import Foundation
+
+/// A JSON syntax error, with the line and column (1-based, in characters of the line's UTF-8
+/// bytes) where it was found.
+struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    var line: Int
+    var column: Int
+    var message: String
+
+    /// `invalid JSON at line 3, column 5: expected ',' or '}'`.
+    var description: String { "invalid JSON at line \(line), column \(column): \(message)" }
+}
+
+/// A strict RFC 8259 parser for SoundFit's files.
+///
+/// Strict where a lenient parser would hide a mistake in a hand-edited file: duplicate keys,
+/// trailing commas, comments, invalid UTF-8, raw control characters in strings and anything
+/// after the top-level value are errors. A UTF-8 byte order mark is skipped. Nesting is limited
+/// to `maximumDepth`, so a hostile file cannot exhaust the stack.
+struct JSONParser {
+    static let maximumDepth = 64
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private var depth = 0
+
+    /// Parses one JSON document.
+    static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes: Array(data))
+        return try parser.document()
+    }
+
+    private init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    private mutating func document() throws(JSONSyntaxError) -> JSONValue {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        skipWhitespace()
+        guard index < bytes.count else { throw error("the file is empty (expected a JSON value)") }
+        let value = try self.value()
+        skipWhitespace()
+        guard index == bytes.count else { throw error("unexpected text after the end of the document") }
+        return value
+    }
+
+    private mutating func value() throws(JSONSyntaxError) -> JSONValue {
+        guard index < bytes.count else { throw error("unexpected end of the file (the file is truncated?)") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "["): return try array()
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        case UInt8(ascii: "/"): throw error("comments are not allowed in JSON")
+        default: throw error("expected a value (object, array, string, number, true, false or null)")
+        }
+    }
+
+    private mutating func object() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        var object = JSONObject()
+        var seen = Set<String>()
+        skipWhitespace()
+        if peek(UInt8(ascii: "}")) {
+            index += 1
+            depth -= 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard peek(UInt8(ascii: "\"")) else {
+                throw error(peek(UInt8(ascii: "}")) ? "trailing comma before '}'" : "expected a key in double quotes")
+            }
+            let keyStart = index
+            let key = try string()
+            guard seen.insert(key).inserted else {
+                throw error("duplicate key \"\(NumberText.escapedForMessage(key))\"", at: keyStart)
+            }
+            skipWhitespace()
+            guard peek(UInt8(ascii: ":")) else { throw error("expected ':' after the key") }
+            index += 1
+            skipWhitespace()
+            object.members.append(.init(key: key, value: try value()))
+            skipWhitespace()
+            if peek(UInt8(ascii: ",")) {
+                index += 1
+                continue
+            }
+            guard peek(UInt8(ascii: "}")) else { throw error(atEnd ? "unexpected end of the file (the file is truncated?)" : "expected ',' or '}'") }
+            index += 1
+            depth -= 1
+            return .object(object)
+        }
+    }
+
+    private mutating func array() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if peek(UInt8(ascii: "]")) {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            if peek(UInt8(ascii: "]")) { throw error("trailing comma before ']'") }
+            elements.append(try value())
+            skipWhitespace()
+            if peek(UInt8(ascii: ",")) {
+                index += 1
+                continue
+            }
+            guard peek(UInt8(ascii: "]")) else { throw error(atEnd ? "unexpected end of the file (the file is truncated?)" : "expected ',' or ']'") }
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+    }
+
+    private mutating func string() throws(JSONSyntaxError) -> String {
+        let start = index
+        index += 1  // opening quote
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        while true {
+            guard index < bytes.count else { throw error("unterminated string (the file is truncated?)", at: start) }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                try appendRun(runStart..<index, to: &scalars)
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return String(scalars)
+                }
+                scalars.append(try escape())
+                runStart = index
+                continue
+            }
+            if byte < 0x20 {
+                throw error(byte == 0x0A
+                    ? "unterminated string (line break inside a string)"
+                    : "control character in a string (write it as \\u\(hex4(UInt32(byte))))")
+            }
+            index += 1
+        }
+    }
+
+    /// Appends the unescaped bytes `range` of a string, which must be valid UTF-8.
+    private func appendRun(_ range: Range<Int>, to scalars: inout String.UnicodeScalarView) throws(JSONSyntaxError) {
+        guard !range.isEmpty else { return }
+        guard let text = String(validating: bytes[range], as: UTF8.self) else {
+            throw error("the string is not valid UTF-8", at: range.lowerBound)
+        }
+        scalars.append(contentsOf: text.unicodeScalars)
+    }
+
+    /// Parses an escape sequence starting at the backslash.
+    private mutating func escape() throws(JSONSyntaxError) -> Unicode.Scalar {
+        let start = index
+        index += 1
+        guard index < bytes.count else { throw error("unterminated string (the file is truncated?)") }
+        let byte = bytes[index]
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            let high = try hexQuad(escapeStart: start)
+            if (0xD800...0xDBFF).contains(high) {
+                guard bytes.count >= index + 2, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw error("unpaired UTF-16 surrogate \\u\(hex4(high))", at: start)
+                }
+                index += 2
+                let low = try hexQuad(escapeStart: start)
+                guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired UTF-16 surrogate \\u\(hex4(high))", at: start) }
+                return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
+            }
+            guard let scalar = Unicode.Scalar(high) else { throw error("unpaired UTF-16 surrogate \\u\(hex4(high))", at: start) }
+            return scalar
+        default:
+            throw error("invalid escape sequence in a string", at: start)
+        }
+    }
+
+    private mutating func hexQuad(escapeStart: Int) throws(JSONSyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("incomplete \\u escape", at: escapeStart) }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("invalid \\u escape (expected four hexadecimal digits)", at: escapeStart)
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func number() throws(JSONSyntaxError) -> String {
+        let numberStart = index
+        // A number cut off by the end of the file is a truncation, reported at the end.
+        var errorPosition: Int { index >= bytes.count ? bytes.count : numberStart }
+        if peek(UInt8(ascii: "-")) { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: expected a digit", at: errorPosition) }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw error("invalid number: leading zeros are not allowed", at: errorPosition) }
+        } else {
+            skipDigits()
+        }
+        if peek(UInt8(ascii: ".")) {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: expected a digit after '.'", at: errorPosition) }
+            skipDigits()
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if peek(UInt8(ascii: "+")) || peek(UInt8(ascii: "-")) { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: expected a digit in the exponent", at: errorPosition) }
+            skipDigits()
+        }
+        if index < bytes.count, isIdentifierByte(bytes[index]) { throw error("invalid number", at: errorPosition) }
+        return String(decoding: bytes[numberStart..<index], as: UTF8.self)
+    }
+
+    private mutating func literal(_ word: String) throws(JSONSyntaxError) {
+        let expected = Array(word.utf8)
+        if bytes.count - index < expected.count, expected.starts(with: bytes[index...]) {
+            throw error("unexpected end of the file", at: bytes.count)
+        }
+        guard bytes.count >= index + expected.count, Array(bytes[index..<index + expected.count]) == expected,
+              index + expected.count == bytes.count || !isIdentifierByte(bytes[index + expected.count]) else {
+            throw error(bytes[index] == UInt8(ascii: "t") || bytes[index] == UInt8(ascii: "f") || bytes[index] == UInt8(ascii: "n")
+                ? "invalid literal (expected true, false or null; strings need double quotes)"
+                : "expected a value")
+        }
+        index += expected.count
+    }
+
+    // MARK: Helpers
+
+    private mutating func enter() throws(JSONSyntaxError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+    }
+
+    private var atEnd: Bool { index >= bytes.count }
+
+    private func peek(_ byte: UInt8) -> Bool { index < bytes.count && bytes[index] == byte }
+
+    private func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    private func isIdentifierByte(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+    }
+
+    private mutating func skipDigits() {
+        while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// An error at `position` (default: the current index), with its line and column.
+    /// Anything missing at the end of a non-empty file is reported as a truncation.
+    private func error(_ message: String, at position: Int? = nil) -> JSONSyntaxError {
+        let position = min(position ?? index, bytes.count)
+        let truncation = "unexpected end of the file (the file is truncated?)"
+        let message = position == bytes.count && !message.hasPrefix("the file is empty") && !message.contains("truncated")
+            ? truncation : message
+        var line = 1
+        var lineStart = 0
+        for offset in 0..<position where bytes[offset] == 0x0A {
+            line += 1
+            lineStart = offset + 1
+        }
+        // Columns count characters, not bytes: continuation bytes of multi-byte UTF-8 are skipped.
+        let column = bytes[lineStart..<position].reduce(1) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        return JSONSyntaxError(line: line, column: column, message: message)
+    }
+}

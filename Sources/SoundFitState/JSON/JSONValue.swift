@@ -1,0 +1,105 @@
+/// A JSON value as SoundFit's human-edited files hold it.
+///
+/// Unlike `JSONSerialization`, it keeps what a person wrote: the order of an object's keys (so a
+/// written file lists parameters in address-space order), the literal text of numbers (so
+/// `0.7071` is written back as `0.7071`, not `0.707099974155426`), and the difference between
+/// `true` and `1`.
+enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    /// The number's literal text (valid JSON number syntax).
+    case number(String)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// A number written the way a person would: integral values without a fraction (`1000`),
+    /// others in the shortest form that reads back as the same `Float` (`0.7071`).
+    static func number(_ value: Float) -> JSONValue { .number(NumberText.format(value)) }
+    /// A number in the shortest form that reads back as the same `Double`.
+    static func number(_ value: Double) -> JSONValue { .number(NumberText.format(value)) }
+    static func number(_ value: Int) -> JSONValue { .number(String(value)) }
+
+    /// "a string \"abc\"", "true", "an object", … for messages about a value of the wrong kind.
+    var summary: String {
+        switch self {
+        case .null: "null"
+        case .bool(let value): value ? "true" : "false"
+        case .number(let text): text
+        case .string(let text): "\"\(NumberText.escapedForMessage(text))\""
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// The number's value, for `.number`.
+    var double: Double? {
+        guard case .number(let text) = self else { return nil }
+        return Double(text)
+    }
+}
+
+/// A JSON object whose members keep their order.
+struct JSONObject: Sendable, Equatable {
+    struct Member: Sendable, Equatable {
+        var key: String
+        var value: JSONValue
+    }
+
+    var members: [Member]
+
+    init(_ members: [Member] = []) {
+        self.members = members
+    }
+
+    init(_ pairs: KeyValuePairs<String, JSONValue>) {
+        members = pairs.map { Member(key: $0.key, value: $0.value) }
+    }
+
+    /// The first member named `key`. (The parser rejects duplicate keys.)
+    subscript(key: String) -> JSONValue? {
+        members.first { $0.key == key }?.value
+    }
+
+    var keys: [String] { members.map(\.key) }
+
+    /// Appends a member; `nil` appends nothing (an absent optional field).
+    mutating func append(_ key: String, _ value: JSONValue?) {
+        if let value { members.append(Member(key: key, value: value)) }
+    }
+}
+
+/// Number and text formatting shared by the writer and by error messages.
+enum NumberText {
+    /// `1000`, `-24`, `0.7071`, `1e-05`: integral values (below 1e7) without a fraction, others
+    /// in Swift's shortest round-tripping form.
+    static func format(_ value: Float) -> String {
+        if value == value.rounded(), abs(value) < 1e7 { return String(Int(value)) }
+        return "\(value)"
+    }
+
+    /// As `format(_: Float)`, for doubles (integral values below 1e15).
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+
+    /// `20…20000`, `-24…24`, `0.1…18`.
+    static func format(_ range: ClosedRange<Float>) -> String {
+        "\(format(range.lowerBound))…\(format(range.upperBound))"
+    }
+
+    /// Text quoted in a message: control characters shown as `\u{A}`, long text shortened.
+    static func escapedForMessage(_ text: String, limit: Int = 80) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
+                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        if result.count > limit { result = String(result.prefix(limit)) + "…" }
+        return result
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+import SoundFitEngine
+
+/// Names a patch: by number, or by name (case-insensitive).
+public enum PatchReference: Sendable, Equatable, CustomStringConvertible {
+    case number(Int)
+    case name(String)
+
+    public var description: String {
+        switch self {
+        case .number(let number): "\(number)"
+        case .name(let name): "'\(name)'"
+        }
+    }
+}
+
+/// Every patch SoundFit knows: the factory patches (read-only, number ≥ 0) and the user patches
+/// (number < 0, saved in the state directory), with the rules for saving and deleting.
+///
+/// - List order: factory patches by number (0, 1, 2, …), then user patches newest number last
+///   (−1, −2, …).
+/// - Names are unique case-insensitively across factory and user patches. Saving under the
+///   name of an existing user patch overwrites it and keeps its number; saving under a factory
+///   patch's name is an error. (A user patch that an update's new factory patch happens to
+///   share a name with still loads; its name then finds the factory patch, its number finds it.)
+/// - A new user patch gets the number below the lowest user number on disk (−1, −2, …), so
+///   numbers are not reused while a later patch exists. Broken user files keep their numbers.
+/// - User patch files are read once, at `init`; the library is their only writer afterwards.
+///
+/// Thread rules: any thread except the audio thread; saving and deleting do blocking file I/O
+/// (milliseconds) under the library's lock.
+public final class PatchLibrary: Sendable {
+    public let descriptors: [ParameterDescriptor]
+    /// By number.
+    public let factoryPatches: [Patch]
+    public let userStore: UserPatchStore
+    /// What was wrong with the patch files when the library was opened, to be logged at start.
+    public let problems: [DocumentProblem]
+
+    private struct UserPatches {
+        var byNumber: [Int: Patch]
+        /// Numbers held by `user-<n>.json` files, broken ones included.
+        var occupied: Set<Int>
+    }
+
+    private let user: Mutex<UserPatches>
+
+    /// Opens the library: loads the factory patches of `factoryDirectory` and the user patches
+    /// of `userStore`. Never fails: broken files are in `problems`, the rest loads.
+    public convenience init(factoryDirectory: URL, userStore: UserPatchStore, descriptors: [ParameterDescriptor]) {
+        let factory = FactoryPatchLibrary.load(directory: factoryDirectory, descriptors: descriptors)
+        self.init(factoryPatches: factory.patches, factoryProblems: factory.problems, userStore: userStore, descriptors: descriptors)
+    }
+
+    /// Opens the library with factory patches already loaded (e.g. built into a test).
+    public init(factoryPatches: [Patch], factoryProblems: [DocumentProblem] = [], userStore: UserPatchStore,
+                descriptors: [ParameterDescriptor]) {
+        self.descriptors = descriptors
+        self.factoryPatches = factoryPatches.sorted { $0.number < $1.number }
+        self.userStore = userStore
+        let loaded = userStore.load(descriptors: descriptors)
+        var problems = factoryProblems + loaded.problems
+        let factoryNames = Set(factoryPatches.map { PatchName.key($0.name) })
+        var byNumber: [Int: Patch] = [:]
+        var userNames: [String: Int] = [:]
+        for patch in loaded.patches.sorted(by: { $0.number > $1.number }) {
+            let file = userStore.url(for: patch.number).path
+            if let other = userNames[PatchName.key(patch.name)] {
+                problems.append(DocumentProblem(
+                    file: file, field: "name", message: "'\(patch.name)' is already the name of user patch \(other); this file is not loaded"))
+                continue
+            }
+            if factoryNames.contains(PatchName.key(patch.name)) {
+                problems.append(DocumentProblem(
+                    file: file, field: "name",
+                    message: "'\(patch.name)' is also a factory patch's name: the name finds the factory patch; load this one by number (\(patch.number))"))
+            }
+            userNames[PatchName.key(patch.name)] = patch.number
+            byNumber[patch.number] = patch
+        }
+        self.problems = problems
+        user = Mutex(UserPatches(byNumber: byNumber, occupied: loaded.occupiedNumbers))
+    }
+
+    /// Every patch: factory by number, then user patches −1, −2, ….
+    public var patches: [Patch] {
+        factoryPatches + user.withLock { $0.byNumber.values.sorted { $0.number > $1.number } }
+    }
+
+    /// The user patches, −1, −2, ….
+    public var userPatches: [Patch] {
+        user.withLock { $0.byNumber.values.sorted { $0.number > $1.number } }
+    }
+
+    /// The patch `reference` names; names are compared case-insensitively, factory first.
+    public func patch(_ reference: PatchReference) throws(PatchError) -> Patch {
+        switch reference {
+        case .number(let number):
+            if let patch = factoryPatches.first(where: { $0.number == number }) ?? user.withLock({ $0.byNumber[number] }) {
+                return patch
+            }
+            throw .unknownNumber(number)
+        case .name(let name):
+            let key = PatchName.key(name)
+            if let patch = factoryPatches.first(where: { PatchName.key($0.name) == key })
+                ?? user.withLock({ $0.byNumber.values.first { PatchName.key($0.name) == key } }) {
+                return patch
+            }
+            throw .unknownName(name)
+        }
+    }
+
+    /// Saves `parameters` (every writable parameter, valid) as the user patch `name`.
+    ///
+    /// An existing user patch of that name (case-insensitively) is overwritten and keeps its
+    /// number (the new spelling of the name is kept); otherwise the patch gets the number below
+    /// the lowest user number. The file is written atomically before the library changes.
+    @discardableResult
+    public func save(name: String, summary: String = "", parameters: [String: ParameterValue]) throws(PatchError) -> Patch {
+        try PatchName.validate(name)
+        let key = PatchName.key(name)
+        if factoryPatches.contains(where: { PatchName.key($0.name) == key }) {
+            throw .nameBelongsToFactoryPatch(name)
+        }
+        do {
+            try ParameterCoding.validate(parameters, descriptors: descriptors, file: "patch '\(name)'")
+        } catch {
+            throw .invalidParameters(error)
+        }
+        let descriptors = self.descriptors
+        let store = userStore
+        return try user.withLock { (state: inout UserPatches) throws(PatchError) -> Patch in
+            let number = state.byNumber.values.first { PatchName.key($0.name) == key }?.number
+                ?? (state.occupied.min() ?? 0) - 1
+            guard number >= Int(Int32.min) else { throw .storage("no user patch numbers left (delete some patches)") }
+            let patch = Patch(number: number, name: name, summary: summary, parameters: parameters)
+            try store.write(patch, descriptors: descriptors)
+            state.byNumber[number] = patch
+            state.occupied.insert(number)
+            return patch
+        }
+    }
+
+    /// Deletes a user patch (its file is removed durably). Factory patches are read-only.
+    @discardableResult
+    public func delete(_ reference: PatchReference) throws(PatchError) -> Patch {
+        let patch = try self.patch(reference)
+        guard !patch.isFactory else { throw .factoryPatchIsReadOnly(number: patch.number, name: patch.name) }
+        let store = userStore
+        try user.withLock { (state: inout UserPatches) throws(PatchError) in
+            guard state.byNumber[patch.number] != nil else { throw .unknownNumber(patch.number) }
+            try store.remove(number: patch.number)
+            state.byNumber[patch.number] = nil
+            state.occupied.remove(patch.number)
+        }
+        return patch
+    }
+}

@@ -1,1 +1,0 @@
-// Patches and state; see README.

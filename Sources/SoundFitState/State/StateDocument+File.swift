@@ -1,0 +1,136 @@
+import Foundation
+import SoundFitEngine
+import SoundFitHearing
+import SoundFitProcessing
+
+extension StateDocument {
+    /// The document's JSON, parameters in the order of `descriptors`.
+    public func encoded(descriptors: [ParameterDescriptor]) -> Data {
+        var root = JSONObject()
+        root.append("format", .string(Self.format))
+        root.append("version", .number(Self.formatVersion))
+        root.append("parameters", .object(ParameterCoding.encode(parameters, descriptors: descriptors)))
+        var deliveryObject = JSONObject()
+        switch delivery.deliveryStyle {
+        case .continuous:
+            deliveryObject.append("style", .string("continuous"))
+        case .discrete(let settle):
+            deliveryObject.append("style", .string("discrete"))
+            deliveryObject.append("settle_seconds", .number(settle.seconds))
+        }
+        deliveryObject.append("timeout_seconds", .number(delivery.deliveryTimeout.seconds))
+        root.append("delivery", .object(deliveryObject))
+        root.append("session", .object(JSONObject([
+            "mode": .string(session.personalization.modeName),
+            "tech_level": .number(session.fitting.techLevel),
+        ])))
+        root.append("current_patch", currentPatch.map { patch in
+            .object(JSONObject([
+                "number": .number(patch.number), "name": .string(patch.name), "modified": .bool(patch.isModified),
+            ]))
+        } ?? .null)
+        root.append("hearing_profile", hearingProfile.flatMap { try? JSONValue(encoding: $0) } ?? .null)
+        root.append("presets", .array(presets.compactMap { try? JSONValue(encoding: $0) }))
+        return JSONValue.object(root).fileData()
+    }
+
+    /// Reads and validates a state document; every problem names `file` and the field at fault.
+    /// Missing writable parameters take their defaults (a document of an older SoundFit).
+    public static func decode(_ data: Data, file: String, descriptors: [ParameterDescriptor]) throws(DocumentError) -> StateDocument {
+        var reader = DocumentReader(file: file)
+        guard let root = reader.header(data, format: format, version: formatVersion) else { throw DocumentError(reader.problems) }
+        reader.rejectUnknownKeys(root, known: [
+            "format", "version", "parameters", "delivery", "session", "current_patch", "hearing_profile", "presets",
+        ])
+        let parameters = ParameterCoding.decode(
+            root["parameters"], field: "parameters", descriptors: descriptors, completeness: .defaultsForMissing, reader: &reader)
+        let delivery = decodeDelivery(root, reader: &reader)
+        let session = decodeSession(root, reader: &reader)
+        let currentPatch = decodeCurrentPatch(root, reader: &reader)
+        var profile: HearingProfile?
+        if let value = root["hearing_profile"], value != .null {
+            do {
+                profile = try HearingProfile.load(jsonData: value.compactData())
+            } catch {
+                reader.fail("hearing_profile", error.message)
+            }
+        }
+        var presets: [PresetPayload] = []
+        switch root["presets"] {
+        case nil, .null?: break
+        case .array(let elements)?:
+            for (index, element) in elements.enumerated() {
+                let field = "presets[\(index)]"
+                do {
+                    let payload = try element.decode(PresetPayload.self)
+                    do {
+                        try payload.validate(for: payload.techLevel)
+                        presets.append(payload)
+                    } catch {
+                        reader.fail(field, error.message)
+                    }
+                } catch {
+                    let problem = decodingProblem(error, below: field)
+                    reader.fail(problem.field, problem.message)
+                }
+            }
+        case let other?:
+            reader.fail("presets", "expected an array of presets, got \(other.summary)")
+        }
+        try reader.check()
+        return StateDocument(parameters: parameters, delivery: delivery!, session: session!, currentPatch: currentPatch,
+                             hearingProfile: profile, presets: presets)
+    }
+
+    private static func decodeDelivery(_ root: JSONObject, reader: inout DocumentReader) -> ProcessingConfig? {
+        guard let object = reader.object(root, "delivery") else { return nil }
+        let prefix = "delivery."
+        reader.rejectUnknownKeys(object, known: ["style", "settle_seconds", "timeout_seconds"], prefix: prefix)
+        let timeout = reader.number(object, "timeout_seconds", in: timeoutRange, prefix: prefix)
+        let style: ProcessingConfig.DeliveryStyle?
+        switch reader.string(object, "style", prefix: prefix) {
+        case "continuous"?:
+            style = .continuous
+        case "discrete"?:
+            if object["settle_seconds"] == nil {
+                style = .discrete()
+            } else {
+                style = reader.number(object, "settle_seconds", in: settleRange, prefix: prefix)
+                    .map { .discrete(settleTime: .seconds(exactly: $0)) }
+            }
+        case let other?:
+            reader.fail(prefix + "style", "'\(NumberText.escapedForMessage(other))' is not a delivery style (continuous or discrete)")
+            style = nil
+        case nil:
+            style = nil
+        }
+        guard let style, let timeout else { return nil }
+        return ProcessingConfig(deliveryStyle: style, deliveryTimeout: .seconds(exactly: timeout))
+    }
+
+    private static func decodeSession(_ root: JSONObject, reader: inout DocumentReader) -> ProcessingConfiguration? {
+        guard let object = reader.object(root, "session") else { return nil }
+        let prefix = "session."
+        reader.rejectUnknownKeys(object, known: ["mode", "tech_level"], prefix: prefix)
+        let level = reader.integer(object, "tech_level", in: Fitting.techLevels, prefix: prefix)
+        let mode = reader.string(object, "mode", prefix: prefix)
+        if let mode, mode != "fine_tuning", mode != "single_preset" {
+            reader.fail(prefix + "mode", "'\(NumberText.escapedForMessage(mode))' is not a personalization mode (fine_tuning or single_preset)")
+            return nil
+        }
+        guard let mode, let level, let fitting = try? Fitting(techLevel: level) else { return nil }
+        return mode == "fine_tuning" ? .fineTuning(fitting: fitting) : .singlePreset(fitting: fitting)
+    }
+
+    private static func decodeCurrentPatch(_ root: JSONObject, reader: inout DocumentReader) -> CurrentPatch? {
+        guard let object = reader.object(root, "current_patch", required: false) else { return nil }
+        let prefix = "current_patch."
+        reader.rejectUnknownKeys(object, known: ["number", "name", "modified"], prefix: prefix)
+        let number = reader.integer(object, "number", in: Int(Int32.min)...Int(Int32.max), prefix: prefix)
+        let name = reader.string(object, "name", prefix: prefix)
+        if let name, let problem = PatchName.problem(name) { reader.fail(prefix + "name", problem) }
+        let modified = reader.bool(object, "modified", prefix: prefix)
+        guard let number, let name, let modified else { return nil }
+        return CurrentPatch(number: number, name: name, isModified: modified)
+    }
+}

@@ -1,0 +1,313 @@
+import Foundation
+import SoundFitEngine
+import SoundFitProcessing
+@testable import SoundFitState
+import Testing
+
+@Suite struct DurableStateStoreTests {
+    private func defaults() throws -> StateDocument {
+        StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(fitting: try .techLevel(3)))
+    }
+
+    /// The defaults with the output gain at `gain` dB: a distinct state per value.
+    private func document(gain: Float) throws -> StateDocument {
+        var document = try defaults()
+        document.parameters["/output/gain"] = .float(gain)
+        return document
+    }
+
+    private func store(_ directory: TemporaryDirectory, clock: any Clock<Duration> = ContinuousClock()) -> DurableStateStore {
+        DurableStateStore(directory: directory.url, descriptors: TestParameters.descriptors, clock: clock)
+    }
+
+    private func onDisk(_ url: URL) throws -> StateDocument {
+        try StateDocument.decode(Data(contentsOf: url), file: url.path, descriptors: TestParameters.descriptors)
+    }
+
+    @Test func aFirstStartGetsTheDefaultsWithoutWarnings() throws {
+        let directory = try TemporaryDirectory()
+        let result = store(directory).load(defaults: try defaults())
+        #expect(result.origin == .defaults)
+        #expect(result.warnings.isEmpty)
+        #expect(result.document == (try defaults()))
+    }
+
+    @Test func aFlushedStateIsWhatTheNextStartLoads() async throws {
+        let directory = try TemporaryDirectory()
+        let first = store(directory)
+        _ = first.load(defaults: try defaults())
+        first.submit(try document(gain: -6))
+        try await first.flush()
+        #expect(first.writeCount == 1)
+        #expect(directory.names() == ["state.json"])
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: first.url.path)[.posixPermissions] as? NSNumber)
+        #expect(mode.intValue == 0o600)
+
+        let restarted = store(directory).load(defaults: try defaults())
+        #expect(restarted.origin == .saved)
+        #expect(restarted.warnings.isEmpty)
+        #expect(restarted.document == (try document(gain: -6)))
+    }
+
+    @Test func manyChangesInAQuickSuccessionAreOneWriteOfTheLastState() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let store = store(directory, clock: clock)
+        _ = store.load(defaults: try defaults())
+        for step in 0..<20 {
+            store.submit(try document(gain: -Float(step)))
+            await clock.advance(by: .milliseconds(5))
+        }
+        // 95 ms after the first change, 5 ms after the last: nothing is due yet.
+        #expect(await eventually { clock.sleeperCount == 1 })
+        await clock.advance(by: .milliseconds(190))
+        #expect(store.writeCount == 0)
+        #expect(!FileManager.default.fileExists(atPath: store.url.path))
+        // 200 ms after the last change.
+        await clock.advance(by: .milliseconds(5))
+        #expect(await eventually { store.writeCount == 1 })
+        #expect(try onDisk(store.url) == (try document(gain: -19)))
+        try await store.flush()
+        #expect(store.writeCount == 1, "nothing left to write")
+    }
+
+    @Test func aConstantStreamOfChangesIsWrittenEverySecond() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let store = store(directory, clock: clock)
+        _ = store.load(defaults: try defaults())
+        var written: [Float] = []
+        // A change every 100 ms for 2.5 s: never 200 ms of quiet.
+        for step in 0..<25 {
+            store.submit(try document(gain: -Float(step)))
+            let before = store.writeCount
+            await clock.advance(by: .milliseconds(100))
+            let elapsed = clock.elapsed
+            if elapsed == .seconds(1) || elapsed == .seconds(2) {
+                // Due at 1 s after the first unwritten change.
+                #expect(await eventually { store.writeCount == before + 1 }, "a write at \(elapsed)")
+                if case .float(let gain)? = try onDisk(store.url).parameters["/output/gain"] { written.append(gain) }
+            } else {
+                #expect(store.writeCount == before, "no write at \(elapsed)")
+            }
+        }
+        // Then quiet: the last change is written 200 ms after it.
+        await clock.advance(by: .milliseconds(100))
+        #expect(await eventually { store.writeCount == 3 })
+        if case .float(let gain)? = try onDisk(store.url).parameters["/output/gain"] { written.append(gain) }
+        #expect(written == [-9, -19, -24])
+    }
+
+    @Test func eachWriteKeepsThePreviousCopy() async throws {
+        let directory = try TemporaryDirectory()
+        let store = store(directory)
+        _ = store.load(defaults: try defaults())
+        store.submit(try document(gain: -1))
+        try await store.flush()
+        store.submit(try document(gain: -2))
+        try await store.flush()
+        store.submit(try document(gain: -3))
+        try await store.flush()
+        #expect(directory.names() == ["state.json", "state.previous.json"])
+        #expect(try onDisk(store.url) == (try document(gain: -3)))
+        #expect(try onDisk(store.previousURL) == (try document(gain: -2)))
+    }
+
+    @Test func anImportWithoutLoadingStillKeepsAGoodStateAsThePreviousCopy() async throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = store(directory)
+            _ = store.load(defaults: try defaults())
+            store.submit(try document(gain: -1))
+            try await store.flush()
+        }
+        let importer = store(directory)
+        importer.submit(try document(gain: -9))
+        try await importer.flush()
+        #expect(try onDisk(importer.url) == (try document(gain: -9)))
+        #expect(try onDisk(importer.previousURL) == (try document(gain: -1)))
+    }
+
+    @Test func aCorruptStateFallsBackToThePreviousCopyAndSaysSo() async throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = store(directory)
+            _ = store.load(defaults: try defaults())
+            store.submit(try document(gain: -1))
+            try await store.flush()
+            store.submit(try document(gain: -2))
+            try await store.flush()
+        }
+        let url = directory.url.appendingPathComponent("state.json")
+        try url.write("{\"format\": \"soundfit.state\", garbage")
+        let store = store(directory)
+        let result = store.load(defaults: try defaults())
+        #expect(result.origin == .previous)
+        #expect(result.document == (try document(gain: -1)))
+        #expect(result.warnings.count == 2)
+        #expect(result.warnings.first?.contains("the saved state cannot be used: \(url.path): invalid JSON at line 1") == true, "\(result.warnings)")
+        #expect(result.warnings.first?.contains("kept as \(store.corruptURL.path)") == true)
+        #expect(result.warnings.last?.contains("restored the previous copy") == true)
+        #expect(store.corruptURL.text.hasSuffix("garbage"))
+
+        // The next write does not rotate the corrupt file into the previous copy.
+        store.submit(try document(gain: -5))
+        try await store.flush()
+        #expect(try onDisk(store.url) == (try document(gain: -5)))
+        #expect(try onDisk(store.previousURL) == (try document(gain: -1)))
+        store.submit(try document(gain: -6))
+        try await store.flush()
+        #expect(try onDisk(store.previousURL) == (try document(gain: -5)))
+    }
+
+    @Test func withBothCopiesBrokenItStartsFromTheDefaultsAndSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        try directory.url.appendingPathComponent("state.json").write("")
+        try directory.url.appendingPathComponent("state.previous.json").write("{\"format\": \"soundfit.state\", \"version\": 1}")
+        let result = store(directory).load(defaults: try defaults())
+        #expect(result.origin == .defaults)
+        #expect(result.document == (try defaults()))
+        #expect(result.warnings.count == 2)
+        #expect(result.warnings.last?.contains("the previous copy cannot be used either") == true, "\(result.warnings)")
+        #expect(result.warnings.last?.contains("delivery: missing") == true, "\(result.warnings)")
+        #expect(result.warnings.last?.hasSuffix("starting from the defaults") == true)
+    }
+
+    @Test func aMissingStateWithAPreviousCopyUsesTheCopy() async throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = store(directory)
+            _ = store.load(defaults: try defaults())
+            store.submit(try document(gain: -1))
+            try await store.flush()
+            store.submit(try document(gain: -2))
+            try await store.flush()
+        }
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("state.json"))
+        let result = store(directory).load(defaults: try defaults())
+        #expect(result.origin == .previous)
+        #expect(result.document == (try document(gain: -1)))
+        #expect(result.warnings.first?.contains("is missing") == true)
+    }
+
+    @Test func everyTruncationOfAStateFileIsDetected() throws {
+        var document = try document(gain: -3)
+        document.currentPatch = CurrentPatch(number: 2, name: "Lowpass 1 kHz", isModified: true)
+        let data = document.encoded(descriptors: TestParameters.descriptors)
+        #expect(data.last == UInt8(ascii: "\n"))
+        // Every prefix short of the final closing brace is rejected (what a torn write would leave).
+        for length in 0..<(data.count - 1) {
+            do {
+                _ = try StateDocument.decode(data.prefix(length), file: "state.json", descriptors: TestParameters.descriptors)
+                Issue.record("\(length) of \(data.count) bytes accepted")
+            } catch {
+                let expected = length == 0 ? "the file is empty" : "the file is truncated?"
+                #expect(error.description.contains(expected), "\(length) of \(data.count) bytes: \(error)")
+            }
+        }
+        #expect(try StateDocument.decode(data.prefix(data.count - 1), file: "state.json", descriptors: TestParameters.descriptors) == document)
+    }
+
+    @Test func aTruncatedStateFileFallsBack() async throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = store(directory)
+            _ = store.load(defaults: try defaults())
+            store.submit(try document(gain: -1))
+            try await store.flush()
+            store.submit(try document(gain: -2))
+            try await store.flush()
+        }
+        let url = directory.url.appendingPathComponent("state.json")
+        let data = try Data(contentsOf: url)
+        try data.prefix(data.count / 2).write(to: url)
+        let result = store(directory).load(defaults: try defaults())
+        #expect(result.origin == .previous)
+        #expect(result.document == (try document(gain: -1)))
+        #expect(result.warnings.first?.contains("truncated") == true, "\(result.warnings)")
+    }
+
+    @Test func temporaryFilesOfACrashedWriteAreIgnoredAndRemoved() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("state.json")
+        do {
+            let store = store(directory)
+            _ = store.load(defaults: try defaults())
+            store.submit(try document(gain: -1))
+            try await store.flush()
+        }
+        // `kill -9` after the temporary file was written, before the rename.
+        _ = try AtomicFile.writeTemporary(try document(gain: -2).encoded(descriptors: TestParameters.descriptors).prefix(100), for: url)
+        #expect(directory.names().count == 2)
+        let result = store(directory).load(defaults: try defaults())
+        #expect(result.origin == .saved)
+        #expect(result.document == (try document(gain: -1)))
+        #expect(directory.names() == ["state.json"])
+    }
+
+    @Test func aStateThatWouldNotLoadIsNeverWritten() async throws {
+        let directory = try TemporaryDirectory()
+        let store = store(directory)
+        _ = store.load(defaults: try defaults())
+        store.submit(try document(gain: -1))
+        try await store.flush()
+        var invalid = try document(gain: -2)
+        invalid.parameters["/filter/cutoff"] = .float(99_999)
+        store.submit(invalid)
+        await #expect(throws: FileError.self) { try await store.flush() }
+        #expect(try onDisk(store.url) == (try document(gain: -1)))
+        store.submit(try document(gain: -3))
+        try await store.flush()
+        #expect(try onDisk(store.url) == (try document(gain: -3)))
+    }
+
+    @Test func aFailedWriteIsReportedAndRetried() async throws {
+        let directory = try TemporaryDirectory()
+        let blocked = directory.url.appendingPathComponent("state")
+        try blocked.write("a file where the state directory should be")
+        let store = DurableStateStore(directory: blocked, descriptors: TestParameters.descriptors)
+        var events = store.events.makeAsyncIterator()
+        store.submit(try document(gain: -1))
+        do {
+            try await store.flush()
+            Issue.record("writing into a file succeeded")
+        } catch {
+            #expect(error.message.contains(blocked.path), "\(error)")
+        }
+        if case .failed(let message)? = await events.next() {
+            #expect(message.contains(blocked.path))
+        } else {
+            Issue.record("no failure event")
+        }
+        // The directory becomes usable: the pending state is written by the next flush.
+        try FileManager.default.removeItem(at: blocked)
+        try await store.flush()
+        #expect(try onDisk(store.url) == (try document(gain: -1)))
+        #expect(await events.next() == .wrote(count: 1))
+    }
+}
+
+@Suite struct PersistenceScheduleTests {
+    @Test func theDeadlineIsAQuietPeriodAfterTheLastChangeButNoLaterThanTheMaximumDelay() {
+        var schedule = PersistenceSchedule(quietPeriod: .milliseconds(200), maximumDelay: .seconds(1))
+        #expect(schedule.deadline == nil)
+        schedule.changed(at: .milliseconds(100))
+        #expect(schedule.deadline == .milliseconds(300))
+        schedule.changed(at: .milliseconds(250))
+        #expect(schedule.deadline == .milliseconds(450))
+        #expect(!schedule.isDue(at: .milliseconds(449)))
+        #expect(schedule.isDue(at: .milliseconds(450)))
+        schedule.changed(at: .milliseconds(1000))
+        #expect(schedule.deadline == .milliseconds(1100), "the first unwritten change was at 100 ms")
+        schedule.taken()
+        #expect(schedule.deadline == nil)
+        schedule.changed(at: .milliseconds(1050))
+        #expect(schedule.deadline == .milliseconds(1250))
+    }
+
+    @Test func theMaximumDelayIsNeverShorterThanTheQuietPeriod() {
+        var schedule = PersistenceSchedule(quietPeriod: .milliseconds(500), maximumDelay: .milliseconds(100))
+        schedule.changed(at: .zero)
+        #expect(schedule.deadline == .milliseconds(500))
+    }
+}
