@@ -38,3 +38,11 @@ public struct ParameterRequest<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// A change of a parameter's value and the request that made it.
+public struct ParameterChange<Value: Sendable>: Sendable {
+    /// The new value.
+    public let value: Value
+    /// The `ParameterRequest.id` of the request whose delivery set the value.
+    public let requestID: UInt64
+}

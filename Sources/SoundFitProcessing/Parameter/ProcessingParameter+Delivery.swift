@@ -123,10 +123,12 @@ extension ProcessingParameter {
         }
     }
 
-    private func commit(_ value: Value, in state: inout State) {
+    /// Takes `value` as the parameter's value; `requestID` names the request that made it.
+    private func commit(_ value: Value, requestID: UInt64, in state: inout State) {
         guard state.value != value else { return }
         state.value = value
         values.yield(value)
+        changes.yield(ParameterChange(value: value, requestID: requestID))
     }
 
     private func run(_ job: Machine.Job) async {
@@ -150,7 +152,7 @@ extension ProcessingParameter {
             }
             let targets = state.outOfDateTargets(for: value)
             guard !targets.isEmpty else {
-                commit(value, in: &state)
+                commit(value, requestID: request.id, in: &state)
                 state.appliedRequestCount += 1
                 report(.applied(value), for: request.id, in: &state)
                 return nil
@@ -178,7 +180,7 @@ extension ProcessingParameter {
                 report(.failed(value, error), for: request.id, in: &state)
                 return
             }
-            commit(value, in: &state)
+            commit(value, requestID: request.id, in: &state)
             state.appliedRequestCount += 1
             report(.applied(value), for: request.id, in: &state)
         }

@@ -42,6 +42,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     let validator: (@Sendable (Value) throws -> Void)?
     private let loader: (@Sendable (Value) async throws -> Value)?
     let values = Subscribers<Value>()
+    let changes = Subscribers<ParameterChange<Value>>()
     let states = Subscribers<ParameterUpdateState<Value>>()
 
     /// Creates a parameter with `initialValue`, state `applied(initialValue)` and no applicators.
@@ -83,6 +84,13 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// yielded only when it differs from the previous one). Buffers without bound: consume it.
     public func valueUpdates() -> AsyncStream<Value> {
         state.withLock { state in values.subscribe(current: state.value) }
+    }
+
+    /// A new stream of the value's changes, each naming the request that made it (so a surface
+    /// can tell its own changes from others'). Unlike `valueUpdates()` it does not start with the
+    /// current value. Buffers without bound: consume it.
+    public func changeUpdates() -> AsyncStream<ParameterChange<Value>> {
+        changes.subscribe()
     }
 
     /// A new stream of update states: the current state first (`applied(initial)` for a fresh

@@ -29,6 +29,20 @@ final class Subscribers<Element: Sendable>: Sendable {
         return stream
     }
 
+    /// A new stream of the elements yielded from now on.
+    func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.continuations[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
     func yield(_ element: Element) {
         state.withLock { state in
             for continuation in state.continuations.values { continuation.yield(element) }
