@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
         .target(
             name: "SoundFitRuntime",
-            dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
+            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
         .target(
             name: "SoundFitJack",
             dependencies: [

@@ -101,7 +101,7 @@ struct RunCommand: AsyncParsableCommand {
         let fitting = try Fitting(techLevel: techLevel)
         let sessionConfiguration: ProcessingConfiguration = personalization == "single-preset"
             ? .singlePreset(fitting: fitting) : .fineTuning(fitting: fitting)
-        let engine = AudioEngine()
+        let engine = AudioEngine(techLevel: techLevel)
         let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: sessionConfiguration)
         var hostConfiguration = JackHostConfiguration()
         hostConfiguration.clientName = name

@@ -27,7 +27,7 @@ import Testing
         #expect(EngineParameter.outputGain.descriptor.defaultValue == .float(0))
     }
 
-    @Test(arguments: EngineParameter.kernelParameters)
+    @Test(arguments: EngineParameter.allCases)
     func encodingRoundTripsEveryDefaultAndBoundary(_ parameter: EngineParameter) throws {
         let descriptor = parameter.descriptor
         var values = [descriptor.defaultValue]

@@ -74,9 +74,7 @@ final class AcknowledgementWatcher: Sendable {
                         finished.append((waiter, .success(cycle)))
                         state.waiters[id] = nil
                     } else if now >= waiter.deadline {
-                        let seconds = Double(waiter.timeout.components.seconds)
-                            + Double(waiter.timeout.components.attoseconds) / 1e18
-                        finished.append((waiter, .failure(EngineError.timeout(seconds: seconds))))
+                        finished.append((waiter, .failure(EngineError.timeout(seconds: waiter.timeout.seconds))))
                         state.waiters[id] = nil
                     }
                 }

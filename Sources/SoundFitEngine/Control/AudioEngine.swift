@@ -11,10 +11,14 @@ import Synchronization
 public final class AudioEngine: Sendable {
     public let mailbox: EngineMailbox
     private let watcher: AcknowledgementWatcher
+    /// Serializes preset hand-overs and numbers them (16-bit generations, 0 unused).
+    private let presetGeneration = Mutex<UInt64>(0)
 
-    /// Creates the engine with every parameter at its value in `settings`.
-    public init(settings: ChainSettings = ChainSettings()) {
-        mailbox = EngineMailbox(initialWords: EngineParameter.allCases.map { $0.load(from: settings) })
+    /// Creates the engine with every parameter at its value in `settings` and the
+    /// personalization stage at `techLevel`.
+    public init(settings: ChainSettings = ChainSettings(), techLevel: Int = 3) {
+        mailbox = EngineMailbox(initialWords: EngineParameter.allCases.map { $0.load(from: settings) },
+                                techLevel: techLevel)
         watcher = AcknowledgementWatcher(mailbox: mailbox)
     }
 
@@ -64,6 +68,62 @@ public final class AudioEngine: Sendable {
         try await watcher.wait(for: submission.targets, timeout: timeout)
     }
 
+    // MARK: Personalization presets
+
+    /// The tech level of the personalization stage (the session's fitting). Setting it removes
+    /// the installed preset on the audio thread at the next cycle: set it before installing a
+    /// preset made for it.
+    public var personalizationTechLevel: Int {
+        get { mailbox.realtime.personalization.techLevel.pointee.load(ordering: .acquiring) }
+        set { mailbox.realtime.personalization.techLevel.pointee.store(newValue, ordering: .releasing) }
+    }
+
+    /// The sample rate the audio thread runs at, or nil before the first renderer.
+    public var sampleRate: Double? {
+        let bits = mailbox.realtime.sampleRate.pointee.load(ordering: .acquiring)
+        return bits == 0 ? nil : Double(bitPattern: bits)
+    }
+
+    /// Prepares `preset` off the audio thread (for the current sample rate and tech level),
+    /// hands it to the audio thread and waits until the audio thread installed it; nil removes
+    /// the preset. Throws the preparation error (invalid preset, other tech level), a rejection,
+    /// or `EngineError.timeout` when no cycle runs. The replaced preset is freed here, on the
+    /// control side, after the audio thread gave it back.
+    public func installPersonalization(_ preset: MultibandPreset?, timeout: Duration) async throws {
+        let personalization = mailbox.realtime.personalization
+        var pointer: UInt64 = 0
+        if let preset {
+            let prepared = try PreparedPersonalization(
+                preset: preset, sampleRate: sampleRate ?? 48000, techLevel: personalizationTechLevel)
+            pointer = UInt64(UInt(bitPattern: Unmanaged.passRetained(prepared).toOpaque()))
+        }
+        let generation = presetGeneration.withLock { generation -> UInt64 in
+            generation = generation % 0xFFFF + 1
+            let previous = personalization.next.pointee.exchange(generation << 48 | pointer, ordering: .acquiringAndReleasing)
+            // A preset the audio thread never took is still ours to free.
+            PersonalizationMailbox.unmanaged(previous)?.release()
+            return generation
+        }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            personalization.releaseRetired()
+            if personalization.installedGeneration.pointee.load(ordering: .acquiring) == generation { return }
+            if personalization.rejectedGeneration.pointee.load(ordering: .acquiring) == generation {
+                throw EngineError.presetRejected
+            }
+            if ContinuousClock.now >= deadline {
+                // Take the word back unless the audio thread took it meanwhile.
+                let word = presetGeneration.withLock { _ in
+                    personalization.next.pointee.load(ordering: .acquiring) >> 48 == generation
+                        ? personalization.next.pointee.exchange(0, ordering: .acquiringAndReleasing) : 0
+                }
+                PersonalizationMailbox.unmanaged(word)?.release()
+                throw EngineError.timeout(seconds: timeout.seconds)
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// Cycles rendered so far by every renderer of this engine.
     public var cycleCount: UInt64 { mailbox.cycleCount }
 }
@@ -72,11 +132,15 @@ public final class AudioEngine: Sendable {
 public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No audio cycle acknowledged the change in time.
     case timeout(seconds: Double)
+    /// The audio thread refused a preset (made for another tech level or sample rate).
+    case presetRejected
 
     public var description: String {
         switch self {
         case .timeout(let seconds):
             "the audio engine did not apply the change within \(seconds) s (is the JACK server running?)"
+        case .presetRejected:
+            "the audio engine rejected the preset (made for another tech level or sample rate)"
         }
     }
 }
@@ -84,4 +148,11 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
 /// A published batch of changes, to wait on.
 public struct EngineSubmission: Sendable {
     let targets: [(index: Int, sequence: UInt32)]
+}
+
+extension Duration {
+    /// The duration in seconds.
+    public var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
 }

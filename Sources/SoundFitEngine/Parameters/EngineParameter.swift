@@ -135,8 +135,8 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
         case .ringModulatorMix: settings.ringModulator.mix = Float(bitPattern: bits)
         case .outputEnabled: settings.outputGain.isEnabled = bits != 0
         case .outputGain: settings.outputGain.gain = Float(bitPattern: bits)
-        case .personalizationEnabled, .personalizationIntensity:
-            break  // The personalization stage joins the chain with the hearing-profile issue.
+        case .personalizationEnabled: settings.personalization.isEnabled = bits != 0
+        case .personalizationIntensity: settings.personalization.intensity = Float(bitPattern: bits)
         }
     }
 
@@ -153,8 +153,8 @@ public enum EngineParameter: Int, CaseIterable, Sendable {
         case .ringModulatorMix: settings.ringModulator.mix.bitPattern
         case .outputEnabled: settings.outputGain.isEnabled ? 1 : 0
         case .outputGain: settings.outputGain.gain.bitPattern
-        case .personalizationEnabled: 0
-        case .personalizationIntensity: Float(0.5).bitPattern
+        case .personalizationEnabled: settings.personalization.isEnabled ? 1 : 0
+        case .personalizationIntensity: settings.personalization.intensity.bitPattern
         }
     }
 }

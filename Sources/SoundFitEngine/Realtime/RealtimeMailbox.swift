@@ -18,6 +18,10 @@ public struct RealtimeMailbox: @unchecked Sendable {
     @usableFromInline let generation: UnsafeMutablePointer<Atomic<UInt64>>
     /// Cycles rendered since the engine started (all renderers together).
     @usableFromInline let cycles: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The sample rate the current renderer runs at (Double bits; 0 before the first renderer).
+    let sampleRate: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Preset hand-over for the personalization stage.
+    let personalization: PersonalizationMailbox
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -64,9 +68,9 @@ public final class EngineMailbox: Sendable {
     /// Serializes producers: the seqlock needs a single writer at a time.
     private let writer = Mutex<UInt32>(0)
 
-    /// Creates the mailbox with every slot holding the value in `settings`
-    /// (sequence 0: nothing to acknowledge).
-    public init(initialWords: [UInt32]) {
+    /// Creates the mailbox with every slot holding its initial word (sequence 0: nothing to
+    /// acknowledge) and the personalization stage at `techLevel`.
+    public init(initialWords: [UInt32], techLevel: Int = 3) {
         let count = initialWords.count
         let slots = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
         let acknowledgements = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
@@ -78,9 +82,11 @@ public final class EngineMailbox: Sendable {
         generation.initialize(to: Atomic(0))
         let cycles = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
         cycles.initialize(to: Atomic(0))
+        let sampleRate = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
+        sampleRate.initialize(to: Atomic(0))
         realtime = RealtimeMailbox(
             slots: slots, acknowledgements: acknowledgements, generation: generation, cycles: cycles,
-            parameterCount: count)
+            sampleRate: sampleRate, personalization: .allocate(techLevel: techLevel), parameterCount: count)
     }
 
     deinit {
@@ -92,6 +98,11 @@ public final class EngineMailbox: Sendable {
         realtime.generation.deallocate()
         realtime.cycles.deinitialize(count: 1)
         realtime.cycles.deallocate()
+        realtime.sampleRate.deallocate()
+        let personalization = realtime.personalization
+        personalization.releaseRetired()
+        PersonalizationMailbox.unmanaged(personalization.takeNext())?.release()
+        personalization.deallocate()
     }
 
     /// Publishes new values as one batch: the audio thread sees all of them in the same cycle.

@@ -1,4 +1,5 @@
 import SoundFitDSP
+import Synchronization
 
 /// Runs the processing chain for one driver (a JACK client, or the in-memory driver in tests),
 /// taking parameter changes from the mailbox at the start of every cycle and acknowledging them.
@@ -13,6 +14,8 @@ public struct RealtimeRenderer: ~Copyable {
     private let applied: UnsafeMutablePointer<UInt64>
     /// Scratch for one consistent read of all slots.
     private let snapshot: UnsafeMutablePointer<UInt64>
+    /// A retired preset the full retire ring could not take yet (handed back next cycle).
+    private var heldRetirement: Unmanaged<PreparedPersonalization>?
 
     /// Allocates the chain for `spec`, starting from the values currently in the mailbox.
     /// The first rendered cycle acknowledges them all. Control thread.
@@ -30,10 +33,16 @@ public struct RealtimeRenderer: ~Copyable {
             applied[index] = .max
         }
         self.settings = settings
-        chain = ProcessingChain(spec: spec, settings: settings)
+        chain = ProcessingChain(
+            spec: spec, settings: settings,
+            personalizationTechLevel: mailbox.personalization.techLevel.pointee.load(ordering: .acquiring))
+        mailbox.sampleRate.pointee.store(spec.sampleRate.bitPattern, ordering: .releasing)
     }
 
+    /// Control thread: the chain's installed preset and any held retirement are released here.
     deinit {
+        chain.installedPersonalization?.release()
+        heldRetirement?.release()
         applied.deallocate()
         snapshot.deallocate()
     }
@@ -44,6 +53,7 @@ public struct RealtimeRenderer: ~Copyable {
     /// Follows a server sample-rate change. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         chain.setSampleRate(sampleRate)
+        mailbox.sampleRate.pointee.store(sampleRate.bitPattern, ordering: .releasing)
     }
 
     /// Renders one cycle: applies pending parameter changes, acknowledges them with this
@@ -54,9 +64,47 @@ public struct RealtimeRenderer: ~Copyable {
                                 outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
                                 frameCount: Int) -> UInt64 {
         let cycle = mailbox.beginCycle()
+        takePersonalizationChanges()
         takeParameterChanges(cycle: cycle)
         chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
         return cycle
+    }
+
+    /// Follows the session's tech level and installs (or removes) the next preset, handing
+    /// every replaced preset back to the control side. Real-time safe: pointer moves only.
+    @inline(__always)
+    private mutating func takePersonalizationChanges() {
+        let personalization = mailbox.personalization
+        if let held = heldRetirement {
+            guard personalization.retire(held) else { return }
+            heldRetirement = nil
+        }
+        let techLevel = personalization.techLevel.pointee.load(ordering: .acquiring)
+        if techLevel != chain.personalizationTechLevel, let replaced = chain.setPersonalizationTechLevel(techLevel) {
+            retire(replaced)
+            return
+        }
+        let word = personalization.takeNext()
+        guard word != 0 else { return }
+        let generation = word >> 48
+        guard let prepared = PersonalizationMailbox.unmanaged(word) else {
+            if let removed = chain.removePersonalization() { retire(removed) }
+            personalization.installedGeneration.pointee.store(generation, ordering: .releasing)
+            return
+        }
+        switch chain.installPersonalization(prepared) {
+        case .installed(let replaced):
+            if let replaced { retire(replaced) }
+            personalization.installedGeneration.pointee.store(generation, ordering: .releasing)
+        case .rejected(let rejected):
+            retire(rejected)
+            personalization.rejectedGeneration.pointee.store(generation, ordering: .releasing)
+        }
+    }
+
+    @inline(__always)
+    private mutating func retire(_ prepared: Unmanaged<PreparedPersonalization>) {
+        if !mailbox.personalization.retire(prepared) { heldRetirement = prepared }
     }
 
     @inline(__always)

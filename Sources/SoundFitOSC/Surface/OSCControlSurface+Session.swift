@@ -175,10 +175,3 @@ extension OSCControlSurface {
         }
     }
 }
-
-extension Duration {
-    /// The duration in seconds as a Double.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -97,11 +97,6 @@ public struct StateDocument: Sendable, Equatable {
 }
 
 extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-
     /// `seconds` rounded to nanoseconds (finite, |seconds| < 9e9).
     static func seconds(exactly seconds: Double) -> Duration {
         .nanoseconds(Int64((seconds * 1e9).rounded()))
