@@ -35,6 +35,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit.")
     var oscHost = "127.0.0.1"
 
+    @Option(help: "Only accept OSC from these IPv4 addresses or prefixes, comma-separated (e.g. 127.0.0.1,192.168.1.0/24).")
+    var oscAllow: String?
+
     @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
     var stateDir: String?
 
@@ -62,6 +65,13 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        if let oscAllow {
+            do {
+                _ = try OSCAllowList(parsing: oscAllow)
+            } catch {
+                throw ValidationError("\(error)")
+            }
         }
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
@@ -119,7 +129,7 @@ struct RunCommand: AsyncParsableCommand {
             throw CLIError(error.description)
         }
         if oscHost != "127.0.0.1" && oscHost != "localhost" {
-            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit")
+            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllow == nil ? " (restrict them with --osc-allow)" : "")")
         }
         // The processing session follows the JACK server connection. The ready line waits until
         // the first connection was handled, so a script finds the session active.
@@ -147,7 +157,8 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         try host.start()
-        let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger) {
+        let allowList = try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone
+        let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: allowList) {
             let status = host.status
             return SurfaceStatus(fields: [
                 ("connected", .int32(status.isConnected ? 1 : 0)),

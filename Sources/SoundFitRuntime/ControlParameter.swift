@@ -15,8 +15,9 @@ public protocol ControlParameter: Sendable {
 
     /// Accepts a validated value for delivery and returns the request, whose states end in
     /// exactly one terminal state. Throws (nothing is requested) for a value that is invalid or
-    /// not allowed now. Synchronous, so requests keep the order in which they arrived.
-    func request(_ value: ParameterValue) throws -> ControlRequest
+    /// not allowed now. Synchronous, so requests keep the order in which they arrived. `origin`
+    /// is attached to the change the request makes (see `SoundFitRuntime.changeUpdates()`).
+    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest
 }
 
 /// One accepted change and its states.

@@ -9,18 +9,22 @@ final class KernelControlParameter: ControlParameter {
     let engineParameter: EngineParameter
     let parameter: ProcessingParameter<ParameterValue>
     private let engine: AudioEngine
+    private let ledger: OriginLedger
     /// Held strongly: the parameter holds its applicators weakly.
     private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
 
     var descriptor: ParameterDescriptor { engineParameter.descriptor }
 
-    init(_ engineParameter: EngineParameter, engine: AudioEngine, controller: ProcessingController) {
+    init(_ engineParameter: EngineParameter, engine: AudioEngine, controller: ProcessingController,
+         feed: ChangeFeed, ledger: OriginLedger) {
         self.engineParameter = engineParameter
         self.engine = engine
+        self.ledger = ledger
         let descriptor = engineParameter.descriptor
         parameter = controller.makeParameter(engine.value(of: engineParameter)) { value in
             try descriptor.validate(value)
         }
+        parameter.publishChanges(address: descriptor.address, to: feed, ledger: ledger) { $0 }
     }
 
     /// Adds the engine applicator. Its apply publishes the value to the audio thread and waits
@@ -50,7 +54,7 @@ final class KernelControlParameter: ControlParameter {
 
     func currentValue() throws -> ParameterValue { parameter.value }
 
-    func request(_ value: ParameterValue) throws -> ControlRequest {
-        try parameter.controlRequest(value, address: descriptor.address) { $0 }
+    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+        try parameter.controlRequest(value, address: descriptor.address, origin: origin, ledger: ledger) { $0 }
     }
 }

@@ -28,6 +28,7 @@ enum SessionControl {
 struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
     let descriptor: ParameterDescriptor
     let controller: ProcessingController
+    let ledger: OriginLedger
     let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
     let toControl: @Sendable (Value) -> ParameterValue
     let fromControl: @Sendable (ParameterValue) -> Value?
@@ -37,13 +38,14 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         return toControl(parameter(session).value)
     }
 
-    func request(_ value: ParameterValue) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard let native = fromControl(value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
-        return try parameter(session).controlRequest(native, address: descriptor.address, convert: toControl)
+        return try parameter(session).controlRequest(
+            native, address: descriptor.address, origin: origin, ledger: ledger, convert: toControl)
     }
 }
 
@@ -53,6 +55,7 @@ struct SessionPresetControl: ControlParameter {
     let descriptor = SessionControl.preset
     let controller: ProcessingController
     let presets: ProfilePresetSource
+    let ledger: OriginLedger
 
     static func controlValue(_ preset: PersonalizationPreset?) -> ParameterValue {
         .choice(preset?.variant.rawValue ?? "none")
@@ -63,7 +66,7 @@ struct SessionPresetControl: ControlParameter {
         return Self.controlValue(session.preset.value)
     }
 
-    func request(_ value: ParameterValue) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard case .choice(let name) = value else {
@@ -71,7 +74,8 @@ struct SessionPresetControl: ControlParameter {
         }
         let address = descriptor.address
         guard let variant = PresetVariant(rawValue: name) else {
-            return try session.preset.controlRequest(nil, address: address, convert: Self.controlValue)
+            return try session.preset.controlRequest(
+                nil, address: address, origin: origin, ledger: ledger, convert: Self.controlValue)
         }
         guard session.configuration.personalization.variants.contains(variant) else {
             throw ProcessingError.presetVariantUnavailable(variant)
@@ -87,7 +91,8 @@ struct SessionPresetControl: ControlParameter {
                 continuation.yield(ControlState(name: .pending, value: value))
                 do {
                     let preset = try await session.fetchPreset(variant)
-                    let request = try session.preset.controlRequest(preset, address: address, convert: Self.controlValue)
+                    let request = try session.preset.controlRequest(
+                        preset, address: address, origin: origin, ledger: ledger, convert: Self.controlValue)
                     for await state in request.states where state.name != .pending {
                         continuation.yield(state)
                     }
@@ -113,7 +118,7 @@ struct SessionReadOnlyControl: ControlParameter {
         return read(session)
     }
 
-    func request(_ value: ParameterValue) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
         throw ParameterError.readOnly(address: descriptor.address)
     }
 }

@@ -23,6 +23,8 @@ public final class SoundFitRuntime: Sendable {
     private let kernels: [KernelControlParameter]
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
+    private let feed = ChangeFeed()
+    private let ledger = OriginLedger()
     private let lifecycle: Mutex<Lifecycle>
 
     private struct Lifecycle {
@@ -45,18 +47,19 @@ public final class SoundFitRuntime: Sendable {
         self.handler = handler
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller
+        let feed = self.feed, ledger = self.ledger
         let kernels = EngineParameter.kernelParameters.map {
-            KernelControlParameter($0, engine: engine, controller: controller)
+            KernelControlParameter($0, engine: engine, controller: controller, feed: feed, ledger: ledger)
         }
         self.kernels = kernels
         let session: [any ControlParameter] = [
             SessionValueControl<Bool>(
-                descriptor: SessionControl.enabled, controller: controller, parameter: { $0.isEnabled },
+                descriptor: SessionControl.enabled, controller: controller, ledger: ledger, parameter: { $0.isEnabled },
                 toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } }),
             SessionValueControl<Float>(
-                descriptor: SessionControl.intensity, controller: controller, parameter: { $0.intensity },
+                descriptor: SessionControl.intensity, controller: controller, ledger: ledger, parameter: { $0.intensity },
                 toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
-            SessionPresetControl(controller: controller, presets: presets),
+            SessionPresetControl(controller: controller, presets: presets, ledger: ledger),
             SessionReadOnlyControl(descriptor: SessionControl.canEnable, controller: controller) { .bool($0.canEnable) },
             SessionReadOnlyControl(descriptor: SessionControl.fitting, controller: controller) {
                 .int($0.fitting.techLevel)
@@ -67,6 +70,48 @@ public final class SoundFitRuntime: Sendable {
         self.timeoutBox = timeoutBox
         for kernel in kernels {
             kernel.attachEngine { timeoutBox.value }
+        }
+        publishSessionChanges()
+    }
+
+    // MARK: Changes
+
+    /// A new stream of every applied change of every parameter, with the requester's origin
+    /// when a request named one. When a session is activated, its parameters' values are
+    /// published too (a new session is a change for a surface). Buffers without bound: consume it.
+    public func changeUpdates() -> AsyncStream<ControlChange> { feed.subscribe() }
+
+    /// Follows every session: publishes its values when it starts and its changes afterwards.
+    private func publishSessionChanges() {
+        let sessions = controller.sessionUpdates()
+        let feed = self.feed, ledger = self.ledger
+        Task {
+            for await session in sessions {
+                guard let session else { continue }
+                let enabled = SessionControl.enabled.address, intensity = SessionControl.intensity.address
+                let preset = SessionControl.preset.address, canEnable = SessionControl.canEnable.address
+                for (address, value) in [
+                    (enabled, ParameterValue.bool(session.isEnabled.value)),
+                    (intensity, .float(session.intensity.value)),
+                    (preset, SessionPresetControl.controlValue(session.preset.value)),
+                    (canEnable, .bool(session.canEnable)),
+                    (SessionControl.fitting.address, .int(session.fitting.techLevel)),
+                ] {
+                    feed.yield(ControlChange(address: address, value: value, origin: nil))
+                }
+                session.isEnabled.publishChanges(address: enabled, to: feed, ledger: ledger) { .bool($0) }
+                session.intensity.publishChanges(address: intensity, to: feed, ledger: ledger) { .float($0) }
+                session.preset.publishChanges(address: preset, to: feed, ledger: ledger, convert: SessionPresetControl.controlValue)
+                // can_enable follows the preset.
+                let presetChanges = session.preset.changeUpdates()
+                Task {
+                    var last = session.canEnable
+                    for await change in presetChanges where (change.value != nil) != last {
+                        last = change.value != nil
+                        feed.yield(ControlChange(address: canEnable, value: .bool(last), origin: nil))
+                    }
+                }
+            }
         }
     }
 
@@ -153,7 +198,8 @@ public final class SoundFitRuntime: Sendable {
     /// the kernel values are first published to the audio thread as one batch, so they take
     /// effect in the same audio cycle; every change then goes through its parameter's apply
     /// sequence for its update states. Each result is the request or why it was refused.
-    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)]) -> [Result<ControlRequest, any Error>] {
+    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
+                             origin: ControlOrigin?) -> [Result<ControlRequest, any Error>] {
         if case .continuous = controller.config.deliveryStyle {
             let kernelChanges = changes.compactMap { control, value -> (EngineParameter, ParameterValue)? in
                 guard let kernel = control as? KernelControlParameter,
@@ -164,7 +210,7 @@ public final class SoundFitRuntime: Sendable {
                 _ = try? engine.submit(kernelChanges)
             }
         }
-        return changes.map { control, value in Result { try control.request(value) } }
+        return changes.map { control, value in Result { try control.request(value, origin: origin) } }
     }
 
     // MARK: Hearing profile

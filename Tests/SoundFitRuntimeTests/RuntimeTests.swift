@@ -41,7 +41,7 @@ import Testing
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
         let before = runtime.engine.cycleCount
-        let state = await terminalState(try cutoff.request(.float(2500)))
+        let state = await terminalState(try cutoff.request(.float(2500), origin: nil))
         #expect(state?.name == .applied)
         #expect(runtime.engine.cycleCount > before)
         #expect(runtime.engine.settings.filter.cutoff == 2500)
@@ -51,7 +51,7 @@ import Testing
     @Test func withoutAudioCyclesAChangeFailsAndTheValueStays() async throws {
         let runtime = try makeRuntime(timeout: .milliseconds(100))
         let gain = try #require(runtime.parameter(at: "/output/gain"))
-        let state = await terminalState(try gain.request(.float(-6)))
+        let state = await terminalState(try gain.request(.float(-6), origin: nil))
         #expect(state?.name == .failed)
         #expect(state?.error?.isEmpty == false)
         #expect(try gain.currentValue() == .float(0))
@@ -67,13 +67,13 @@ import Testing
         let session = try #require(runtime.controller.session)
         #expect(session.fitting.techLevel == 3)
         let intensity = try #require(runtime.parameter(at: "/processing/intensity"))
-        #expect(await terminalState(try intensity.request(.float(0.8)))?.name == .applied)
+        #expect(await terminalState(try intensity.request(.float(0.8), origin: nil))?.name == .applied)
         #expect(runtime.engine.value(of: .personalizationIntensity) == .float(0.8))
 
         await runtime.audioSystemDisconnected()
         #expect(runtime.controller.session == nil)
         #expect(throws: ControlError.self) { _ = try intensity.currentValue() }
-        #expect(throws: ControlError.self) { _ = try intensity.request(.float(0.2)) }
+        #expect(throws: ControlError.self) { _ = try intensity.request(.float(0.2), origin: nil) }
 
         try await runtime.audioSystemConnected()
         #expect(runtime.controller.session != nil)
@@ -89,7 +89,7 @@ import Testing
             (try #require(runtime.parameter(at: "/filter/cutoff")), .float(300)),
             (try #require(runtime.parameter(at: "/filter/q")), .float(2)),
         ]
-        let results = runtime.requestBatch(changes)
+        let results = runtime.requestBatch(changes, origin: nil)
         // The very next cycle after the call returns has all three values: the batch was
         // published as one before any request was delivered on its own.
         let cycle = UInt32(truncatingIfNeeded: driver.renderSilentCycle())
@@ -111,7 +111,7 @@ import Testing
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
         let preset = try #require(runtime.parameter(at: "/processing/preset"))
-        #expect(throws: ControlError.self) { _ = try preset.request(.choice("default")) }
+        #expect(throws: ControlError.self) { _ = try preset.request(.choice("default"), origin: nil) }
         #expect(try runtime.parameter(at: "/processing/can_enable")?.currentValue() == .bool(false))
 
         let variants = try await runtime.submitProfile(try n3Profile())
@@ -122,7 +122,7 @@ import Testing
         #expect(try runtime.parameter(at: "/processing/intensity")?.currentValue() == .float(0.75))
         #expect(try runtime.parameter(at: "/processing/can_enable")?.currentValue() == .bool(true))
 
-        let states = try preset.request(.choice("up")).states
+        let states = try preset.request(.choice("up"), origin: nil).states
         var names: [ControlState.Name] = []
         for await state in states { names.append(state.name) }
         #expect(names == [.pending, .applying, .applied])
@@ -135,10 +135,34 @@ import Testing
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
         #expect(throws: ParameterError.readOnly(address: "/processing/fitting")) {
-            _ = try runtime.parameter(at: "/processing/fitting")?.request(.int(2))
+            _ = try runtime.parameter(at: "/processing/fitting")?.request(.int(2), origin: nil)
         }
-        #expect(throws: ParameterError.self) { _ = try runtime.parameter(at: "/processing/intensity")?.request(.float(1.5)) }
-        #expect(throws: ParameterError.self) { _ = try runtime.parameter(at: "/filter/cutoff")?.request(.float(5)) }
+        #expect(throws: ParameterError.self) { _ = try runtime.parameter(at: "/processing/intensity")?.request(.float(1.5), origin: nil) }
+        #expect(throws: ParameterError.self) { _ = try runtime.parameter(at: "/filter/cutoff")?.request(.float(5), origin: nil) }
         #expect(try runtime.parameter(at: "/processing/fitting")?.currentValue() == .int(3))
+    }
+}
+
+@Suite struct ChangeFeedTests {
+    @Test func changesCarryTheRequestersOriginAndOthersDoNot() async throws {
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        var changes = runtime.changeUpdates().makeAsyncIterator()
+        let gain = try #require(runtime.parameter(at: "/output/gain"))
+        let origin = ControlOrigin("client-a")
+        var states = try gain.request(.float(-3), origin: origin).states.makeAsyncIterator()
+        while let state = await states.next(), !state.isTerminal {}
+        let change = await changes.next()
+        #expect(change == ControlChange(address: "/output/gain", value: .float(-3), origin: origin))
+
+        // A change nobody requested through a control (a recommendation) has no origin.
+        _ = try await runtime.submitProfile(try HearingProfile(
+            left: try Audiogram([(500, 40), (1000, 45), (2000, 50), (4000, 60)]), right: nil))
+        var seen: [ControlChange] = []
+        while seen.count < 3, let next = await changes.next() { seen.append(next) }
+        #expect(seen.allSatisfy { $0.origin == nil })
+        #expect(Set(seen.map(\.address)).isSuperset(of: ["/processing/preset", "/processing/intensity"]))
     }
 }

@@ -25,28 +25,79 @@ public final class OSCControlSurface: Sendable {
     let runtime: SoundFitRuntime
     let socket: OSCSocket
     let logger: Logger
+    let subscribers = SharedSubscriberRegistry()
+    private let allowList: OSCAllowList
     private let status: @Sendable () -> SurfaceStatus
+    /// Refused senders and oversized packets are logged at most a few times per interval.
+    private let refusals: RateLimitedLog<String>
+    /// Whether a flush of subscriber feedback is scheduled.
+    private let flushScheduled = Atomic<Bool>(false)
 
-    public init(runtime: SoundFitRuntime, socket: OSCSocket, logger: Logger,
+    public init(runtime: SoundFitRuntime, socket: OSCSocket, logger: Logger, allowList: OSCAllowList = .everyone,
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
         self.socket = socket
         self.logger = logger
+        self.allowList = allowList
         self.status = status
+        refusals = RateLimitedLog { [logger] line in logger.warning("\(line)") }
     }
 
-    /// Starts answering on the socket.
+    /// Starts answering on the socket and sending feedback to subscribers.
     public func start() {
+        let changes = runtime.changeUpdates()
+        Task { [self] in
+            for await change in changes {
+                guard let control = runtime.parameter(at: change.address) else { continue }
+                enqueueForSubscribers { registry in
+                    registry.enqueueFeedback(control.descriptor, value: change.value, origin: change.origin.flatMap(Self.peer))
+                }
+            }
+        }
+        let sessions = runtime.controller.sessionUpdates()
+        Task { [self] in
+            for await _ in sessions {
+                enqueueForSubscribers { $0.enqueueNotification(sessionReply(), origin: nil) }
+            }
+        }
         socket.startReceiving(
             maximumPacketBytes: Self.maximumPacketBytes,
             onPacket: { [self] bytes, peer in handle(bytes, from: peer) },
-            onOversized: { [logger] size, peer in
-                logger.warning("dropped a \(size)-byte OSC packet from \(peer) (limit \(Self.maximumPacketBytes))")
+            onOversized: { [refusals] size, peer in
+                refusals.log("oversized", "dropped a \(size)-byte OSC packet from \(peer) (limit \(Self.maximumPacketBytes))")
             })
+    }
+
+    /// The origin of a request from `peer`, and back.
+    static func origin(_ peer: OSCPeer) -> ControlOrigin { ControlOrigin("osc:\(peer)") }
+    static func peer(_ origin: ControlOrigin) -> OSCPeer? {
+        guard origin.id.hasPrefix("osc:") else { return nil }
+        let text = origin.id.dropFirst(4)
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        return OSCPeer(host: String(text[..<colon]), port: port)
+    }
+
+    /// Queues feedback for subscribers and, when the queue was empty, sends it shortly: bursts
+    /// within the flush delay coalesce (latest value per address wins).
+    func enqueueForSubscribers(_ enqueue: (SharedSubscriberRegistry) -> Bool) {
+        guard enqueue(subscribers) else { return }
+        guard !flushScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        Task { [self] in
+            try? await Task.sleep(for: .milliseconds(5))
+            flushScheduled.store(false, ordering: .releasing)
+            let dropped = subscribers.flush { peer, message in socket.send(OSCCodec.encode(message), to: peer) }
+            for subscriber in dropped {
+                logger.warning("dropped subscriber \(subscriber.target): sends kept failing")
+            }
+        }
     }
 
     /// Decodes one datagram and answers it. Receive thread.
     func handle(_ bytes: [UInt8], from peer: OSCPeer) {
+        guard allowList.allows(peer) else {
+            refusals.log("refused \(peer.host)", "ignored OSC from \(peer): not in --osc-allow \(allowList)")
+            return
+        }
         let packet: OSCPacket
         do {
             packet = try OSCCodec.decode(bytes)
@@ -63,7 +114,7 @@ public final class OSCControlSurface: Sendable {
         }
         guard !changes.isEmpty else { return }
         // The changes of one packet are requested together: a bundle lands in one audio cycle.
-        let results = runtime.requestBatch(changes.map { ($0.control, $0.value) })
+        let results = runtime.requestBatch(changes.map { ($0.control, $0.value) }, origin: Self.origin(peer))
         for (change, result) in zip(changes, results) {
             switch result {
             case .success(let request): report(request, requestID: change.requestID, to: peer)
@@ -77,22 +128,30 @@ public final class OSCControlSurface: Sendable {
         if runCommand(message, from: peer) {
             return nil
         }
-        guard let control = runtime.parameter(at: message.address) else {
-            reject(message.address, ParameterError.unknownAddress(message.address).description, to: peer)
-            return nil
+        if let control = runtime.parameter(at: message.address) {
+            return parameterChange(control, message, from: peer)
         }
-        return parameterChange(control, message, from: peer)
+        if let address = FaderTaper.parameterAddress(forNormalized: message.address),
+           let control = runtime.parameter(at: address) {
+            return parameterChange(control, message, from: peer, normalized: true)
+        }
+        reject(message.address, ParameterError.unknownAddress(message.address).description, to: peer)
+        return nil
     }
 
+    /// A set (one argument, and an optional request id) or a query (none) of a parameter, in
+    /// native units or as a fader position (`<address>/normalized`).
     private func parameterChange(_ control: any ControlParameter, _ message: OSCMessage,
-                                 from peer: OSCPeer) -> ParameterChange? {
+                                 from peer: OSCPeer, normalized: Bool = false) -> ParameterChange? {
         let descriptor = control.descriptor
         var arguments = message.arguments
         if arguments.isEmpty {
             do {
-                send(OSCMessage(descriptor.address, [try control.currentValue().oscArgument]), to: peer)
+                let value = try control.currentValue()
+                send(normalized ? FaderTaper.message(value, for: descriptor)
+                                : OSCMessage(descriptor.address, [value.oscArgument]), to: peer)
             } catch {
-                reject(descriptor.address, "\(error)", to: peer)
+                reject(message.address, "\(error)", to: peer)
             }
             return nil
         }
@@ -103,21 +162,23 @@ public final class OSCControlSurface: Sendable {
             arguments.removeLast()
         }
         guard arguments.count == 1 else {
-            reject(descriptor.address, "\(descriptor.address) takes one value (and an optional int request id), got \(message.arguments.count) arguments", to: peer)
+            reject(message.address, "\(message.address) takes one value (and an optional int request id), got \(message.arguments.count) arguments", to: peer)
             return nil
         }
         do throws(ParameterError) {
             guard descriptor.access == .readWrite else { throw .readOnly(address: descriptor.address) }
-            let value = try descriptor.kind.coerce(arguments[0], address: descriptor.address)
+            let value = normalized
+                ? try FaderTaper.value(from: arguments[0], for: descriptor)
+                : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
             try descriptor.validate(value)
             return ParameterChange(control: control, value: value, requestID: requestID)
         } catch {
-            reject(descriptor.address, error.description, to: peer)
+            reject(message.address, error.description, to: peer)
             return nil
         }
     }
 
-    /// Sends the requester every state of its request.
+    /// Sends the requester every state of its request, and subscribers its terminal state.
     private func report(_ request: ControlRequest, requestID: Int32?, to peer: OSCPeer) {
         Task { [self] in
             for await state in request.states {
@@ -126,6 +187,12 @@ public final class OSCControlSurface: Sendable {
                 if let error = state.error { arguments.append(.string(error)) }
                 if let requestID { arguments.append(.int32(requestID)) }
                 send(OSCMessage("/state", arguments), to: peer)
+                if state.isTerminal {
+                    enqueueForSubscribers {
+                        $0.enqueueTerminalState(address: request.address, state: state.name.rawValue,
+                                                value: state.value, error: state.error, origin: peer)
+                    }
+                }
             }
         }
     }
@@ -147,6 +214,7 @@ public final class OSCControlSurface: Sendable {
     public static let commandAddresses = [
         "/ping", "/list", "/status", "/session", "/session/activate", "/session/deactivate",
         "/session/interrupt", "/session/resolve", "/config/delivery", "/config/timeout",
+        "/subscribe", "/unsubscribe",
     ]
 
     /// Runs the command at the message's address; false when the address is not a command.
@@ -162,9 +230,41 @@ public final class OSCControlSurface: Sendable {
         case "/session/resolve": sessionResolve(message, peer)
         case "/config/delivery": configDelivery(message, peer)
         case "/config/timeout": configTimeout(message, peer)
+        case "/subscribe": subscribe(message, peer)
+        case "/unsubscribe": unsubscribe(message, peer)
         default: return false
         }
         return true
+    }
+
+    /// `/subscribe [,s url] [,s native|normalized|both]` → `/subscribed ,s url ,s feedback`, then
+    /// every parameter's current value (the snapshot that brings a surface in sync).
+    private func subscribe(_ message: OSCMessage, _ peer: OSCPeer) {
+        do throws(SubscriptionError) {
+            let subscriber = try subscribers.subscribe(from: peer, SubscriptionRequest(subscribe: message.arguments))
+            send(subscriber.subscribedMessage, to: subscriber.target)
+            let values = runtime.parameters.compactMap { control in
+                (try? control.currentValue()).map { (control.descriptor, $0) }
+            }
+            for snapshot in SubscriberRegistry.snapshot(values, feedback: subscriber.feedback) {
+                send(snapshot, to: subscriber.target)
+            }
+            send(sessionReply(), to: subscriber.target)
+        } catch {
+            reject(message.address, error.description, to: peer)
+        }
+    }
+
+    /// `/unsubscribe [,s url]` → `/unsubscribed ,s url` for each subscription removed.
+    private func unsubscribe(_ message: OSCMessage, _ peer: OSCPeer) {
+        do throws(SubscriptionError) {
+            let request = try SubscriptionRequest(unsubscribe: message.arguments)
+            for removed in try subscribers.unsubscribe(from: peer, url: request.url) {
+                send(removed.unsubscribedMessage, to: peer)
+            }
+        } catch {
+            reject(message.address, error.description, to: peer)
+        }
     }
 
     private func ping(_ message: OSCMessage, _ peer: OSCPeer) {
@@ -201,6 +301,7 @@ public final class OSCControlSurface: Sendable {
             arguments.append(value)
         }
         arguments += [.string("session"), .string(runtime.controller.session == nil ? "inactive" : "active"),
+                      .string("subscribers"), .int32(Int32(subscribers.subscribers.count)),
                       .string("cycles"), .int64(Int64(runtime.engine.cycleCount)),
                       .string("version"), .string(Self.version)]
         send(OSCMessage("/status", arguments), to: peer)
