@@ -66,13 +66,14 @@ let package = Package(
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "CLiblo",
+                "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitRuntime", "SoundFitJack", "SoundFitOSC",
+                "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
+                "SoundFitJack", "SoundFitOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -7,6 +7,8 @@ import SoundFitJack
 import SoundFitOSC
 import SoundFitProcessing
 import SoundFitRuntime
+import SoundFitState
+import Synchronization
 
 /// `soundfit run`: join a JACK graph and process audio, controlled over OSC, until SIGINT/SIGTERM.
 struct RunCommand: AsyncParsableCommand {
@@ -37,6 +39,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Only accept OSC from these IPv4 addresses or prefixes, comma-separated (e.g. 127.0.0.1,192.168.1.0/24).")
     var oscAllow: String?
+
+    @Option(help: "Directory of the factory patches (default: the patches/ folder of the SoundFit checkout or installation).")
+    var patchesDir: String?
 
     @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
     var stateDir: String?
@@ -111,7 +116,16 @@ struct RunCommand: AsyncParsableCommand {
         let fitting = try Fitting(techLevel: techLevel)
         let sessionConfiguration: ProcessingConfiguration = personalization == "single-preset"
             ? .singlePreset(fitting: fitting) : .fineTuning(fitting: fitting)
-        let engine = AudioEngine(techLevel: techLevel)
+
+        // The last applied state comes back; the command line's session settings win.
+        let store = DurableStateStore(directory: stateURL, descriptors: StateKeeper.writableDescriptors)
+        let loaded = store.load(defaults: .defaults(descriptors: StateKeeper.writableDescriptors, session: sessionConfiguration))
+        for warning in loaded.warnings { logger.warning("\(warning)") }
+        var document = loaded.document
+        document.session = sessionConfiguration
+        let library = try PatchDirectory.library(explicit: patchesDir, stateDirectory: stateURL, logger: logger)
+
+        let engine = AudioEngine(settings: StateKeeper.chainSettings(document), techLevel: techLevel)
         let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: sessionConfiguration)
         var hostConfiguration = JackHostConfiguration()
         hostConfiguration.clientName = name
@@ -158,6 +172,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         try host.start()
         let allowList = try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone
+        let surfaceBox = SurfaceBox()
+        let keeper = StateKeeper(runtime: runtime, library: library, store: store, restoring: document) { current in
+            surfaceBox.surface?.currentPatchChanged(current)
+        }
         let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: allowList) {
             let status = host.status
             return SurfaceStatus(fields: [
@@ -178,7 +196,15 @@ struct RunCommand: AsyncParsableCommand {
                 ("playback_latency", .int32(Int32(status.playbackLatency.upperBound))),
             ])
         }
+        surfaceBox.surface = surface
+        surface.attach(keeper)
         surface.start()
+        let storeEvents = store.events
+        Task {
+            for await event in storeEvents {
+                if case .failed(let message) = event { logger.error("state not saved: \(message)") }
+            }
+        }
         for await _ in firstConnection { break }
         let status = host.status
         logger.notice("OSC listening on udp://\(socket.boundPeer)")
@@ -191,5 +217,19 @@ struct RunCommand: AsyncParsableCommand {
         socket.close()
         host.stop()
         await lifecycle.value
+        do {
+            try await store.flush()
+        } catch {
+            logger.error("the last state could not be saved: \(error)")
+        }
+    }
+}
+
+/// Lets the state keeper reach the surface created after it.
+private final class SurfaceBox: Sendable {
+    private let storage = Mutex<OSCControlSurface?>(nil)
+    var surface: OSCControlSurface? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
     }
 }

@@ -131,12 +131,22 @@ public final class SoundFitRuntime: Sendable {
     public func parameter(at address: String) -> (any ControlParameter)? { byAddress[address] }
 
     /// Every parameter's descriptor, in address-space order.
-    public var descriptors: [ParameterDescriptor] { parameters.map(\.descriptor) }
+    public var descriptors: [ParameterDescriptor] { Self.descriptors }
+
+    /// The address space without a runtime (for files and docs): the session's parameters,
+    /// then the kernels'.
+    public static let descriptors: [ParameterDescriptor] = [
+        SessionControl.enabled, SessionControl.intensity, SessionControl.preset, SessionControl.canEnable,
+        SessionControl.fitting,
+    ] + EngineParameter.kernelParameters.map(\.descriptor)
 
     // MARK: Lifecycle
 
     /// The configuration the session is (or will be) activated with.
-    public var sessionConfiguration: ProcessingConfiguration { lifecycle.withLock { $0.sessionConfiguration } }
+    public var sessionConfiguration: ProcessingConfiguration {
+        get { lifecycle.withLock { $0.sessionConfiguration } }
+        set { lifecycle.withLock { $0.sessionConfiguration = newValue } }
+    }
 
     /// The audio system is reachable (connected to a JACK server): activates the session (unless
     /// a user deactivated it) and brings every engine applicator up to date with the values held.

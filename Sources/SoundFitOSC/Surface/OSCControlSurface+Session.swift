@@ -127,6 +127,7 @@ extension OSCControlSurface {
                 return
             }
             runtime.config = config
+            stateKeeper?.persist()
         }
         send(OSCMessage("/config/delivery", Self.deliveryArguments(runtime.config)), to: peer)
     }
@@ -152,6 +153,7 @@ extension OSCControlSurface {
             var config = runtime.config
             config.deliveryTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
             runtime.config = config
+            stateKeeper?.persist()
         }
         send(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds))]), to: peer)
     }

@@ -3,6 +3,7 @@ import Logging
 import SoundFitEngine
 import SoundFitProcessing
 import SoundFitRuntime
+import SoundFitState
 import Synchronization
 
 /// What `/status` reports besides the engine's own state; provided by the host program.
@@ -26,6 +27,9 @@ public final class OSCControlSurface: Sendable {
     let socket: OSCSocket
     let logger: Logger
     let subscribers = SharedSubscriberRegistry()
+    private let keeper = Mutex<StateKeeper?>(nil)
+    /// Patches and durable state, once attached.
+    var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
     private let allowList: OSCAllowList
     private let status: @Sendable () -> SurfaceStatus
     /// Refused senders and oversized packets are logged at most a few times per interval.
@@ -41,6 +45,11 @@ public final class OSCControlSurface: Sendable {
         self.allowList = allowList
         self.status = status
         refusals = RateLimitedLog { [logger] line in logger.warning("\(line)") }
+    }
+
+    /// Attaches patches and durable state (before `start`).
+    public func attach(_ stateKeeper: StateKeeper) {
+        keeper.withLock { $0 = stateKeeper }
     }
 
     /// Starts answering on the socket and sending feedback to subscribers.
@@ -214,7 +223,8 @@ public final class OSCControlSurface: Sendable {
     public static let commandAddresses = [
         "/ping", "/list", "/status", "/session", "/session/activate", "/session/deactivate",
         "/session/interrupt", "/session/resolve", "/config/delivery", "/config/timeout",
-        "/subscribe", "/unsubscribe",
+        "/subscribe", "/unsubscribe", "/profile/audiogram",
+        "/patch/list", "/patch/load", "/patch/save", "/patch/delete", "/patch/current",
     ]
 
     /// Runs the command at the message's address; false when the address is not a command.
@@ -232,6 +242,12 @@ public final class OSCControlSurface: Sendable {
         case "/config/timeout": configTimeout(message, peer)
         case "/subscribe": subscribe(message, peer)
         case "/unsubscribe": unsubscribe(message, peer)
+        case "/profile/audiogram": profileAudiogram(message, peer)
+        case "/patch/list": patchList(message, peer)
+        case "/patch/load": patchLoad(message, peer)
+        case "/patch/save": patchSave(message, peer)
+        case "/patch/delete": patchDelete(message, peer)
+        case "/patch/current": patchCurrent(message, peer)
         default: return false
         }
         return true

@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import SoundFitRuntime
+import SoundFitState
+
+/// Finds the factory patches and opens the patch library.
+enum PatchDirectory {
+    /// The factory patch folder: `--patches-dir`, else `$SOUNDFIT_PATCHES`, else the `patches/`
+    /// folder next to `Package.swift` above the executable (a checkout's `.build/…/soundfit`),
+    /// else `/usr/share/soundfit/patches`.
+    static func resolve(explicit: String?) -> URL? {
+        if let explicit { return URL(fileURLWithPath: explicit, isDirectory: true) }
+        if let environment = ProcessInfo.processInfo.environment["SOUNDFIT_PATCHES"] {
+            return URL(fileURLWithPath: environment, isDirectory: true)
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = directory.appendingPathComponent("patches", isDirectory: true)
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path),
+               FileManager.default.fileExists(atPath: candidate.path) {
+                return candidate
+            }
+            directory.deleteLastPathComponent()
+        }
+        let installed = URL(fileURLWithPath: "/usr/share/soundfit/patches", isDirectory: true)
+        return FileManager.default.fileExists(atPath: installed.path) ? installed : nil
+    }
+
+    /// Opens the library and logs every broken patch file (the others load).
+    static func library(explicit: String?, stateDirectory: URL, logger: Logger) throws -> PatchLibrary {
+        let userStore = UserPatchStore(stateDirectory: stateDirectory)
+        let descriptors = StateKeeper.writableDescriptors
+        guard let factory = resolve(explicit: explicit) else {
+            logger.warning("no factory patches found (pass --patches-dir); only user patches are available")
+            return PatchLibrary(factoryPatches: [], userStore: userStore, descriptors: descriptors)
+        }
+        if explicit != nil, !FileManager.default.fileExists(atPath: factory.path) {
+            throw CLIError("--patches-dir \(factory.path) does not exist")
+        }
+        let library = PatchLibrary(factoryDirectory: factory, userStore: userStore, descriptors: descriptors)
+        for problem in library.problems { logger.error("patch not loaded: \(problem)") }
+        logger.info("patches: \(library.factoryPatches.count) factory from \(factory.path), \(library.userPatches.count) user")
+        return library
+    }
+}

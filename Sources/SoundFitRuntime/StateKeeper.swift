@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import SoundFitDSP
+import SoundFitEngine
+import SoundFitHearing
+import SoundFitProcessing
+import SoundFitState
+
+/// Patches and durable state for a running SoundFit: loads, saves and deletes patches, tracks
+/// the current patch, and persists every applied change (debounced, atomic) so that a restart
+/// — also after `kill -9` — comes back with the last applied state.
+///
+/// Thread rules: any thread except the audio thread.
+public final class StateKeeper: Sendable {
+    public let library: PatchLibrary
+    public let store: DurableStateStore
+    private let runtime: SoundFitRuntime
+    private let state: Mutex<State>
+    private let currentPatchChanges: @Sendable (CurrentPatch?) -> Void
+
+    private struct State {
+        var tracker: CurrentPatchTracker
+        /// The last applied value of every writable parameter (kept while no session exists).
+        var values: [String: ParameterValue]
+        /// Session values still to be restored when the first session starts.
+        var pendingSessionValues: [(String, ParameterValue)]
+    }
+
+    /// The writable parameters, the ones a patch or the state file sets.
+    public static var writableDescriptors: [ParameterDescriptor] {
+        SoundFitRuntime.descriptors.filter { $0.access == .readWrite }
+    }
+
+    /// The kernel values of a state document, for the engine to start with.
+    public static func chainSettings(_ document: StateDocument) -> ChainSettings {
+        var settings = ChainSettings()
+        for parameter in EngineParameter.kernelParameters {
+            if let value = document.parameters[parameter.descriptor.address] {
+                parameter.store(parameter.encode(value), into: &settings)
+            }
+        }
+        return settings
+    }
+
+    /// Takes over a runtime whose engine was created with `chainSettings(document)`: restores
+    /// the delivery configuration, session configuration and hearing profile at once, and the
+    /// session's values when the first session starts. `currentPatchChanged` hears every change
+    /// of the current patch (to notify subscribers).
+    public init(runtime: SoundFitRuntime, library: PatchLibrary, store: DurableStateStore, restoring document: StateDocument,
+                currentPatchChanged: @escaping @Sendable (CurrentPatch?) -> Void) {
+        self.runtime = runtime
+        self.library = library
+        self.store = store
+        currentPatchChanges = currentPatchChanged
+        runtime.config = document.delivery
+        runtime.sessionConfiguration = document.session
+        if let profile = document.hearingProfile { runtime.presets.setProfile(profile) }
+        let restoredPatch = document.currentPatch.flatMap { try? library.patch(.number($0.number)) }
+        let sessionAddresses = [SessionControl.preset.address, SessionControl.intensity.address, SessionControl.enabled.address]
+        state = Mutex(State(
+            tracker: CurrentPatchTracker(restoring: document.currentPatch, patch: restoredPatch, values: document.parameters),
+            values: document.parameters,
+            pendingSessionValues: sessionAddresses.compactMap { address in document.parameters[address].map { (address, $0) } }))
+        follow()
+    }
+
+    private func follow() {
+        let changes = runtime.changeUpdates()
+        Task { [weak self] in
+            for await change in changes {
+                guard let self else { return }
+                let (patchChanged, current) = state.withLock { state -> (Bool, CurrentPatch?) in
+                    guard state.values[change.address] != nil || Self.isWritable(change.address) else { return (false, nil) }
+                    state.values[change.address] = change.value
+                    return (state.tracker.valueApplied(change.value, at: change.address), state.tracker.current)
+                }
+                if patchChanged { currentPatchChanges(current) }
+                persist()
+            }
+        }
+        let sessions = runtime.controller.sessionUpdates()
+        Task { [weak self] in
+            for await session in sessions {
+                guard let self else { return }
+                if let session { await restoreSessionValues(session) }
+                persist()
+            }
+        }
+    }
+
+    private static func isWritable(_ address: String) -> Bool {
+        writableDescriptors.contains { $0.address == address }
+    }
+
+    /// Requests the restored session values once, in the order preset, intensity, enabled.
+    private func restoreSessionValues(_ session: ProcessingSession) async {
+        let pending = state.withLock { state -> [(String, ParameterValue)] in
+            defer { state.pendingSessionValues = [] }
+            return state.pendingSessionValues
+        }
+        for (address, value) in pending {
+            if address == SessionControl.preset.address, value != .choice("none"), runtime.presets.profile == nil { continue }
+            guard let control = runtime.parameter(at: address), let request = try? control.request(value, origin: nil) else { continue }
+            for await _ in request.states {}
+        }
+    }
+
+    // MARK: Persistence
+
+    /// The complete state now.
+    public var document: StateDocument {
+        let (values, current) = state.withLock { ($0.values, $0.tracker.current) }
+        let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
+        let profile = runtime.presets.profile
+        let presets = profile.map { PresetGenerator.presets(for: $0, techLevel: session.fitting, calibration: runtime.presets.calibration) } ?? []
+        return StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
+                             hearingProfile: profile, presets: presets)
+    }
+
+    /// Schedules a (debounced, atomic) write of the current state.
+    public func persist() {
+        store.submit(document)
+    }
+
+    // MARK: Patches
+
+    public var currentPatch: CurrentPatch? { state.withLock { $0.tracker.current } }
+
+    /// Loads a patch: every parameter it sets is requested (kernels in one batch, so they land in
+    /// one audio cycle); the patch becomes current when all of them were applied. Refused as a
+    /// whole, with nothing changed, when it cannot succeed (it needs a hearing profile or a
+    /// session that is missing, or a preset variant the session's mode does not offer).
+    public func loadPatch(_ reference: PatchReference) async throws -> Patch {
+        let patch = try library.patch(reference)
+        let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
+        let touchesSession = order.contains { $0.address.hasPrefix("/processing/") }
+        if touchesSession, runtime.controller.session == nil {
+            throw ControlError("patch \(patch.number) '\(patch.name)' sets /processing/* values, and no processing session is active")
+        }
+        if patch.needsHearingProfile, runtime.presets.profile == nil {
+            throw ControlError("patch \(patch.number) '\(patch.name)' uses a personalization preset: submit a hearing profile first (/profile/audiogram)")
+        }
+        if let name = patch.personalizationPreset, let variant = PresetVariant(rawValue: name),
+           let session = runtime.controller.session, !session.configuration.personalization.variants.contains(variant) {
+            throw ProcessingError.presetVariantUnavailable(variant)
+        }
+        var controls: [(any ControlParameter, ParameterValue)] = []
+        for (address, value) in order {
+            guard let control = runtime.parameter(at: address) else { continue }
+            controls.append((control, value))
+        }
+        var failures: [String] = []
+        for (result, (control, _)) in zip(runtime.requestBatch(controls, origin: nil), controls) {
+            switch result {
+            case .success(let request):
+                var last: ControlState?
+                for await state in request.states { last = state }
+                if let last, last.name != .applied {
+                    failures.append("\(control.descriptor.address): \(last.name.rawValue) \(last.error ?? "")")
+                }
+            case .failure(let error):
+                failures.append("\(control.descriptor.address): \(error)")
+            }
+        }
+        guard failures.isEmpty else {
+            throw ControlError("patch \(patch.number) '\(patch.name)' was not fully applied: \(failures.joined(separator: "; "))")
+        }
+        let current = state.withLock { state -> CurrentPatch? in
+            for (address, value) in order { state.values[address] = value }
+            _ = state.tracker.select(patch, values: state.values)
+            return state.tracker.current
+        }
+        currentPatchChanges(current)
+        persist()
+        return patch
+    }
+
+    /// Saves the current values of every writable parameter as a user patch (number < 0).
+    public func savePatch(name: String) throws -> Patch {
+        let values = state.withLock { $0.values }
+        let patch = try library.save(name: name, parameters: values)
+        let current = state.withLock { state -> CurrentPatch? in
+            _ = state.tracker.select(patch, values: values)
+            return state.tracker.current
+        }
+        currentPatchChanges(current)
+        persist()
+        return patch
+    }
+
+    /// Deletes a user patch (factory patches are read-only).
+    public func deletePatch(_ reference: PatchReference) throws -> Patch {
+        let patch = try library.delete(reference)
+        let (changed, current) = state.withLock { state in
+            (state.tracker.forget(number: patch.number), state.tracker.current)
+        }
+        if changed { currentPatchChanges(current) }
+        persist()
+        return patch
+    }
+}
