@@ -198,6 +198,16 @@ struct RunCommand: AsyncParsableCommand {
         }
         surfaceBox.surface = surface
         surface.attach(keeper)
+        // Document-level settings (the seed's fullStateForDocument) are kept apart from the state.
+        let documentSettings = DocumentSettings(
+            calibration: runtime.presets.calibration, channelCount: channels,
+            osc: .init(host: oscHost, port: Int(socket.boundPeer.port),
+                       allow: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []))
+        do {
+            try AtomicFile.write(documentSettings.encoded(), to: stateURL.appendingPathComponent("document.json"))
+        } catch {
+            logger.warning("document settings not saved: \(error)")
+        }
         surface.start()
         let storeEvents = store.events
         Task {

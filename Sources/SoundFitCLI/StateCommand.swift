@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import SoundFitProcessing
+import SoundFitRuntime
+import SoundFitState
+
+/// `soundfit state export|import`: the full state (parameters, delivery, session, hearing
+/// profile and its presets, current patch) as one versioned JSON document.
+struct StateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Export or import SoundFit's full state as one JSON document.",
+        subcommands: [Export.self, Import.self])
+
+    struct Location: ParsableArguments {
+        @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
+        var stateDir: String?
+
+        func store() throws -> DurableStateStore {
+            let url = try StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
+            return DurableStateStore(directory: url, descriptors: StateKeeper.writableDescriptors)
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the saved state (of a stopped or running SoundFit) as JSON.")
+
+        @OptionGroup var location: Location
+
+        @Option(help: "File to write (default: standard output).")
+        var output: String?
+
+        func run() throws {
+            let store = try location.store()
+            let defaults = StateDocument.defaults(
+                descriptors: StateKeeper.writableDescriptors, session: .fineTuning(fitting: try .techLevel(3)))
+            let loaded = store.load(defaults: defaults)
+            for warning in loaded.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+            let data = loaded.document.encoded(descriptors: StateKeeper.writableDescriptors)
+            if let output {
+                do {
+                    try AtomicFile.write(data, to: URL(fileURLWithPath: output))
+                } catch {
+                    throw CLIError("cannot write \(output): \(error)")
+                }
+            } else {
+                FileHandle.standardOutput.write(data)
+            }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace the saved state with a document from `state export` (SoundFit must not be running on this state directory).")
+
+        @OptionGroup var location: Location
+
+        @Argument(help: "The JSON document to import.")
+        var file: String
+
+        func run() throws {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                throw CLIError("cannot read \(file): \(error.localizedDescription)")
+            }
+            let document: StateDocument
+            do {
+                document = try StateDocument.decode(data, file: file, descriptors: StateKeeper.writableDescriptors)
+            } catch {
+                throw CLIError("\(error)")
+            }
+            let store = try location.store()
+            store.submit(document)
+            let flushed = DispatchSemaphore(value: 0)
+            let failure = FailureBox()
+            Task {
+                do { try await store.flush() } catch { failure.message = "\(error)" }
+                flushed.signal()
+            }
+            flushed.wait()
+            if let message = failure.message { throw CLIError("cannot save the imported state: \(message)") }
+            print("imported \(file) into \(store.url.path)")
+        }
+    }
+}
+
+/// Carries a failure message out of the flush task.
+private final class FailureBox: @unchecked Sendable {
+    var message: String?
+}
