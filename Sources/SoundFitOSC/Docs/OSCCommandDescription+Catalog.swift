@@ -179,8 +179,10 @@ extension OSCCommandDescription {
             "/patch/load", section: .patches,
             summary: "Applies a patch: every parameter it holds changes (subscribers get the feedback).",
             arguments: [Arg("i|s", "patch", "the patch number or name.")],
-            reply: "`/patch/current ,i number ,s name`.",
-            errors: ["no patch with that number or name"],
+            reply: "`/patch/current ,i number ,s name ,i modified` to the sender and to subscribers, plus value feedback to subscribers for every parameter the patch changed.",
+            errors: ["no patch with that number or name",
+                     "the patch needs a hearing profile (its personalization preset) or a processing session that is missing: nothing is changed",
+                     "a parameter of the patch could not be applied (e.g. no JACK server)"],
             examples: ["oscsend localhost 7700 /patch/load i 0", "oscsend localhost 7700 /patch/load s bright"]),
         OSCCommandDescription(
             "/patch/save", section: .patches,
@@ -198,8 +200,8 @@ extension OSCCommandDescription {
             examples: ["oscsend localhost 7700 /patch/delete i -1"]),
         OSCCommandDescription(
             "/patch/current", section: .patches,
-            summary: "The patch loaded or saved last.",
-            reply: "`/patch/current ,i number ,s name`.",
+            summary: "The patch loaded or saved last, and whether any parameter changed since (modified 0/1).",
+            reply: "`/patch/current ,i number ,s name ,i modified`.",
             errors: ["no patch has been loaded or saved yet"],
             examples: ["oscsend localhost 7700 /patch/current"]),
     ]
