@@ -1,5 +1,6 @@
 import ArgumentParser
 import SoundFitEngine
+import SoundFitRuntime
 
 /// `soundfit parameters`: print the OSC parameter table (the same registry `/list` reports).
 struct ParametersCommand: ParsableCommand {
@@ -8,6 +9,6 @@ struct ParametersCommand: ParsableCommand {
         abstract: "Print every OSC parameter with its type, range, default and unit.")
 
     func run() throws {
-        print(ParameterTable.markdown())
+        print(ParameterTable.markdown(SoundFitRuntime.descriptors))
     }
 }

@@ -63,12 +63,4 @@ import Testing
         }
     }
 
-    /// The README's parameter table is generated from the registry; this keeps them identical.
-    @Test func readmeTableMatchesTheRegistry() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains(ParameterTable.markdown()),
-                "README.md's OSC table is out of date: paste the output of `soundfit parameters`")
-    }
 }

@@ -166,3 +166,15 @@ import Testing
         #expect(Set(seen.map(\.address)).isSuperset(of: ["/processing/preset", "/processing/intensity"]))
     }
 }
+
+@Suite struct ReadmeTests {
+    /// The README's parameter table is generated from the registry (`soundfit parameters`);
+    /// this keeps them identical.
+    @Test func readmeTableMatchesTheRegistry() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(ParameterTable.markdown(SoundFitRuntime.descriptors)),
+                "README.md's OSC table is out of date: paste the output of `soundfit parameters`")
+    }
+}
