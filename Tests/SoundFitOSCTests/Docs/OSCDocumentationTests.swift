@@ -88,7 +88,7 @@ import Testing
 
             | message | reply |
             | --- | --- |
-            | `/patch/load ,i\\|s patch` | `/patch/current ,i number ,s name`. |
+            | `/patch/load ,i\\|s patch` | `/patch/current ,i number ,s name ,i modified` to the sender and to subscribers, plus value feedback to subscribers for every parameter the patch changed. |
             """)
     }
 
