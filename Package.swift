@@ -92,12 +92,12 @@ let package = Package(
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing"]),
+        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
         .testTarget(
             name: "SoundFitStateTests",
-            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing"]),
+            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
             dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),

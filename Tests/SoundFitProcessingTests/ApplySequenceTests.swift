@@ -1,3 +1,4 @@
+import SoundFitTestSupport
 import Synchronization
 import Testing
 @testable import SoundFitProcessing

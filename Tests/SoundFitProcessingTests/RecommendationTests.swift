@@ -1,3 +1,4 @@
+import SoundFitTestSupport
 import Testing
 @testable import SoundFitProcessing
 

@@ -1,16 +1,17 @@
 import Synchronization
 
-/// A virtual clock: time stands still until a test advances it, so debounce deadlines are
-/// checked to the exact instant without sleeping. (The same clock as SoundFitProcessingTests'.)
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol, CustomStringConvertible {
+/// A virtual clock: time stands still until a test advances it, so settle times and timeouts
+/// and debounce deadlines are checked to the exact instant without sleeping. Shared by the
+/// processing-model and state tests.
+public final class ManualClock: Clock, Sendable {
+    public struct Instant: InstantProtocol, CustomStringConvertible {
         /// Time since the clock was made.
-        var offset: Duration
+        public var offset: Duration
 
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-        var description: String { "\(offset)" }
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        public var description: String { "\(offset)" }
     }
 
     private struct Sleeper {
@@ -26,16 +27,18 @@ final class ManualClock: Clock, Sendable {
 
     private let state = Mutex(State())
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    public init() {}
+
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
 
     /// Time since the clock was made.
-    var elapsed: Duration { now.offset }
+    public var elapsed: Duration { now.offset }
 
     /// Tasks sleeping on this clock.
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -58,7 +61,7 @@ final class ManualClock: Clock, Sendable {
 
     /// Moves time forward by `duration`, waking sleepers in deadline order (time stands at each
     /// deadline while its sleepers are woken), and gives woken tasks a chance to run.
-    func advance(by duration: Duration) async {
+    public func advance(by duration: Duration) async {
         let target = now.advanced(by: duration)
         while true {
             let due = state.withLock { state -> [Sleeper] in
@@ -80,6 +83,6 @@ final class ManualClock: Clock, Sendable {
 }
 
 /// Lets other tasks run for a while (not a synchronization: tests wait on states for that).
-func yieldMany(_ count: Int = 50) async {
+public func yieldMany(_ count: Int = 50) async {
     for _ in 0..<count { await Task.yield() }
 }
