@@ -1,5 +1,6 @@
 import Synchronization
 import SoundFitEngine
+import SoundFitProcessing
 
 /// Who asked for a change (an OSC client, a patch load…), so feedback can skip the requester.
 public struct ControlOrigin: Hashable, Sendable, CustomStringConvertible {
@@ -23,33 +24,7 @@ public struct ControlChange: Sendable, Equatable {
 }
 
 /// Fans out applied changes to every listener (OSC subscribers, persistence, the current patch).
-final class ChangeFeed: Sendable {
-    private struct State {
-        var continuations: [UInt64: AsyncStream<ControlChange>.Continuation] = [:]
-        var nextID: UInt64 = 0
-    }
-
-    private let state = Mutex(State())
-
-    func subscribe() -> AsyncStream<ControlChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ControlChange.self)
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            state.continuations[state.nextID] = continuation
-            return state.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    func yield(_ change: ControlChange) {
-        state.withLock { state in
-            for continuation in state.continuations.values { continuation.yield(change) }
-        }
-    }
-}
+typealias ChangeFeed = Subscribers<ControlChange>
 
 /// Remembers which origin made which request, until the request's change is published.
 ///

@@ -1,12 +1,12 @@
 import Synchronization
 
 /// The open `AsyncStream`s of one published value (a parameter's values or update states, the
-/// controller's session).
+/// controller's session, the runtime's change feed).
 ///
 /// Owners call `subscribe` and `yield` while holding their own lock, so every subscriber sees
 /// the current element first and then every change in the order the owner made them. The
 /// streams buffer without bound: a subscriber must keep consuming.
-final class Subscribers<Element: Sendable>: Sendable {
+public final class Subscribers<Element: Sendable>: Sendable {
     private struct State {
         var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
         var nextID: UInt64 = 0
@@ -14,8 +14,10 @@ final class Subscribers<Element: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    public init() {}
+
     /// A new stream that starts with `current`.
-    func subscribe(current: Element) -> AsyncStream<Element> {
+    public func subscribe(current: Element) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         continuation.yield(current)
         let id = state.withLock { state -> UInt64 in
@@ -30,7 +32,7 @@ final class Subscribers<Element: Sendable>: Sendable {
     }
 
     /// A new stream of the elements yielded from now on.
-    func subscribe() -> AsyncStream<Element> {
+    public func subscribe() -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -43,7 +45,7 @@ final class Subscribers<Element: Sendable>: Sendable {
         return stream
     }
 
-    func yield(_ element: Element) {
+    public func yield(_ element: Element) {
         state.withLock { state in
             for continuation in state.continuations.values { continuation.yield(element) }
         }
