@@ -24,7 +24,7 @@ struct StateCommand: ParsableCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the saved state (of a stopped or running SoundFit) as JSON.")
+            abstract: "Write the saved state as JSON (read-only: safe while SoundFit runs).")
 
         @OptionGroup var location: Location
 
@@ -32,12 +32,21 @@ struct StateCommand: ParsableCommand {
         var output: String?
 
         func run() throws {
+            // Read-only (a running SoundFit may be writing the same directory): the saved state,
+            // else its previous copy.
             let store = try location.store()
-            let defaults = StateDocument.defaults(
-                descriptors: StateKeeper.writableDescriptors, session: .fineTuning(fitting: try .techLevel(3)))
-            let loaded = store.load(defaults: defaults)
-            for warning in loaded.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-            let data = loaded.document.encoded(descriptors: StateKeeper.writableDescriptors)
+            var document: StateDocument?
+            for url in [store.url, store.previousURL] {
+                guard let data = try? Data(contentsOf: url) else { continue }
+                do {
+                    document = try StateDocument.decode(data, file: url.path, descriptors: StateKeeper.writableDescriptors)
+                    break
+                } catch {
+                    FileHandle.standardError.write(Data("warning: \(error)\n".utf8))
+                }
+            }
+            guard let document else { throw CLIError("no usable saved state in \(store.directory.path)") }
+            let data = document.encoded(descriptors: StateKeeper.writableDescriptors)
             if let output {
                 do {
                     try AtomicFile.write(data, to: URL(fileURLWithPath: output))

@@ -231,7 +231,10 @@ public final class SoundFitRuntime: Sendable {
     @discardableResult
     public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
         presets.setProfile(profile)
-        let variants = presets.availableVariants(for: (controller.session?.configuration ?? sessionConfiguration).fitting)
+        let configuration = controller.session?.configuration ?? sessionConfiguration
+        // The profile's variants that the personalization mode offers (single preset: default).
+        let variants = presets.availableVariants(for: configuration.fitting)
+            .filter(configuration.personalization.variants.contains)
         if controller.session != nil {
             try await controller.recommend(for: .hearingProfileSubmitted)
         }

@@ -141,8 +141,14 @@ public final class StateKeeper: Sendable {
             throw ControlError("patch \(patch.number) '\(patch.name)' uses a personalization preset: submit a hearing profile first (/profile/audiogram)")
         }
         if let name = patch.personalizationPreset, let variant = PresetVariant(rawValue: name),
-           let session = runtime.controller.session, !session.configuration.personalization.variants.contains(variant) {
-            throw ProcessingError.presetVariantUnavailable(variant)
+           let session = runtime.controller.session {
+            guard session.configuration.personalization.variants.contains(variant) else {
+                throw ProcessingError.presetVariantUnavailable(variant)
+            }
+            let available = runtime.presets.availableVariants(for: session.fitting)
+            guard available.contains(variant) else {
+                throw ControlError("patch \(patch.number) '\(patch.name)' uses preset variant \(variant), which this hearing profile does not offer (available: \(available.map(\.rawValue).joined(separator: " ")))")
+            }
         }
         var controls: [(any ControlParameter, ParameterValue)] = []
         for (address, value) in order {

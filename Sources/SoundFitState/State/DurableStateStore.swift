@@ -284,12 +284,22 @@ public final class DurableStateStore: Sendable {
         }
     }
 
-    /// Records a failed write; `retry` becomes pending again unless a newer state is.
+    /// Records a failed write; `retry` becomes pending again unless a newer state is, and is
+    /// written again after the quiet period (a writer is started if none runs).
     private func fail(_ message: String, retry: StateDocument?) {
-        state.withLock { state in
+        let now = clock.now()
+        let startWriter = state.withLock { state -> Bool in
             state.lastError = message
-            if state.pending == nil, let retry { state.pending = retry }
+            guard state.pending == nil, let retry else { return false }
+            state.pending = retry
+            state.schedule.changed(at: now)
+            guard !state.writerRunning else { return false }
+            state.writerRunning = true
+            return true
         }
         eventContinuation.yield(.failed(message))
+        if startWriter {
+            Task.detached { [self] in await runWriter() }
+        }
     }
 }

@@ -1,0 +1,139 @@
+import CAllocationCounter
+import CRealtimeSupport
+import Foundation
+import Logging
+import SoundFitEngine
+import SoundFitJack
+import SoundFitOSC
+import SoundFitProcessing
+import SoundFitRuntime
+import Testing
+
+extension SoundFitIntegration.RealtimeSafety {
+    /// The allocation test of `RealtimeSafety` with hearing personalization running: a profile
+    /// submitted over OSC installs a preset, and the burst switches presets, moves the intensity
+    /// and toggles the stage while every other stage is on.
+    @Test("No heap calls on the JACK thread with personalization running (preset switches, intensity, enable)")
+    func noHeapCallsWithPersonalization() throws {
+        soundfit_allocation_counter_install()
+        let server = try TestJackServer(period: 64)
+        defer { server.stop() }
+
+        var logger = Logger(label: "soundfit.integration.realtime-personalization")
+        logger.logLevel = .critical
+        let engine = AudioEngine(techLevel: 3)
+        var configuration = JackHostConfiguration()
+        configuration.clientName = "sfrtp"
+        configuration.serverName = server.name
+        configuration.startsPrivateServer = false
+        configuration.channelCount = 2
+        let host = JackEngineHost(configuration: configuration, engine: engine, logger: logger)
+        let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: .fineTuning(fitting: try Fitting(techLevel: 3)))
+        let lifecycle = Task {
+            for await event in host.events {
+                switch event {
+                case .connected: try? await runtime.audioSystemConnected()
+                case .disconnected: await runtime.audioSystemDisconnected()
+                }
+            }
+        }
+        defer { lifecycle.cancel() }
+        let socket = try OSCSocket(host: "127.0.0.1", port: 0)
+        let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger) {
+            SurfaceStatus(fields: [("connected", .int32(1))])
+        }
+
+        let heapBefore = soundfit_realtime_heap_calls()
+        let sectionsBefore = soundfit_realtime_sections_entered()
+        do {
+            try host.start()
+        } catch {
+            socket.close(receiving: false)
+            throw error
+        }
+        var running = true
+        func shutDown() {
+            guard running else { return }
+            running = false
+            socket.close()
+            host.stop()
+        }
+        defer { shutDown() }
+        surface.start()
+
+        let osc = try OSCTestClient(port: socket.boundPeer.port)
+        try osc.ping()
+        try osc.waitForSession()
+        let audio = try TestJackClient(server: server.name, channels: 2)
+        defer { audio.close() }
+        try audio.connect(toClient: "sfrtp")
+        try audio.startPlaying([Capture.tone(1000, amplitude: 0.05), Capture.noise(seed: 11, amplitude: 0.1)])
+
+        // Personalization on: N3 → default preset, enabled, intensity 0.75; every other stage on.
+        let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+        #expect(presets.address == "/profile/presets", "\(presets)")
+        #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+        #expect(try osc.query("/processing/preset") == .string("default"))
+        expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
+        expectApplied(try osc.set("/ringmod/enabled", .int(1)), "/ringmod/enabled", .int(1))
+
+        let variants = ["up", "down", "default"]
+        let startCycles = engine.cycleCount
+        let deadline = ContinuousClock.now + .seconds(60)
+        var sent = 0
+        while engine.cycleCount - startCycles < 1500 && ContinuousClock.now < deadline {
+            let k = sent / 8
+            switch sent % 8 {
+            case 0: osc.send("/processing/preset", .string(variants[k % variants.count]))
+            case 1: osc.send("/processing/intensity", .float(Float(k % 11) / 10))
+            case 2: osc.send("/processing/enabled", .int(k % 4 == 3 ? 0 : 1))
+            case 3: osc.send("/filter/cutoff", .float(Float(200 * pow(2, Double(k % 60) / 10))))
+            case 4: osc.send("/output/gain", .float(Float(-20 + k % 21)))
+            case 5: osc.send("/ringmod/mix", .float(Float(k % 11) / 10))
+            case 6: osc.send("/processing/intensity", .float(Float((k + 5) % 11) / 10))
+            default: osc.send("/filter/q", .float(Float(0.5 + Double(k % 8) / 4)))
+            }
+            sent += 1
+            // Preset generation and preparation happen off the audio thread; let them run.
+            _ = osc.collect(for: .milliseconds(2))
+        }
+        // End with personalization alone at full intensity (the default preset).
+        for (address, value) in [("/ringmod/enabled", OSCValue.int(0)), ("/filter/enabled", .int(0)),
+                                  ("/output/gain", .float(0)), ("/processing/preset", .string("default")),
+                                  ("/processing/intensity", .float(1)), ("/processing/enabled", .int(1))] {
+            osc.send(address, value)
+            _ = try osc.waitForTerminalState(address)
+        }
+        // 1 kHz at its band's reference level (52.99 dB SPL for tech level 3) gets N3's 19.65 dB.
+        let amplitude = sineAmplitude(levelDBSPL: 52.99)
+        let captured = try audio.capture([Capture.tone(1000, amplitude: amplitude)], frames: Capture.captureFrames)
+        let cycles = engine.cycleCount - startCycles
+        audio.close()
+        shutDown()
+        _ = osc.collect(for: .milliseconds(50))
+
+        let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+        let sections = soundfit_realtime_sections_entered() - sectionsBefore
+        report("realtime heap calls (personalization)", Double(heapCalls), unit: "calls")
+        report("process cycles during OSC changes (personalization)", Double(cycles), unit: "cycles")
+        report("OSC changes sent (personalization)", Double(sent), unit: "messages")
+        #expect(heapCalls == 0, "heap calls inside the JACK process callback with personalization running")
+        #expect(cycles >= 1000)
+        #expect(sections >= 1000)
+        #expect(sent >= 100)
+        let replies = osc.log
+        let appliedPresets = replies.filter { $0.address == "/state" && $0.string(0) == "/processing/preset" && $0.string(1) == "applied" }
+        let failed = replies.filter { $0.address == "/state" && $0.string(1) == "failed" }
+        let errors = replies.filter { $0.address == "/error" }
+        report("preset changes applied during the burst", Double(appliedPresets.count), unit: "changes")
+        #expect(appliedPresets.count >= 5, "only \(appliedPresets.count) preset changes were applied")
+        #expect(failed.isEmpty, "\(failed.prefix(3))")
+        #expect(errors.isEmpty, "\(errors.prefix(3))")
+        // The stage really ran in this process: the prescribed gain at 1 kHz.
+        for (channel, samples) in captured.enumerated() {
+            let gain = Capture.toneLevel(samples, frequency: 1000, reference: amplitude)
+            report("personalization 1 kHz gain after the burst ch\(channel + 1) (target 19.65)", gain)
+            #expect(abs(gain - 19.65) <= 1, "ch\(channel + 1): \(gain) dB")
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Glibc
+
+/// One `soundfit run` on a caller's jackd and state directory. Unlike `SoundFitProcess`, the
+/// state directory belongs to the caller: stopping (or killing) this process leaves it in
+/// place, so a test can start the next `soundfit` on the same directory.
+final class SoundFitInstance: @unchecked Sendable {
+    let process: ChildProcess
+    let ready: ReadyLine
+    let osc: OSCTestClient
+
+    /// Starts `soundfit run --state-dir DIR --osc-port 0 --server NAME --no-start-server
+    /// --channels N <arguments>`, waits for the ready line, a `/pong` and (unless told not to)
+    /// an active processing session.
+    init(server: TestJackServer, stateDirectory: URL, channels: Int = 2, arguments: [String] = [],
+         waitForSession: Bool = true) throws {
+        let all = ["run", "--state-dir", stateDirectory.path, "--osc-port", "0", "--server", server.name,
+                   "--no-start-server", "--channels", "\(channels)"] + arguments
+        let process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all)
+        self.process = process
+        guard let ready = process.waitForOutput(timeout: .seconds(30), ReadyLine.find(in:)) else {
+            process.stop()
+            throw IntegrationError("""
+                soundfit \(all) printed no ready line (running: \(process.isRunning), exit: \(String(describing: process.termination)))
+                stdout: \(process.standardOutput)
+                stderr: \(process.standardError)
+                """)
+        }
+        self.ready = ready
+        do {
+            osc = try OSCTestClient(port: ready.oscPort)
+            try osc.ping()
+            if waitForSession { try osc.waitForSession() }
+        } catch {
+            process.stop()
+            throw error
+        }
+    }
+
+    /// The log (soundfit logs to stderr).
+    var log: String { process.standardError }
+
+    /// SIGTERM (a clean shutdown, which flushes the state), SIGKILL after a grace period.
+    func stop() { process.stop() }
+
+    /// `kill -9`: no shutdown code runs.
+    func kill9() {
+        process.send(SIGKILL)
+        process.waitForExit(timeout: .seconds(10))
+    }
+
+    deinit { process.stop() }
+}
+
+/// A jackd, a state directory that outlives each `soundfit`, the current `soundfit` on it and
+/// a test JACK client that follows it across restarts. `stop()` (or deinit) removes everything.
+final class StatefulRig: @unchecked Sendable {
+    let server: TestJackServer
+    let stateDirectory: URL
+    let channels: Int
+    let arguments: [String]
+    private(set) var instance: SoundFitInstance?
+    private(set) var audioClient: TestJackClient?
+
+    init(channels: Int = 2, arguments: [String] = [], stateDirectory: URL? = nil, start: Bool = true) throws {
+        server = try TestJackServer()
+        self.channels = channels
+        self.arguments = arguments
+        do {
+            self.stateDirectory = try stateDirectory ?? UniqueName.temporaryDirectory("soundfit-state")
+            if start { try self.start() }
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    var soundfit: SoundFitInstance {
+        get throws {
+            guard let instance else { throw IntegrationError("soundfit is not running") }
+            return instance
+        }
+    }
+
+    var osc: OSCTestClient { get throws { try soundfit.osc } }
+
+    /// Starts a `soundfit` on the state directory (the previous one must be stopped).
+    @discardableResult
+    func start(arguments extra: [String] = [], waitForSession: Bool = true) throws -> SoundFitInstance {
+        precondition(instance?.process.isRunning != true, "soundfit already running")
+        let started = try SoundFitInstance(server: server, stateDirectory: stateDirectory, channels: channels,
+                                           arguments: arguments + extra, waitForSession: waitForSession)
+        instance = started
+        return started
+    }
+
+    /// SIGTERM and wait (the state is flushed on a clean shutdown).
+    func stopSoundFit() {
+        instance?.stop()
+    }
+
+    /// `kill -9` the running soundfit.
+    func killSoundFit() {
+        instance?.kill9()
+    }
+
+    /// Stops the running soundfit (SIGTERM) and starts a new one on the same state directory.
+    @discardableResult
+    func restart(arguments extra: [String] = []) throws -> SoundFitInstance {
+        stopSoundFit()
+        return try start(arguments: extra)
+    }
+
+    /// The test client, connected to the running soundfit's ports (reconnected after a restart).
+    func audio() throws -> TestJackClient {
+        let client: TestJackClient
+        if let audioClient {
+            client = audioClient
+        } else {
+            client = try TestJackClient(server: server.name, channels: channels)
+            audioClient = client
+        }
+        try client.connect(toClient: try soundfit.ready.client)
+        return client
+    }
+
+    func stop() {
+        audioClient?.close()
+        audioClient = nil
+        instance?.stop()
+        instance = nil
+        server.stop()
+        try? FileManager.default.removeItem(at: stateDirectory)
+    }
+
+    deinit { stop() }
+}
+
+/// Runs a `soundfit` subcommand that exits by itself (`presets`, `state export`, …).
+enum SoundFitCommandLine {
+    struct Result {
+        var status: Int32
+        var bySignal: Bool
+        var standardOutput: String
+        var standardError: String
+        var succeeded: Bool { !bySignal && status == 0 }
+    }
+
+    static func run(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> Result {
+        let process = try ChildProcess(label: "soundfit \(arguments.first ?? "")", executable: try SoundFitBinary.path(),
+                                       arguments: arguments)
+        guard process.waitForExit(timeout: timeout) else {
+            process.stop()
+            throw IntegrationError("soundfit \(arguments) did not exit within \(timeout)")
+        }
+        let termination = process.termination ?? (status: -1, bySignal: true)
+        return Result(status: termination.status, bySignal: termination.bySignal,
+                      standardOutput: process.standardOutput, standardError: process.standardError)
+    }
+}
+
+/// JSON helpers for the files soundfit writes (read with Foundation's parser, independent of
+/// SoundFit's own).
+enum JSONFile {
+    static func object(at url: URL) throws -> [String: Any] {
+        let data = try Data(contentsOf: url)
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw IntegrationError("\(url.path) is not a JSON object")
+        }
+        return object
+    }
+
+    static func write(_ object: Any, to url: URL) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: url)
+    }
+}
+
+extension OSCTestClient {
+    /// `/subscribe` → `/subscribed`, then drains the initial values (every parameter's).
+    func subscribeDrainingValues() throws {
+        send("/subscribe")
+        _ = try waitFor("/subscribed") { $0.address == "/subscribed" }
+        _ = collect(for: .milliseconds(300))
+    }
+
+    /// Waits for value feedback `<address> <value>` (one argument) satisfying `predicate`.
+    @discardableResult
+    func waitForFeedback(_ address: String, timeout: Duration = .seconds(10),
+                         _ predicate: (OSCValue) -> Bool = { _ in true }) throws -> OSCValue {
+        try waitFor("feedback \(address)", timeout: timeout) {
+            $0.address == address && $0.arguments.count == 1 && predicate($0.arguments[0])
+        }.match.arguments[0]
+    }
+
+    /// Polls a query until `predicate` holds for the value; returns the last value.
+    @discardableResult
+    func pollQuery(_ address: String, timeout: Duration = .seconds(10), until predicate: (OSCValue) -> Bool) throws -> OSCValue {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let value = try query(address)
+            if predicate(value) || ContinuousClock.now >= deadline { return value }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Sends `address args` and waits for the reply at `replyAddress` or an `/error` for `address`.
+    func request(_ address: String, _ arguments: [OSCValue], reply replyAddress: String,
+                 timeout: Duration = .seconds(10)) throws -> OSCTestMessage {
+        sendRaw(OSCWire.encode(OSCTestMessage(address, arguments)))
+        return try waitFor("\(replyAddress) or /error for \(address) \(arguments)", timeout: timeout) {
+            $0.address == replyAddress || ($0.address == "/error" && $0.string(0) == address)
+        }.match
+    }
+}
