@@ -205,6 +205,20 @@ final class TestJackClient: @unchecked Sendable {
         return jack_port_flags(handle)
     }
 
+    /// Full names of the ports `port` is connected to.
+    func connections(of port: String) -> [String] {
+        guard let client, let handle = jack_port_by_name(client, port),
+              let list = jack_port_get_all_connections(client, handle) else { return [] }
+        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+        var names: [String] = []
+        var index = 0
+        while let name = list[index] {
+            names.append(String(cString: name))
+            index += 1
+        }
+        return names
+    }
+
     /// Cycles the callback has run.
     var cycles: Int { state.pointee.sync[2].load(ordering: .acquiring) }
 

@@ -3,8 +3,8 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// The server's buffer size changes while SoundFit runs: processing follows, settings stay.
-    @Suite("Buffer size") struct BufferSize {
+    /// JACK host behaviour beyond the audio path: buffer-size changes, port latency, --connect.
+    @Suite("JACK host") struct JackHost {
         @Test("After jack_bufsize 128 and 2048 the client reports the new size and still measures −6 dB")
         func bufferSizeChanges() throws {
             let rig = try SoundFitRig(channels: 1)
@@ -27,6 +27,20 @@ extension SoundFitIntegration {
                 report("output gain -6 at \(frames) frames", level)
                 #expect(abs(level + 6) <= 0.1, "\(frames) frames: \(level) dB")
             }
+        }
+
+        @Test("--connect wires the physical ports, and the outputs report the capture latency they pass on")
+        func physicalConnectionsAndLatency() throws {
+            let rig = try SoundFitRig(channels: 2, extraArguments: ["--connect"])
+            defer { rig.stop() }
+            let audio = try rig.audio()
+            #expect(audio.connections(of: "soundfit:input_1").contains("system:capture_1"))
+            #expect(audio.connections(of: "soundfit:output_2").contains("system:playback_2"))
+            // The dummy backend's capture ports have a capture latency of one period (256
+            // frames); SoundFit adds none, so its outputs report the same.
+            let status = try rig.osc.status()
+            #expect(status["capture_latency"]?.number == 256)
+            #expect(status["playback_latency"]?.number ?? 0 >= 256)
         }
 
         private func setBufferSize(_ frames: Int, server: String) throws {
