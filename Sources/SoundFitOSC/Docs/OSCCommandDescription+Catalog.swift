@@ -88,7 +88,7 @@ extension OSCCommandDescription {
             reply: "`/config/delivery ,s style ,f settle_seconds`.",
             errors: [
                 "unknown style",
-                "settle time not a finite number ≥ 0, or given with `continuous`",
+                "settle time not a finite number > 0 and ≤ 10 s, or given with `continuous`",
             ],
             examples: [
                 "oscsend localhost 7700 /config/delivery sf discrete 0.2",

@@ -86,7 +86,9 @@ extension OSCControlSurface {
         Task { [self] in
             do {
                 let interrupted = try await operation(session, reason)
-                send(OSCMessage("/session/interrupted", [.int32(interrupted ? 1 : 0)]), to: peer)
+                let reply = OSCMessage("/session/interrupted", [.int32(interrupted ? 1 : 0)])
+                send(reply, to: peer)
+                enqueueForSubscribers { $0.enqueueNotification(reply, origin: peer) }
             } catch {
                 reject(message.address, "\(error)", to: peer)
             }
@@ -104,6 +106,9 @@ extension OSCControlSurface {
             switch (style, message.arguments.count) {
             case ("continuous", 1):
                 config.deliveryStyle = .continuous
+            case ("continuous", _):
+                reject(message.address, "continuous delivery takes no settle time", to: peer)
+                return
             case ("discrete", 1):
                 config.deliveryStyle = .discrete()
             case ("discrete", 2):
@@ -111,11 +116,11 @@ extension OSCControlSurface {
                     reject(message.address, "settle time must be a number of seconds", to: peer)
                     return
                 }
-                config.deliveryStyle = .discrete(settleTime: .milliseconds(Int64((seconds * 1000).rounded())))
-                if !(seconds.isFinite && seconds > 0 && seconds <= 10) {
+                guard seconds.isFinite, seconds > 0, seconds <= 10 else {
                     reject(message.address, "settle time must be > 0 and ≤ 10 s, got \(seconds)", to: peer)
                     return
                 }
+                config.deliveryStyle = .discrete(settleTime: .milliseconds(Int64((seconds * 1000).rounded())))
             default:
                 reject(message.address, "unknown delivery style '\(style)' (continuous or discrete [settle_seconds])", to: peer)
                 return

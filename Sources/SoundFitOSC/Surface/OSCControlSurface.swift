@@ -127,7 +127,7 @@ public final class OSCControlSurface: Sendable {
         for (change, result) in zip(changes, results) {
             switch result {
             case .success(let request): report(request, requestID: change.requestID, to: peer)
-            case .failure(let error): reject(change.control.descriptor.address, "\(error)", to: peer)
+            case .failure(let error): reject(change.address, "\(error)", to: peer)
             }
         }
     }
@@ -180,7 +180,7 @@ public final class OSCControlSurface: Sendable {
                 ? try FaderTaper.value(from: arguments[0], for: descriptor)
                 : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
             try descriptor.validate(value)
-            return ParameterChange(control: control, value: value, requestID: requestID)
+            return ParameterChange(control: control, address: message.address, value: value, requestID: requestID)
         } catch {
             reject(message.address, error.description, to: peer)
             return nil
@@ -259,6 +259,8 @@ public final class OSCControlSurface: Sendable {
         do throws(SubscriptionError) {
             let subscriber = try subscribers.subscribe(from: peer, SubscriptionRequest(subscribe: message.arguments))
             send(subscriber.subscribedMessage, to: subscriber.target)
+            // A subscription for another URL is confirmed to its sender too.
+            if subscriber.target != peer { send(subscriber.subscribedMessage, to: peer) }
             let values = runtime.parameters.compactMap { control in
                 (try? control.currentValue()).map { (control.descriptor, $0) }
             }
@@ -327,6 +329,8 @@ public final class OSCControlSurface: Sendable {
 /// A validated parameter change from one OSC message.
 struct ParameterChange: Sendable {
     var control: any ControlParameter
+    /// The address the message used (the parameter's own, or its `/normalized` form).
+    var address: String
     var value: ParameterValue
     var requestID: Int32?
 }

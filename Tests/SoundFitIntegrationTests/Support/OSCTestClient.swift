@@ -197,36 +197,60 @@ final class OSCTestClient: @unchecked Sendable {
     /// Received but not yet consumed by a `waitFor`.
     private var pending: [OSCTestMessage] = []
 
-    init(port: UInt16) throws {
+    /// The IPv4 address (host byte order) SoundFit listens on; 127.0.0.1 unless told otherwise.
+    let serverAddress: UInt32
+    /// The IPv4 address (host byte order) this client sends from.
+    let localAddress: UInt32
+    /// The UDP port this client sends from (and receives replies on).
+    let localPort: UInt16
+
+    /// A client bound to `localAddress` (any 127.x.y.z is local on Linux, so a test can send
+    /// from 127.0.0.2 to check `--osc-allow`) talking to `serverAddress:port`.
+    init(port: UInt16, localAddress: UInt32 = 0x7F00_0001, serverAddress: UInt32 = 0x7F00_0001) throws {
         serverPort = port
-        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw IntegrationError("socket: \(String(cString: strerror(errno)))") }
+        self.serverAddress = serverAddress
+        self.localAddress = localAddress
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { throw IntegrationError("socket: \(String(cString: strerror(errno)))") }
         var bufferBytes: Int32 = 4 << 20
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
-        var local = Self.loopback(port: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        var local = Self.loopback(port: 0, address: localAddress)
         let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else {
-            Glibc.close(fd)
+            Glibc.close(descriptor)
             throw IntegrationError("bind: \(String(cString: strerror(errno)))")
         }
+        var boundAddress = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &boundAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        fd = descriptor
+        localPort = UInt16(bigEndian: boundAddress.sin_port)
+    }
+
+    /// `osc.udp://a.b.c.d:port/` of this client, as SoundFit names it.
+    var url: String {
+        let a = localAddress
+        return "osc.udp://\(a >> 24).\(a >> 16 & 0xFF).\(a >> 8 & 0xFF).\(a & 0xFF):\(localPort)/"
     }
 
     deinit { Glibc.close(fd) }
 
-    private static func loopback(port: UInt16) -> sockaddr_in {
+    private static func loopback(port: UInt16, address hostOrder: UInt32 = 0x7F00_0001) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_addr.s_addr = hostOrder.bigEndian
         return address
     }
 
     // MARK: Sending
 
     func sendRaw(_ bytes: [UInt8]) {
-        var destination = Self.loopback(port: serverPort)
+        var destination = Self.loopback(port: serverPort, address: serverAddress)
         let sent = bytes.withUnsafeBytes { raw in
             withUnsafePointer(to: &destination) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

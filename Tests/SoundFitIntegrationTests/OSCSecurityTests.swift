@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import Testing
+
+extension SoundFitIntegration {
+    /// Issue 4, security: `--osc-allow`, `--osc-host`, the packet size limit.
+    @Suite("OSC security") struct OSCSecurity {
+        /// `soundfit ready osc=udp://HOST:PORT …` → (host, port), for any listening address.
+        private func oscEndpoint(_ process: SoundFitProcess) throws -> (host: String, port: UInt16) {
+            let found = process.process.waitForOutput(timeout: .seconds(30)) { output -> (String, UInt16)? in
+                guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("soundfit ready ") }),
+                      let field = line.split(separator: " ").first(where: { $0.hasPrefix("osc=udp://") }) else { return nil }
+                let endpoint = field.dropFirst("osc=udp://".count)
+                guard let colon = endpoint.lastIndex(of: ":"), let port = UInt16(endpoint[endpoint.index(after: colon)...])
+                else { return nil }
+                return (String(endpoint[..<colon]), port)
+            }
+            guard let found else {
+                throw IntegrationError("no ready line: \(process.process.standardOutput) \(process.process.standardError)")
+            }
+            return found
+        }
+
+        @Test("--osc-allow: packets from outside the list change nothing and get no reply; inside ones work")
+        func allowList() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let soundfit = try SoundFitProcess(arguments: [
+                "--server", server.name, "--no-start-server", "--channels", "1", "--osc-allow", "127.0.0.2/32, 127.0.1.0/24",
+            ])
+            defer { soundfit.stop() }
+            let (_, port) = try oscEndpoint(soundfit)
+            let allowed = try OSCTestClient(port: port, localAddress: loopbackAddress(2))
+            try allowed.ping()
+            try allowed.waitForSession()
+            let alsoAllowed = try OSCTestClient(port: port, localAddress: 0x7F00_0105)  // 127.0.1.5
+            try alsoAllowed.ping()
+
+            for outsiderAddress in [loopbackAddress(1), loopbackAddress(3)] {
+                let outsider = try OSCTestClient(port: port, localAddress: outsiderAddress)
+                outsider.send("/ping")
+                outsider.send("/filter/cutoff", .float(5000))
+                outsider.send("/output/gain", .float(-30), .int(1))
+                outsider.send("/filter/cutoff")
+                outsider.send("/status")
+                outsider.send("/list")
+                outsider.send("/subscribe")
+                outsider.send("/subscribe", .string(allowed.url))
+                outsider.send("/unsubscribe", .string(allowed.url))
+                outsider.send("/session/deactivate")
+                outsider.send("/config/delivery", .string("discrete"), .float(5))
+                outsider.send("/config/timeout", .float(0.01))
+                outsider.send("/no/such/address", .int(1))
+                outsider.sendBundle([OSCTestMessage("/filter/enabled", [.int(1)]), OSCTestMessage("/filter/q", [.float(9)])])
+                outsider.sendRaw([0x2F, 0x78, 0x00])  // undecodable
+                let replies = outsider.collect(for: .milliseconds(500))
+                #expect(replies.isEmpty, "an outsider (\(outsider.url)) got replies: \(replies)")
+
+                // Nothing changed, and no subscription was made for the outsider.
+                #expect(try allowed.query("/filter/cutoff") == .float(1000))
+                #expect(try allowed.query("/output/gain") == .float(0))
+                #expect(try allowed.query("/filter/enabled") == .int(0))
+                #expect(try allowed.query("/filter/q") == .float(0.7071))
+                #expect(try allowed.session().string(0) == "active")
+                let delivery = try allowed.ask("/config/delivery", reply: "/config/delivery")
+                #expect(delivery.string(0) == "continuous", "\(delivery)")
+                let timeout = try allowed.ask("/config/timeout", reply: "/config/timeout")
+                #expect(isClose(timeout.arguments.first, 10, tolerance: 1e-4), "\(timeout)")
+                expectApplied(try alsoAllowed.set("/filter/gain", .float(outsiderAddress == loopbackAddress(1) ? 3 : 4)),
+                              "/filter/gain", .float(outsiderAddress == loopbackAddress(1) ? 3 : 4))
+                #expect(outsider.collect(for: .milliseconds(300)).isEmpty, "the outsider received feedback")
+                // The allowed client's own subscription state is untouched: it was never subscribed.
+                expectErrorReply(try allowed.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
+            }
+
+            // Rejections are logged, rate limited: a flood of 300 packets gives a few lines.
+            let flooder = try OSCTestClient(port: port, localAddress: loopbackAddress(4))
+            for index in 0..<300 { flooder.send("/filter/cutoff", .float(Float(100 + index))) }
+            #expect(flooder.collect(for: .milliseconds(500)).isEmpty)
+            #expect(try allowed.query("/filter/cutoff") == .float(1000))
+            let lines = soundfit.process.standardError.split(separator: "\n").filter { $0.contains("127.0.0.4") }
+            report("log lines about 300 packets from a sender outside --osc-allow", Double(lines.count), unit: "lines")
+            #expect(!lines.isEmpty, "rejected packets are not logged")
+            #expect(lines.count <= 20, "rejections are not rate limited: \(lines.count) lines")
+        }
+
+        @Test("--osc-allow with a malformed list exits non-zero naming the option", arguments: [
+            "127.0.0.256", "10.0.0.1/33", "10.0.0.1/8", "", "127.0.0.1,,127.0.0.2", "::1",
+        ])
+        func badAllowList(list: String) throws {
+            let missing = UniqueName.make("sf-missing")
+            let soundfit = try SoundFitProcess(arguments: ["--server", missing, "--no-start-server", "--osc-allow", list],
+                                               environment: ["JACK_DEFAULT_SERVER": missing])
+            defer { soundfit.stop() }
+            #expect(soundfit.process.waitForExit(timeout: .seconds(30)))
+            let termination = try #require(soundfit.process.termination)
+            #expect(!termination.bySignal && termination.status != 0, "exit \(termination)")
+            let stderr = soundfit.process.standardError
+            #expect(stderr.contains("--osc-allow"), "stderr does not name --osc-allow: \(stderr)")
+            #expect(!soundfit.process.standardOutput.contains("soundfit ready"))
+        }
+
+        @Test("Bad session options exit non-zero naming the option", arguments: [
+            (["--tech-level", "0"], "--tech-level"), (["--tech-level", "5"], "--tech-level"),
+            (["--personalization", "fine_tuning"], "--personalization"), (["--personalization", "both"], "--personalization"),
+        ])
+        func badSessionOptions(arguments: [String], option: String) throws {
+            let missing = UniqueName.make("sf-missing")
+            let soundfit = try SoundFitProcess(arguments: ["--server", missing, "--no-start-server"] + arguments,
+                                               environment: ["JACK_DEFAULT_SERVER": missing])
+            defer { soundfit.stop() }
+            #expect(soundfit.process.waitForExit(timeout: .seconds(30)))
+            let termination = try #require(soundfit.process.termination)
+            #expect(!termination.bySignal && termination.status != 0, "exit \(termination)")
+            let stderr = soundfit.process.standardError
+            #expect(stderr.split(separator: "\n").contains { !$0.hasPrefix("Usage:") && $0.contains(option) },
+                    "stderr does not name \(option): \(stderr)")
+        }
+
+        @Test("--osc-host other than 127.0.0.1 logs a warning and listens there; oversized packets are dropped with a log line")
+        func listenAddressAndPacketLimit() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let soundfit = try SoundFitProcess(arguments: [
+                "--server", server.name, "--no-start-server", "--channels", "1", "--osc-host", "127.0.0.3",
+            ])
+            defer { soundfit.stop() }
+            let (host, port) = try oscEndpoint(soundfit)
+            #expect(host == "127.0.0.3")
+            let warnings = soundfit.process.standardError.split(separator: "\n").filter {
+                $0.localizedCaseInsensitiveContains("warning") && $0.contains("127.0.0.3")
+            }
+            #expect(!warnings.isEmpty, "no warning about listening on 127.0.0.3: \(soundfit.process.standardError)")
+            let osc = try OSCTestClient(port: port, serverAddress: loopbackAddress(3))
+            try osc.ping()
+            try osc.waitForSession()
+
+            // Nothing listens on 127.0.0.1 at that port.
+            let elsewhere = try OSCTestClient(port: port)
+            elsewhere.send("/ping")
+            #expect(elsewhere.collect(for: .milliseconds(300)).isEmpty)
+
+            // A 20 000-byte bundle (limit 16 384) is dropped whole: no reply, a log line.
+            let padding = OSCTestMessage("/filter/cutoff", [.blob([UInt8](repeating: 0, count: 19_900))])
+            let bundle = OSCWire.encodeBundle([OSCTestMessage("/ping", [.int(7)]), OSCTestMessage("/filter/q", [.float(3)]), padding])
+            osc.sendRaw(bundle)
+            let replies = osc.collect(for: .milliseconds(500))
+            #expect(replies.isEmpty, "an oversized packet was answered: \(replies.prefix(3))")
+            #expect(try osc.query("/filter/q") == .float(0.7071))
+            #expect(soundfit.process.standardError.contains("\(bundle.count)"),
+                    "no log line names the dropped \(bundle.count)-byte packet: \(soundfit.process.standardError)")
+            try osc.ping()
+        }
+    }
+}

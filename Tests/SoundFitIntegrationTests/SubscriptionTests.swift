@@ -1,0 +1,244 @@
+import Foundation
+import Glibc
+import Testing
+
+extension SoundFitIntegration {
+    /// Issue 4: `/subscribe` and `/unsubscribe`, snapshots, feedback to other clients only,
+    /// feedback forms, and who may change a subscription.
+    @Suite("OSC subscriptions") struct OSCSubscriptions {
+        /// Every listed parameter address and its current value (queried).
+        private func currentValues(_ osc: OSCTestClient) throws -> [String: OSCValue] {
+            osc.send("/list")
+            let end = try osc.waitFor("/list/end") { $0.address == "/list/end" }
+            var values: [String: OSCValue] = [:]
+            for address in end.before.filter({ $0.address == "/list/param" }).compactMap({ $0.string(0) }) {
+                osc.send(address)
+                let reply = try osc.waitFor("query \(address)") {
+                    ($0.address == address && $0.arguments.count == 1) || $0.address == "/error"
+                }.match
+                if reply.address == address { values[address] = reply.arguments[0] }
+            }
+            return values
+        }
+
+        /// Sends `/subscribe arguments` and returns the `/subscribed` reply (or the `/error`).
+        private func subscribe(_ client: OSCTestClient, _ arguments: [OSCValue] = []) throws -> OSCTestMessage {
+            try client.ask("/subscribe", arguments, reply: "/subscribed")
+        }
+
+        /// Value feedback messages (`<address> <value>`, one argument) among `messages`.
+        private func feedback(_ messages: [OSCTestMessage], _ address: String) -> [OSCTestMessage] {
+            messages.filter { $0.address == address && $0.arguments.count == 1 }
+        }
+
+        @Test("/subscribe: snapshot, feedback and terminal states for other clients' changes, no echo to the maker, session changes, /unsubscribe")
+        func feedbackToOthersOnly() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let maker = rig.osc
+            let values = try currentValues(maker)
+            #expect(values.count >= 14, "\(values)")
+
+            let watcher = try OSCTestClient(port: rig.ready.oscPort)
+            let subscribed = try subscribe(watcher)
+            #expect(subscribed.address == "/subscribed", "\(subscribed)")
+            #expect(subscribed.string(0).map { $0.hasPrefix("osc.udp://127.0.0.1:\(watcher.localPort)") } == true, "\(subscribed)")
+            #expect(subscribed.string(1) == "native", "\(subscribed)")
+            // The snapshot: every parameter's current value on its own address, once.
+            let snapshot = watcher.collect(for: .milliseconds(400))
+            for (address, value) in values {
+                let messages = feedback(snapshot, address)
+                #expect(messages.count == 1 && messages.first?.arguments[0] == value,
+                        "snapshot for \(address): \(messages) (current value \(value))")
+            }
+            #expect(!snapshot.contains { $0.address.hasSuffix("/normalized") }, "native subscription got normalized values")
+
+            // The maker subscribes too: it must still get no echo of its own changes.
+            #expect(try subscribe(maker).address == "/subscribed")
+            _ = maker.collect(for: .milliseconds(300))
+
+            let reports = try maker.setWithID("/filter/cutoff", .float(3000), id: 9)
+            #expect(reports.last?.string(1) == "applied" && reports.last?.requestID == 9, "\(reports)")
+            // The value feedback and the terminal state, in either order.
+            var seenByWatcher: [OSCTestMessage] = []
+            func seen(_ predicate: (OSCTestMessage) -> Bool) -> Bool { seenByWatcher.contains(where: predicate) }
+            let isValue: (OSCTestMessage) -> Bool = { $0.address == "/filter/cutoff" && $0.arguments == [.float(3000)] }
+            let isTerminal: (OSCTestMessage) -> Bool = { $0.isTerminalState && $0.string(0) == "/filter/cutoff" }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !(seen(isValue) && seen(isTerminal)) && ContinuousClock.now < deadline {
+                seenByWatcher += watcher.collect(for: .milliseconds(20))
+            }
+            #expect(seen(isValue), "no feedback /filter/cutoff 3000 for the subscriber: \(seenByWatcher)")
+            let watcherState = seenByWatcher.first(where: isTerminal)
+            #expect(watcherState?.arguments == [.string("/filter/cutoff"), .string("applied"), .float(3000)],
+                    "subscribers get the terminal state without request id: \(String(describing: watcherState))")
+            #expect(!seen { $0.address == "/state" && !$0.isTerminalState },
+                    "subscribers get terminal states only: \(seenByWatcher)")
+            let makerLater = maker.collect(for: .milliseconds(400))
+            #expect(feedback(reports + makerLater, "/filter/cutoff").isEmpty,
+                    "the client that made the change got its value echoed: \(makerLater)")
+            #expect(makerLater.filter { $0.isTerminalState }.isEmpty,
+                    "the maker got a second terminal state for its own change: \(makerLater)")
+
+            // And the other way round.
+            let watcherReports = try watcher.setWithID("/output/gain", .float(-3), id: 10)
+            #expect(watcherReports.last?.string(1) == "applied", "\(watcherReports)")
+            _ = try maker.waitFor("feedback /output/gain -3") { $0.address == "/output/gain" && $0.arguments == [.float(-3)] }
+            #expect(feedback(watcher.collect(for: .milliseconds(400)), "/output/gain").isEmpty,
+                    "the client that made the change got its value echoed")
+
+            // Session changes reach subscribers.
+            let inactive = try maker.ask("/session/deactivate", reply: "/session")
+            #expect(inactive.arguments == [.string("inactive")])
+            let sessionFeedback = try watcher.waitFor("/session inactive for subscribers") { $0.address == "/session" }.match
+            #expect(sessionFeedback.arguments == [.string("inactive")], "\(sessionFeedback)")
+            _ = try maker.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session")
+            let active = try watcher.waitFor("/session active for subscribers") { $0.address == "/session" }.match
+            #expect(active.arguments == [.string("active"), .string("fine_tuning"), .int(3)], "\(active)")
+            // Interruptions too ("subscribers get the same", the command catalog).
+            _ = try maker.ask("/session/interrupt", [.string("call")], reply: "/session/interrupted")
+            let interrupted = try? watcher.waitFor("/session/interrupted for subscribers", timeout: .seconds(2)) {
+                $0.address == "/session/interrupted"
+            }.match
+            #expect(interrupted?.arguments == [.int(1)], "subscribers did not get /session/interrupted 1")
+            _ = try maker.ask("/session/resolve", [.string("call")], reply: "/session/interrupted")
+            let resolved = try? watcher.waitFor("/session/interrupted 0 for subscribers", timeout: .seconds(2)) {
+                $0.address == "/session/interrupted"
+            }.match
+            #expect(resolved?.arguments == [.int(0)], "subscribers did not get /session/interrupted 0")
+            _ = watcher.collect(for: .milliseconds(300))
+
+            // Unsubscribed: no more feedback.
+            let unsubscribed = try watcher.ask("/unsubscribe", reply: "/unsubscribed")
+            #expect(unsubscribed.address == "/unsubscribed"
+                    && unsubscribed.string(0).map { $0.hasPrefix("osc.udp://127.0.0.1:\(watcher.localPort)") } == true,
+                    "\(unsubscribed)")
+            _ = watcher.collect(for: .milliseconds(100))
+            let last = try maker.setWithID("/filter/cutoff", .float(4000), id: 11)
+            #expect(last.last?.string(1) == "applied")
+            let afterUnsubscribe = watcher.collect(for: .milliseconds(400))
+            #expect(afterUnsubscribe.isEmpty, "feedback after /unsubscribe: \(afterUnsubscribe)")
+            expectErrorReply(try watcher.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
+        }
+
+        @Test("Feedback forms: normalized and both; a subscription for another URL; re-subscribing changes the form")
+        func feedbackForms() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let maker = rig.osc
+            let faders = try OSCTestClient(port: rig.ready.oscPort)
+            let reply = try subscribe(faders, [.string("normalized")])
+            #expect(reply.string(1) == "normalized", "\(reply)")
+            let snapshot = faders.collect(for: .milliseconds(400))
+            let cutoffPosition = feedback(snapshot, "/filter/cutoff/normalized")
+            #expect(cutoffPosition.count == 1 && isClose(cutoffPosition.first?.arguments[0], log(50) / log(1000), tolerance: 1e-4),
+                    "normalized snapshot of /filter/cutoff (1000 Hz): \(cutoffPosition)")
+            #expect(isClose(feedback(snapshot, "/output/gain/normalized").first?.arguments[0], 60.0 / 72.0, tolerance: 1e-4))
+            #expect(feedback(snapshot, "/filter/cutoff").isEmpty, "normalized subscription got native values")
+
+            // A client subscribes another URL (its own second socket) for both forms: the
+            // confirmation and the snapshot go to that URL.
+            let sink = try OSCTestClient(port: rig.ready.oscPort)
+            maker.send("/subscribe", .string(sink.url), .string("both"))
+            let both = try sink.waitFor("/subscribed at the subscribed URL", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
+            #expect(both.string(0).map { $0.contains(":\(sink.localPort)") } == true && both.string(1) == "both", "\(both)")
+            #expect(!maker.collect(for: .milliseconds(200)).contains { $0.address == "/error" })
+            let sinkSnapshot = sink.collect(for: .milliseconds(400))
+            #expect(feedback(sinkSnapshot, "/filter/cutoff").count == 1 && feedback(sinkSnapshot, "/filter/cutoff/normalized").count == 1,
+                    "a 'both' snapshot has both forms: \(sinkSnapshot.prefix(6))")
+
+            let middle = Float((20.0 * 20000.0).squareRoot())
+            let changer = try OSCTestClient(port: rig.ready.oscPort)
+            let reports = try changer.setWithID("/filter/cutoff", .float(middle), id: 1)
+            #expect(reports.last?.string(1) == "applied")
+            let position = try faders.waitFor("/filter/cutoff/normalized feedback") { $0.address == "/filter/cutoff/normalized" }
+            #expect(isClose(position.match.arguments.first, 0.5, tolerance: 1e-4), "\(position.match)")
+            _ = try sink.waitFor("native feedback") { $0.address == "/filter/cutoff" && $0.arguments == [.float(middle)] }
+            _ = try sink.waitFor("normalized feedback") {
+                $0.address == "/filter/cutoff/normalized" && isClose($0.arguments.first, 0.5, tolerance: 1e-4)
+            }
+            #expect(feedback(faders.collect(for: .milliseconds(300)), "/filter/cutoff").isEmpty)
+
+            // Subscribing again changes the form (no second subscription).
+            let native = try subscribe(faders, [.string("native")])
+            #expect(native.string(1) == "native")
+            _ = faders.collect(for: .milliseconds(400))
+            _ = try changer.setWithID("/output/gain", .float(-12), id: 2)
+            _ = try faders.waitFor("native /output/gain") { $0.address == "/output/gain" && $0.arguments == [.float(-12)] }
+            let rest = faders.collect(for: .milliseconds(300))
+            #expect(feedback(rest, "/output/gain").isEmpty && feedback(rest, "/output/gain/normalized").isEmpty,
+                    "one subscription, one native message: \(rest)")
+
+            // The subscribing client may remove the URL it subscribed.
+            let removed = try maker.ask("/unsubscribe", [.string(sink.url)], reply: "/unsubscribed")
+            #expect(removed.address == "/unsubscribed" && removed.string(0).map { $0.contains(":\(sink.localPort)") } == true,
+                    "\(removed)")
+        }
+
+        @Test("/subscribe and /unsubscribe errors: bad URLs and forms, another host's subscription, the subscriber limit")
+        func subscriptionErrors() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let osc = rig.osc
+            for arguments: [OSCValue] in [
+                [.string("http://127.0.0.1:9000")],
+                [.string("osc.tcp://127.0.0.1:9000")],
+                [.string("osc.udp://127.0.0.1:0")],
+                [.string("osc.udp://127.0.0.1:70000")],
+                [.string("osc.udp://127.0.0.1:")],
+                [.string("osc.udp://example.com:9000")],
+                [.string("osc.udp://:9000")],
+                [.string("loud")],
+                [.string("native"), .string("osc.udp://127.0.0.1:9000")],
+                [.string("osc.udp://127.0.0.1:9000"), .string("native"), .string("both")],
+                [.int(5)],
+            ] {
+                let reply = try osc.ask("/subscribe", arguments, reply: "/subscribed", timeout: .seconds(3))
+                expectErrorReply(reply, for: "/subscribe")
+            }
+            // Nothing was subscribed by those: /unsubscribe has nothing to remove.
+            expectErrorReply(try osc.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
+            expectErrorReply(try osc.ask("/unsubscribe", [.string("osc.udp://127.0.0.1:9")], reply: "/unsubscribed"),
+                             for: "/unsubscribe")
+            expectErrorReply(try osc.ask("/unsubscribe", [.string("garbage")], reply: "/unsubscribed"), for: "/unsubscribe")
+            expectErrorReply(try osc.ask("/unsubscribe", [.int(1)], reply: "/unsubscribed"), for: "/unsubscribe")
+
+            // A client on another host (127.0.0.2) can neither remove nor redirect nor change
+            // someone else's subscription.
+            let watcher = try OSCTestClient(port: rig.ready.oscPort)
+            #expect(try subscribe(watcher).address == "/subscribed")
+            _ = watcher.collect(for: .milliseconds(300))
+            let stranger = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(2))
+            try stranger.ping()
+            expectErrorReply(try stranger.ask("/unsubscribe", [.string(watcher.url)], reply: "/unsubscribed"),
+                             for: "/unsubscribe", hint: "another client")
+            expectErrorReply(try stranger.ask("/subscribe", [.string(watcher.url), .string("normalized")], reply: "/subscribed"),
+                             for: "/subscribe", hint: "another client")
+            _ = try osc.setWithID("/filter/q", .float(2), id: 1)
+            _ = try watcher.waitFor("native feedback still flowing") { $0.address == "/filter/q" && $0.arguments == [.float(2)] }
+            #expect(!watcher.collect(for: .milliseconds(200)).contains { $0.address.hasSuffix("/normalized") })
+
+            // The limit: 32 subscriptions in all (the watcher holds one).
+            let sinks = try (0..<31).map { _ in try OSCTestClient(port: rig.ready.oscPort) }
+            for sink in sinks {
+                osc.send("/subscribe", .string(sink.url))
+                let reply = try sink.waitFor("/subscribed", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
+                #expect(reply.string(0).map { $0.contains(":\(sink.localPort)") } == true, "\(reply)")
+            }
+            #expect(!osc.collect(for: .milliseconds(200)).contains { $0.address == "/error" })
+            #expect(try osc.status()["subscribers"]?.number == 32)
+            let extra = try OSCTestClient(port: rig.ready.oscPort)
+            expectErrorReply(try subscribe(osc, [.string(extra.url)]), for: "/subscribe", hint: "limit")
+            expectErrorReply(try subscribe(extra), for: "/subscribe", hint: "limit")
+            // Unsubscribing without a URL removes what the sender subscribed.
+            osc.send("/unsubscribe")
+            var removed = 0
+            while removed < 31 {
+                _ = try osc.waitFor("/unsubscribed \(removed + 1) of 31") { $0.address == "/unsubscribed" }
+                removed += 1
+            }
+            #expect(try subscribe(extra).address == "/subscribed", "room again after /unsubscribe")
+            #expect(try osc.status()["subscribers"]?.number == 2)
+        }
+    }
+}
