@@ -1,17 +1,18 @@
-/// The injected clock, reduced to what the processing model needs: "now" and "sleep until".
+/// The injected clock, reduced to what the processing model (and the state store) need: "now"
+/// and "sleep until".
 ///
 /// Times are offsets from the instant the adapter was made, so the rest of the module works
 /// with plain `Duration`s instead of an existential `any InstantProtocol`. Deadlines are always
 /// computed once, when the event that starts them happens, and slept until as absolute times:
 /// on a virtual clock that makes every timer fire at exactly the same virtual instant no matter
 /// when the sleeping task gets scheduled.
-struct ProcessingClock: Sendable {
+public struct ProcessingClock: Sendable {
     /// Time elapsed since the adapter was made.
-    let now: @Sendable () -> Duration
+    public let now: @Sendable () -> Duration
     /// Suspends until `now() >= deadline`; throws `CancellationError` when cancelled.
-    let sleep: @Sendable (_ deadline: Duration) async throws -> Void
+    public let sleep: @Sendable (_ deadline: Duration) async throws -> Void
 
-    init(_ clock: any Clock<Duration>) {
+    public init(_ clock: any Clock<Duration>) {
         self = Self.adapting(clock)
     }
 

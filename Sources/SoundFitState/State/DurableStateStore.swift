@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitProcessing
 import Synchronization
 import SoundFitEngine
 
@@ -75,7 +76,7 @@ public final class DurableStateStore: Sendable {
     public let events: AsyncStream<Event>
 
     private let eventContinuation: AsyncStream<Event>.Continuation
-    private let clock: StateClock
+    private let clock: ProcessingClock
     private let queue = DispatchQueue(label: "soundfit.state.writer")
     private let state: Mutex<WriterState>
 
@@ -97,7 +98,7 @@ public final class DurableStateStore: Sendable {
         self.directory = directory
         self.descriptors = descriptors
         self.timing = timing
-        self.clock = StateClock(clock)
+        self.clock = ProcessingClock(clock)
         (events, eventContinuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
         state = Mutex(WriterState(schedule: PersistenceSchedule(quietPeriod: timing.quietPeriod, maximumDelay: timing.maximumDelay)))
     }
