@@ -170,12 +170,20 @@ struct RunCommand: AsyncParsableCommand {
                 }
             }
         }
-        try host.start()
-        let allowList = try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone
+        // State is restored before the first connection; an explicit --profile then replaces the
+        // restored profile and its session values (the recommendation for a new profile follows).
+        if hearingProfile != nil {
+            document.hearingProfile = nil
+            for address in document.parameters.keys where address.hasPrefix("/processing/") {
+                document.parameters[address] = nil
+            }
+        }
         let surfaceBox = SurfaceBox()
         let keeper = StateKeeper(runtime: runtime, library: library, store: store, restoring: document) { current in
             surfaceBox.surface?.currentPatchChanged(current)
         }
+        try host.start()
+        let allowList = try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone
         let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: allowList) {
             let status = host.status
             return SurfaceStatus(fields: [
