@@ -1,12 +1,6 @@
 import CAllocationCounter
 import CRealtimeSupport
 import Foundation
-import Logging
-import SoundFitEngine
-import SoundFitJack
-import SoundFitOSC
-import SoundFitProcessing
-import SoundFitRuntime
 import Testing
 
 extension SoundFitIntegration.RealtimeSafety {
@@ -19,47 +13,13 @@ extension SoundFitIntegration.RealtimeSafety {
         let server = try TestJackServer(period: 64)
         defer { server.stop() }
 
-        var logger = Logger(label: "soundfit.integration.realtime-personalization")
-        logger.logLevel = .critical
-        let engine = AudioEngine(techLevel: 3)
-        var configuration = JackHostConfiguration()
-        configuration.clientName = "sfrtp"
-        configuration.serverName = server.name
-        configuration.startsPrivateServer = false
-        configuration.channelCount = 2
-        let host = JackEngineHost(configuration: configuration, engine: engine, logger: logger)
-        let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: .fineTuning(fitting: try Fitting(techLevel: 3)))
-        let lifecycle = Task {
-            for await event in host.events {
-                switch event {
-                case .connected: try? await runtime.audioSystemConnected()
-                case .disconnected: await runtime.audioSystemDisconnected()
-                }
-            }
-        }
-        defer { lifecycle.cancel() }
-        let socket = try OSCSocket(host: "127.0.0.1", port: 0)
-        let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger) {
-            SurfaceStatus(fields: [("connected", .int32(1))])
-        }
-
+        let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrtp", label: "soundfit.integration.realtime-personalization")
+        let engine = soundfit.engine
         let heapBefore = soundfit_realtime_heap_calls()
         let sectionsBefore = soundfit_realtime_sections_entered()
-        do {
-            try host.start()
-        } catch {
-            socket.close(receiving: false)
-            throw error
-        }
-        var running = true
-        func shutDown() {
-            guard running else { return }
-            running = false
-            socket.close()
-            host.stop()
-        }
-        defer { shutDown() }
-        surface.start()
+        try soundfit.start()
+        defer { soundfit.stop() }
+        let socket = soundfit.socket
 
         let osc = try OSCTestClient(port: socket.boundPeer.port)
         try osc.ping()
@@ -109,7 +69,7 @@ extension SoundFitIntegration.RealtimeSafety {
         let captured = try audio.capture([Capture.tone(1000, amplitude: amplitude)], frames: Capture.captureFrames)
         let cycles = engine.cycleCount - startCycles
         audio.close()
-        shutDown()
+        soundfit.stop()
         _ = osc.collect(for: .milliseconds(50))
 
         let heapCalls = soundfit_realtime_heap_calls() - heapBefore
