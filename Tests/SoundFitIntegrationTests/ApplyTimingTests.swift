@@ -7,20 +7,6 @@ extension SoundFitIntegration {
     /// Issue 3 on the real binary: `applied` means audible, a change without a server fails
     /// with a timeout, and the session and settings follow the server across a restart.
     @Suite("Applied means audible") struct ApplyTiming {
-        /// Polls `/status` until `condition` holds; returns the last status.
-        private func waitForStatus(_ osc: OSCTestClient, timeout: Duration,
-                                   _ condition: ([String: OSCValue]) -> Bool) throws -> [String: OSCValue] {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                let status = try osc.status()
-                if condition(status) { return status }
-                if ContinuousClock.now >= deadline {
-                    throw IntegrationError("status did not reach the expected state within \(timeout): \(status)")
-                }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-        }
-
         /// Polls `/session` until its first argument is `state`.
         @discardableResult
         private func waitForSessionState(_ osc: OSCTestClient, _ state: String,
@@ -172,7 +158,7 @@ extension SoundFitIntegration {
 
             // The server goes away: the session follows it.
             server.kill(signal: SIGKILL)
-            _ = try waitForStatus(osc, timeout: .seconds(15)) { $0["connected"] == .int(0) }
+            _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
             let inactive = try waitForSessionState(osc, "inactive")
             #expect(inactive.arguments == [.string("inactive")], "\(inactive)")
             #expect(try osc.status()["session"] == .string("inactive"))
@@ -206,7 +192,7 @@ extension SoundFitIntegration {
             // The server returns: the session is re-activated with the same configuration, and
             // the audio has the old settings (not the failed −20 dB).
             try server.start()
-            _ = try waitForStatus(osc, timeout: .seconds(30)) { $0["connected"] == .int(1) }
+            _ = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
             let reactivated = try waitForSessionState(osc, "active", timeout: .seconds(30))
             #expect(reactivated.arguments == [.string("active"), .string("single_preset"), .int(2)], "\(reactivated)")
             #expect(try osc.query("/processing/fitting") == .int(2))

@@ -5,20 +5,6 @@ import Testing
 extension SoundFitIntegration {
     /// Starting, stopping, losing the server, and refusing bad command lines.
     @Suite("Lifecycle") struct Lifecycle {
-        /// Polls `/status` until `condition` holds for it; returns the last status.
-        private func waitForStatus(_ osc: OSCTestClient, timeout: Duration,
-                                   _ condition: ([String: OSCValue]) -> Bool) throws -> [String: OSCValue] {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                let status = try osc.status()
-                if condition(status) { return status }
-                if ContinuousClock.now >= deadline {
-                    throw IntegrationError("status did not reach the expected state within \(timeout): \(status)")
-                }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-        }
-
         @Test("With no server reachable, soundfit runs its own private jackd and removes it on SIGTERM")
         func embeddedPrivateServer() throws {
             let absent = UniqueName.make("sf-absent")
@@ -116,11 +102,11 @@ extension SoundFitIntegration {
             first.close()
 
             server.kill(signal: SIGKILL)
-            _ = try waitForStatus(osc, timeout: .seconds(15)) { $0["connected"] == .int(0) }
+            _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
             #expect(soundfit.process.isRunning, "soundfit exited when its server died")
 
             try server.start()
-            let status = try waitForStatus(osc, timeout: .seconds(30)) { $0["connected"] == .int(1) }
+            let status = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
             #expect(status["reconnections"]?.number ?? 0 >= 1, "\(status)")
 
             let second = try TestJackClient(server: server.name, name: "sftest2", channels: 2)

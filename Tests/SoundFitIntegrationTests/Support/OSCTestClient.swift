@@ -385,4 +385,17 @@ final class OSCTestClient: @unchecked Sendable {
         }
         return fields
     }
+
+    /// Polls `/status` until `condition` holds for it; returns the last status.
+    func waitForStatus(timeout: Duration, _ condition: ([String: OSCValue]) -> Bool) throws -> [String: OSCValue] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let status = try status()
+            if condition(status) { return status }
+            if ContinuousClock.now >= deadline {
+                throw IntegrationError("status did not reach the expected state within \(timeout): \(status)")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
 }
