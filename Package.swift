@@ -83,7 +83,7 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-O3"])]),
         .executableTarget(
             name: "SoundFitBenchmarks",
-            dependencies: ["SoundFitDSP", "SoundFitEngine", "CReferenceBiquad", "CRealtimeSupport"],
+            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitHearing", "CReferenceBiquad", "CRealtimeSupport"],
             path: "Benchmarks/SoundFitBenchmarks",
             swiftSettings: optimizedSettings),
 

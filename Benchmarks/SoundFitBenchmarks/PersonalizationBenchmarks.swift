@@ -3,16 +3,18 @@ import Glibc
 #endif
 import Foundation
 import SoundFitDSP
+import SoundFitHearing
 
-/// Throughput of the personalization processor per tech level, beside the Faust-compiled
-/// equivalent (`Benchmarks/Faust`, loaded with dlopen, measured in the same run), and the
-/// filterbank's group delay.
+/// Throughput of the personalization processor per tech level, beside two Faust-compiled peers
+/// (`Benchmarks/Faust`, loaded with dlopen, measured in the same run), and the cascade's group
+/// delay.
 ///
 /// The Swift processor runs in place on `channels` channels with a compressive preset (every band
 /// +20 dB at 60 dB SPL, ratio 2 above 40 dB SPL, 2:1 expansion below 20 dB SPL, 105 dB SPL
-/// limit), enabled at intensity 1, steady (no fade or ramp running). The Faust peer is one mono
-/// instance per channel of the same tree (fi.crossover2LR4 + fi.svf.ap) with a gain and
-/// co.compressor_mono per band, `-O3 -ffast-math`.
+/// limit), enabled at intensity 1, steady (no fade or ramp running). The Faust peers (one mono
+/// instance per channel, `-O3 -ffast-math`): the same structure (analysis band-passes driving
+/// co.compression_gain_mono and a cascade of fi.svf.bell with shelves, without SoundFit's gain
+/// solve), and an LR4 crossover tree with a gain and co.compressor_mono per band.
 struct PersonalizationBenchmarks {
     var runs = 7
     var channelCounts = [2, 8]
@@ -20,6 +22,20 @@ struct PersonalizationBenchmarks {
     let sampleRate = 48000.0
     /// `Benchmarks/Faust/build.sh` output.
     var faustLibrary = "Benchmarks/Faust/.build/libsoundfit_faust.so"
+
+    /// The standard audiograms of `hearing.md` (both ears alike).
+    static func standardAudiograms() -> [(String, Audiogram)] {
+        let frequencies = [250.0, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
+        let levels: [(String, [Double])] = [
+            ("N1", [10, 10, 10, 10, 10, 10, 15, 20, 30, 40]), ("N2", [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50]),
+            ("N3", [35, 35, 35, 35, 40, 45, 50, 55, 60, 65]), ("N4", [55, 55, 55, 55, 55, 60, 65, 70, 75, 80]),
+            ("N5", [65, 67.5, 70, 72.5, 75, 80, 80, 80, 80, 80]), ("S1", [10, 10, 10, 10, 10, 10, 15, 30, 55, 70]),
+            ("S2", [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95]), ("S3", [30, 30, 35, 47.5, 60, 70, 75, 80, 80, 85]),
+        ]
+        return levels.map { name, hl in
+            (name, try! Audiogram(points: zip(frequencies, hl).map { Audiogram.Point(frequency: $0, threshold: $1) }))
+        }
+    }
 
     static func preset(techLevel: Int) -> MultibandPreset {
         let bands = MultibandLayout(techLevel: techLevel)!.bandCentres.map {
@@ -38,10 +54,14 @@ struct PersonalizationBenchmarks {
         var kernels = KernelBenchmarks()
         kernels.runs = runs
         var rows: [KernelBenchmarks.Row] = []
-        var faust: (FaustNew, FaustCompute)?
-        if let handle = dlopen(faustLibrary, RTLD_NOW), let new = dlsym(handle, "soundfit_faust_new"),
-           let compute = dlsym(handle, "soundfit_faust_compute") {
-            faust = (unsafeBitCast(new, to: FaustNew.self), unsafeBitCast(compute, to: FaustCompute.self))
+        // The Faust peers: the cascade (SoundFit's structure) and the crossover-tree compressor.
+        var peers: [(name: String, new: FaustNew, compute: FaustCompute)] = []
+        if let handle = dlopen(faustLibrary, RTLD_NOW) {
+            for (name, prefix) in [("Faust cascade", "soundfit_faust_cascade"), ("Faust LR4 tree", "soundfit_faust")] {
+                if let new = dlsym(handle, prefix + "_new"), let compute = dlsym(handle, prefix + "_compute") {
+                    peers.append((name, unsafeBitCast(new, to: FaustNew.self), unsafeBitCast(compute, to: FaustCompute.self)))
+                }
+            }
         }
         for techLevel in 1...4 {
             for channels in channelCounts {
@@ -57,41 +77,49 @@ struct PersonalizationBenchmarks {
                     rows.append(.init(kernel: "SoundFit TL\(techLevel)", channels: channels, block: block, nanosecondsPerSampleChannel: swift))
                     _ = processor.removePreset()
                     prepared.release()
-                    if let (new, compute) = faust {
-                        let instances = (0..<channels).map { _ in new(Int32(techLevel), Int32(sampleRate)) }
+                    for peer in peers {
+                        let instances = (0..<channels).map { _ in peer.new(Int32(techLevel), Int32(sampleRate)) }
                         let io = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 1)
                         let value = kernels.measureInPlace(channels: channels, block: block) { buffers, n in
                             for c in 0..<channels {
                                 io.pointee = buffers[c]
-                                compute(instances[c], Int32(techLevel), Int32(n), io, io)
+                                peer.compute(instances[c], Int32(techLevel), Int32(n), io, io)
                             }
                         }
                         io.deallocate()
                         for instance in instances { free(instance) }
-                        rows.append(.init(kernel: "Faust TL\(techLevel)", channels: channels, block: block, nanosecondsPerSampleChannel: value))
+                        rows.append(.init(kernel: "\(peer.name) TL\(techLevel)", channels: channels, block: block, nanosecondsPerSampleChannel: value))
                     }
                 }
             }
         }
         var out = KernelBenchmarks.table(rows)
-        if faust == nil { out += "\n(Faust peer not built: run Benchmarks/Faust/build.sh)\n" }
+        if peers.isEmpty { out += "\n(Faust peers not built: run Benchmarks/Faust/build.sh)\n" }
         let columns = channelCounts.flatMap { c in blockSizes.map { (c, $0) } }
-        if faust != nil {
+        for peer in peers {
             for techLevel in 1...4 {
-                out += "| Faust / SoundFit TL\(techLevel) | " + columns.map { c, b in
+                out += "| \(peer.name) / SoundFit TL\(techLevel) | " + columns.map { c, b in
                     let s = rows.first { $0.kernel == "SoundFit TL\(techLevel)" && $0.channels == c && $0.block == b }!
-                    let f = rows.first { $0.kernel == "Faust TL\(techLevel)" && $0.channels == c && $0.block == b }!
+                    let f = rows.first { $0.kernel == "\(peer.name) TL\(techLevel)" && $0.channels == c && $0.block == b }!
                     return String(format: "%.1f", f.nanosecondsPerSampleChannel / s.nanosecondsPerSampleChannel)
                 }.joined(separator: " | ") + " |\n"
             }
         }
-        out += "\nGroup delay of the filterbank (ms, analytic, equal to the impulse-response measurement in the tests):\n\n"
-        out += "| tech level | bands | 1 kHz | 2 kHz | 4 kHz |\n| --- | ---: | ---: | ---: | ---: |\n"
+        out += "\nGroup delay of the cascade (ms, analytic, equal to the impulse-response measurement in the tests) "
+            + "at the NAL-R gains of the standard audiograms (Bisgaard et al. 2010): N3, and the largest over N1–N5 and S1–S3:\n\n"
+        out += "| tech level | bands | N3 1 kHz | N3 2 kHz | N3 4 kHz | largest 1 kHz | largest 2 kHz | largest 4 kHz |\n"
+            + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        let audiograms = Self.standardAudiograms()
         for techLevel in 1...4 {
-            let bank = MultibandFilterbank(techLevel: techLevel, sampleRate: sampleRate)!
-            out += "| \(techLevel) | \(bank.layout.bandCount) | " + [1000.0, 2000, 4000].map {
-                String(format: "%.3f", bank.groupDelay(atFrequency: $0) * 1000)
-            }.joined(separator: " | ") + " |\n"
+            let equalizer = MultibandEqualizer(techLevel: techLevel, sampleRate: sampleRate)!
+            let delays = audiograms.map { name, audiogram in
+                let gains = equalizer.layout.bandCentres.map { NALPrescription.insertionGain(for: audiogram, at: $0) }
+                return (name, [1000.0, 2000, 4000].map { equalizer.groupDelay(atFrequency: $0, bandGains: gains) * 1000 })
+            }
+            let n3 = delays.first { $0.0 == "N3" }!.1
+            let largest = (0..<3).map { i in delays.map { $0.1[i] }.max()! }
+            out += "| \(techLevel) | \(equalizer.layout.bandCount) | "
+                + (n3 + largest).map { String(format: "%.3f", $0) }.joined(separator: " | ") + " |\n"
         }
         return out
     }

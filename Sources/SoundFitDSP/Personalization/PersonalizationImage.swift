@@ -1,82 +1,103 @@
-/// Everything the personalization processor reads while it runs a preset: the tree program and
-/// its coefficients, the per-band gain laws and the detector weights, in flat preallocated memory
-/// with the capacity of the largest tech level.
+/// Everything the personalization processor reads while it runs a preset: the filter constants
+/// of the analysis bank and the cascade (see `EqualizerDesign`), the constants of the bell-gain
+/// iteration, the per-band gain laws and the detector weights, in flat preallocated memory with
+/// the capacity of the largest tech level.
+///
+/// Lanes: a band vector `b` holds bands `2b` and `2b+1` of both ears,
+/// `(left 2b, right 2b, left 2b+1, right 2b+1)`; so does bell vector `b`. The shelf vector holds
+/// `(left low, right low, left high, right high)`.
 ///
 /// `PreparedPersonalization` builds one off the audio thread; installing it copies it into the
 /// processor's own image (a few kilobytes, real-time safe), so that the prepared object can be
 /// handed back at once and a fade-out never needs it.
 struct PersonalizationImage {
-    /// Samples per control period: levels and gains are computed once per period, and gains
-    /// interpolated linearly per sample in between.
+    /// Samples per control period: levels and gains are computed once per period, and the
+    /// cascade's coefficients interpolated linearly per sample in between.
     static var controlPeriod: Int { 32 }
+    /// Band vectors of the largest tech level (12 bands, two per vector).
     static var maximumHalfCount: Int { MultibandLayout.maximumBandCount / 2 }
-    static var maximumOps: Int { 16 }
-    static var maximumSets: Int { 24 }
-    static var maximumStates: Int { 32 }
-    static var maximumSlots: Int { 8 }
+    /// Cascade section vectors: the bell vectors plus the shelf vector.
+    static var maximumSectionVectors: Int { maximumHalfCount + 1 }
 
     var techLevel = 0
+    /// Band vectors (= bell vectors) of this tech level.
     var halfCount = 0
-    var opCount = 0
-    var slotCount = 0
-    var stateCount = 0
     var sampleRate = 0.0
-
-    let ops: UnsafeMutablePointer<TreeOp>
-    /// Three SIMD4 (`c11, c12, c22`) per coefficient set.
-    let coefficients: UnsafeMutablePointer<SIMD4<Float>>
-    let bandSlots: UnsafeMutablePointer<Int>
+    /// Per band vector: the analysis SVF's `c11, c12, c22` and the band-pass scale `k/2`.
+    let analysis: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per bell vector: the prewarped frequency `g` and the damping `1/Q` at 0 dB.
+    let bells: UnsafeMutablePointer<SIMD4<Float>>
+    /// The shelves' prewarped corner frequencies `(low, low, high, high)`.
+    var shelfG = SIMD4<Float>()
+    /// `uSame[κ·max + σ]`: bell vector σ's constants at band vector κ's centres, lane by lane;
+    /// `uCross` the same with σ's halves swapped (bell 2σ+1 at centre 2κ, bell 2σ at 2κ+1).
+    let uSame: UnsafeMutablePointer<SIMD4<Float>>
+    let uCross: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per band vector: the low shelf's and the high shelf's constants at its centres.
+    let uLow: UnsafeMutablePointer<SIMD4<Float>>
+    let uHigh: UnsafeMutablePointer<SIMD4<Float>>
+    /// `interactionSame[σ·max + κ]`: the inverse interaction matrix entries from band vector κ's
+    /// errors to bell vector σ, lane by lane; `interactionCross` from κ's swapped halves.
+    let interactionSame: UnsafeMutablePointer<SIMD4<Float>>
+    let interactionCross: UnsafeMutablePointer<SIMD4<Float>>
     let laws: UnsafeMutablePointer<BandLaw>
     /// Per band vector, `controlPeriod` pairs `(w1, w2)`: the detector's per-position weights.
     let weights: UnsafeMutablePointer<SIMD4<Float>>
 
+    private static var matrixCount: Int { maximumHalfCount * maximumHalfCount }
+
     static func allocate() -> PersonalizationImage {
-        let ops = UnsafeMutablePointer<TreeOp>.allocate(capacity: maximumOps)
-        ops.initialize(repeating: TreeOp(kind: .allpass, slot: 0, highSlot: 0, coefficients: 0, states: 0, count: 0),
-                       count: maximumOps)
-        let coefficients = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: 3 * maximumSets)
-        coefficients.initialize(repeating: SIMD4(), count: 3 * maximumSets)
-        let bandSlots = UnsafeMutablePointer<Int>.allocate(capacity: maximumHalfCount)
-        bandSlots.initialize(repeating: 0, count: maximumHalfCount)
+        func vectors(_ count: Int) -> UnsafeMutablePointer<SIMD4<Float>> {
+            let pointer = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: count)
+            pointer.initialize(repeating: SIMD4(), count: count)
+            return pointer
+        }
         let laws = UnsafeMutablePointer<BandLaw>.allocate(capacity: maximumHalfCount)
         laws.initialize(repeating: BandLaw(), count: maximumHalfCount)
-        let weights = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: 2 * controlPeriod * maximumHalfCount)
-        weights.initialize(repeating: SIMD4(), count: 2 * controlPeriod * maximumHalfCount)
-        return PersonalizationImage(ops: ops, coefficients: coefficients, bandSlots: bandSlots, laws: laws, weights: weights)
+        return PersonalizationImage(
+            analysis: vectors(4 * maximumHalfCount), bells: vectors(2 * maximumHalfCount),
+            uSame: vectors(matrixCount), uCross: vectors(matrixCount),
+            uLow: vectors(maximumHalfCount), uHigh: vectors(maximumHalfCount),
+            interactionSame: vectors(matrixCount), interactionCross: vectors(matrixCount),
+            laws: laws, weights: vectors(2 * controlPeriod * maximumHalfCount))
     }
 
     func deallocate() {
-        ops.deallocate()
-        coefficients.deallocate()
-        bandSlots.deallocate()
+        for pointer in [analysis, bells, uSame, uCross, uLow, uHigh, interactionSame, interactionCross, weights] {
+            pointer.deallocate()
+        }
         laws.deallocate()
-        weights.deallocate()
     }
 
     /// Copies `other` into this image's memory. Real-time safe.
     mutating func copy(from other: PersonalizationImage) {
         techLevel = other.techLevel
         halfCount = other.halfCount
-        opCount = other.opCount
-        slotCount = other.slotCount
-        stateCount = other.stateCount
         sampleRate = other.sampleRate
-        for i in 0..<Self.maximumOps { ops[i] = other.ops[i] }
-        for i in 0..<(3 * Self.maximumSets) { coefficients[i] = other.coefficients[i] }
+        shelfG = other.shelfG
+        for i in 0..<(4 * Self.maximumHalfCount) { analysis[i] = other.analysis[i] }
+        for i in 0..<(2 * Self.maximumHalfCount) { bells[i] = other.bells[i] }
+        for i in 0..<Self.matrixCount {
+            uSame[i] = other.uSame[i]
+            uCross[i] = other.uCross[i]
+            interactionSame[i] = other.interactionSame[i]
+            interactionCross[i] = other.interactionCross[i]
+        }
         for i in 0..<Self.maximumHalfCount {
-            bandSlots[i] = other.bandSlots[i]
+            uLow[i] = other.uLow[i]
+            uHigh[i] = other.uHigh[i]
             laws[i] = other.laws[i]
         }
         for i in 0..<(2 * Self.controlPeriod * Self.maximumHalfCount) { weights[i] = other.weights[i] }
     }
 }
 
-/// The gain law and detector constants of one band vector (lanes: left band b, right band b,
-/// left band h+b, right band h+b), in the form the control-rate update evaluates:
+/// The gain law and detector constants of one band vector (lanes: left band 2b, right band 2b,
+/// left band 2b+1, right band 2b+1), in the form the control-rate update evaluates:
 ///
 ///     L = 10·log10(2)·log2(power) + levelOffset
 ///     g = intercept + slope·max(L, knee) − expansionSlope·max(expansionKnee − L, 0)
-///     g = min(min(g, maximumGain) + fitOffset, outputLimit − L)
+///     g = min(g, maximumGain, outputLimit − L)
 struct BandLaw {
     var intercept = SIMD4<Float>()
     var slope = SIMD4<Float>()
@@ -84,7 +105,6 @@ struct BandLaw {
     var expansionKnee = SIMD4<Float>(repeating: -1000)
     var expansionSlope = SIMD4<Float>()
     var maximumGain = SIMD4<Float>()
-    var fitOffset = SIMD4<Float>()
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()
     /// Control-rate one-pole coefficients of the attack/release smoother.
@@ -99,19 +119,33 @@ struct BandLaw {
     /// The band multiplier (dB) at level `level` (dB SPL). Real-time safe.
     @inline(__always)
     func gain(atLevel level: SIMD4<Float>) -> SIMD4<Float> {
-        var g = intercept + slope * pointwiseMax(level, knee)
-        g -= expansionSlope * pointwiseMax(expansionKnee - level, SIMD4())
-        g = pointwiseMin(pointwiseMin(g, maximumGain) + fitOffset, outputLimit - level)
-        return pointwiseMax(g, SIMD4(repeating: -150))
+        var g = intercept + slope * maximum(level, knee)
+        g -= expansionSlope * maximum(expansionKnee - level, SIMD4())
+        g = minimum(minimum(g, maximumGain), outputLimit - level)
+        return maximum(g, SIMD4(repeating: -150))
     }
 
     /// The band level (dB SPL) of detector power `power`. Real-time safe.
     @inline(__always)
     func level(ofPower power: SIMD4<Float>) -> SIMD4<Float> {
         // 10·log10(2) = 3.0103: log2 to power dB.
-        SIMD4(repeating: 3.010_299_956_6) * fastLog2(pointwiseMax(power, SIMD4(repeating: 1e-30))) + levelOffset
+        SIMD4(repeating: 3.010_299_956_6) * fastLog2(maximum(power, SIMD4(repeating: 1e-30))) + levelOffset
     }
 }
+
+/// Lane-wise maximum and minimum, inlined (the standard library's `pointwiseMax`/`pointwiseMin`
+/// are calls on this toolchain, a measurable share of the control-rate update). Real-time safe.
+@inline(__always)
+func maximum(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMD4<Float> { a.replacing(with: b, where: b .> a) }
+
+@inline(__always)
+func minimum(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMD4<Float> { a.replacing(with: b, where: b .< a) }
+
+@inline(__always)
+func maximum(_ a: SIMD2<Float>, _ b: SIMD2<Float>) -> SIMD2<Float> { a.replacing(with: b, where: b .> a) }
+
+@inline(__always)
+func minimum(_ a: SIMD2<Float>, _ b: SIMD2<Float>) -> SIMD2<Float> { a.replacing(with: b, where: b .< a) }
 
 /// log2 of positive normal floats, error < 4e-7 (1.2e-6 dB). Real-time safe.
 @inline(__always)
@@ -132,7 +166,7 @@ func fastLog2(_ x: SIMD4<Float>) -> SIMD4<Float> {
 /// 2^y for y in about ±126 (clamped), relative error < 1.2e-7. Real-time safe.
 @inline(__always)
 func fastExp2(_ y: SIMD4<Float>) -> SIMD4<Float> {
-    let t = pointwiseMin(pointwiseMax(y, SIMD4(repeating: -125)), SIMD4(repeating: 125)) + 127
+    let t = minimum(maximum(y, SIMD4(repeating: -125)), SIMD4(repeating: 125)) + 127
     // Round t − ½ to an integer by adding 2²³ (so the integer sits in the mantissa bits): a floor
     // of t, or one less at exact integers (then f = 1, and q(1) = 2 keeps the result continuous).
     let shifted = (t - 0.5) + 8_388_608

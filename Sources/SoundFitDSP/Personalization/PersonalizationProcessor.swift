@@ -1,35 +1,33 @@
 /// Stage 0 of the chain: the multiband personalization processor (per-ear band gains with wide
-/// dynamic range compression, expansion and a per-band limiter) on an LR4 crossover tree.
+/// dynamic range compression, expansion and a per-band limiter): an analysis bank measures each
+/// band's level, and a cascade equalizer applies the band gains (`EqualizerDesign`).
 ///
 /// **Channels.** Channels are processed in pairs (1+2, 3+4, …): the first of a pair (odd
 /// channel numbers, counting from 1) gets the left ear's preset, the second the right ear's. Mono
 /// gets the left ear; a lone last channel of an odd count is processed with the left ear too.
 ///
-/// **Filterbank.** `CrossoverTreeDesign`: an LR4 tree with all-pass compensation whose bands sum
-/// to one all-pass `A(z)` (flat magnitude, group delay of the crossovers, no block latency). Each
-/// band is multiplied by its gain and the bands are summed.
+/// **Dynamics.** Each band's level comes from a power detector on its analysis band-pass: x² is
+/// pre-smoothed by two one-poles (0.5…6 ms, against the ripple of x²) and evaluated once per
+/// control period (`PersonalizationImage.controlPeriod` = 32 samples) through an attack/release
+/// one-pole with the preset's time constants. The band-passes have unity gain at their centres, so
+/// a sine at a band centre reads its own level (`MultibandPreset.calibration` = dB SPL of a
+/// full-scale sine). The gain law (`BandDynamics.gain(atLevel:)`) gives each band's gain per
+/// period; the cascade's gains are solved for them (one step of the design's iteration per
+/// period, so they track within a few periods); the filters' cores change once per period and
+/// their output mix is interpolated per sample.
 ///
-/// **Dynamics.** Each band's level comes from a power detector: x² is pre-smoothed by two
-/// one-poles (0.5…6 ms, against the ripple of x²) and evaluated once per control period
-/// (`PersonalizationImage.controlPeriod` = 32 samples) through an attack/release one-pole with the
-/// preset's time constants. Band powers are calibrated so that a sine at the band centre reads its
-/// own level (`MultibandPreset.calibration` = dB SPL of a full-scale sine). The gain law
-/// (`BandDynamics.gain(atLevel:)`, plus the preset's fitting offset) is evaluated per period and
-/// the linear band gain interpolated per sample toward it.
-///
-/// **Intensity.** Each band's linear gain becomes `1 + i·(g − 1)`; `i` moves over 30 ms. Since
-/// the bank is an all-pass, intensity 0 would leave `A(z)·x`, not `x`: when the intensity has
-/// arrived at 0 the processor cross-fades to the dry input over 15 ms and then skips the bank, so
-/// intensity 0 is bit-exact transparent. Leaving 0 fades the bank back in (from unity gains, so
-/// the fade only turns the phase of the all-pass in).
+/// **Intensity.** Each band's linear gain becomes `1 + i·(g − 1)`; `i` moves over 30 ms. At 0 dB
+/// every section of the cascade is the identity; when the intensity has arrived at 0 the processor
+/// also cross-fades to the dry input over 15 ms and then skips the DSP, so intensity 0 is
+/// bit-exact transparent. Leaving 0 fades the processing back in.
 ///
 /// **Enable.** Disabling cross-fades to the dry input over 15 ms, then the stage is skipped (the
 /// buffers are untouched, bit for bit). Enabling resets filter states, starts every detector at
 /// its band's reference level and fades in. Without an installed preset the stage is skipped.
 ///
 /// **Presets.** `install(_:)` takes a `PreparedPersonalization` (built off the audio thread),
-/// copies its image and hands the previous one back. The tree is the same for every preset of a
-/// tech level and sample rate, so the filter states carry on; the band gains move from their
+/// copies its image and hands the previous one back. The filters are the same for every preset
+/// of a tech level and sample rate, so their states carry on; the band gains move from their
 /// current values to the new law over 50 ms (an offset in dB that ramps to 0).
 ///
 /// Threads: `init` allocates and must not run on the audio thread. Every other method is real-time
@@ -56,14 +54,23 @@ public struct PersonalizationProcessor: ~Copyable {
     /// True while `image` holds a preset for the current sample rate and it is wanted.
     private var hasPreset = false
     private let pairCount: Int
-    /// Per pair: `maximumStates` state pairs (two SIMD4 each).
-    private let treeStates: UnsafeMutablePointer<SIMD4<Float>>
-    /// Per pair: `maximumHalfCount` band states.
+    /// Per pair: `maximumHalfCount` analysis filter states (two SIMD4 each).
+    private let analysisStates: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per pair: `maximumSectionVectors` cascade section states (three SIMD4 each) and ramps.
+    private let cascadeStates: UnsafeMutablePointer<SIMD4<Float>>
+    private let ramps: UnsafeMutablePointer<SectionRamp>
+    /// Per pair: the bell gains (dB) of every bell vector, the iteration's state.
+    private let bellGains: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per pair: the broadband linear gain `(·, ·, left, right)` and its per-sample step.
+    private let broadband: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per pair: `maximumHalfCount` level detectors.
     private let bandStates: UnsafeMutablePointer<BandState>
-    /// `maximumSlots` signal slots of one control period, plus the output sum.
+    /// The pair's signal over one control period.
     private let slots: UnsafeMutablePointer<SIMD4<Float>>
-    private let output: UnsafeMutablePointer<SIMD4<Float>>
+    /// Control-rate scratch: band targets, bell terms and errors (`scratchVectors` per vector).
+    private let scratch: UnsafeMutablePointer<SIMD4<Float>>
     private let wetBuffer: UnsafeMutablePointer<Float>
+    private static var scratchVectors: Int { 6 }
 
     private var intensity: LinearRamp
     private var wet: LinearRamp
@@ -75,6 +82,8 @@ public struct PersonalizationProcessor: ~Copyable {
     private var periodPosition = 0
     /// The next control update jumps the gains instead of ramping them (after a reset).
     private var snapGains = true
+    /// True on the control periods that update the bells (every other one, see `updateCascade`).
+    private var bellPeriod = true
     private var bypassed = true
 
     /// Prepares the processor for `spec` (storage for the largest tech level), starting at
@@ -88,18 +97,24 @@ public struct PersonalizationProcessor: ~Copyable {
         self.techLevel = techLevel
         image = PersonalizationImage.allocate()
         pairCount = (spec.channelCount + 1) / 2
-        let stateCount = 2 * PersonalizationImage.maximumStates * pairCount
-        treeStates = .allocate(capacity: stateCount)
-        treeStates.initialize(repeating: SIMD4(), count: stateCount)
-        bandStates = .allocate(capacity: PersonalizationImage.maximumHalfCount * pairCount)
-        bandStates.initialize(repeating: BandState(), count: PersonalizationImage.maximumHalfCount * pairCount)
-        let period = PersonalizationImage.controlPeriod
-        slots = .allocate(capacity: PersonalizationImage.maximumSlots * period)
-        slots.initialize(repeating: SIMD4(), count: PersonalizationImage.maximumSlots * period)
-        output = .allocate(capacity: period)
-        output.initialize(repeating: SIMD4(), count: period)
-        wetBuffer = .allocate(capacity: period)
-        wetBuffer.initialize(repeating: 1, count: period)
+        func vectors(_ count: Int, _ value: SIMD4<Float> = SIMD4()) -> UnsafeMutablePointer<SIMD4<Float>> {
+            let pointer = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: count)
+            pointer.initialize(repeating: value, count: count)
+            return pointer
+        }
+        let half = PersonalizationImage.maximumHalfCount, sections = PersonalizationImage.maximumSectionVectors
+        analysisStates = vectors(2 * half * pairCount)
+        cascadeStates = vectors(3 * sections * pairCount)
+        ramps = .allocate(capacity: sections * pairCount)
+        for index in 0..<(sections * pairCount) { (ramps + index).initialize(to: SectionRamp(vector: index % sections)) }
+        bellGains = vectors(half * pairCount)
+        broadband = vectors(2 * pairCount)
+        bandStates = .allocate(capacity: half * pairCount)
+        bandStates.initialize(repeating: BandState(), count: half * pairCount)
+        slots = vectors(PersonalizationImage.controlPeriod)
+        scratch = vectors(Self.scratchVectors * half)
+        wetBuffer = .allocate(capacity: PersonalizationImage.controlPeriod)
+        wetBuffer.initialize(repeating: 1, count: PersonalizationImage.controlPeriod)
         intensity = LinearRamp(value: Double(settings.intensity))
         wet = LinearRamp(value: 0)
         updateRampLengths()
@@ -107,10 +122,9 @@ public struct PersonalizationProcessor: ~Copyable {
 
     deinit {
         image.deallocate()
-        treeStates.deallocate()
+        for pointer in [analysisStates, cascadeStates, bellGains, broadband, slots, scratch] { pointer.deallocate() }
+        ramps.deallocate()
         bandStates.deallocate()
-        slots.deallocate()
-        output.deallocate()
         wetBuffer.deallocate()
     }
 
@@ -246,11 +260,15 @@ public struct PersonalizationProcessor: ~Copyable {
         fadeSamples = LinearRamp.steps(forSeconds: Self.bypassFadeSeconds, stepSeconds: 1 / spec.sampleRate)
     }
 
-    /// Zero filter states; detectors at each band's reference level; gains computed afresh.
+    /// Zero filter states and bell gains; detectors at each band's reference level; gains and
+    /// coefficients computed afresh at the next control update.
     private mutating func clearStates() {
-        treeStates.update(repeating: SIMD4(), count: 2 * PersonalizationImage.maximumStates * pairCount)
+        let half = PersonalizationImage.maximumHalfCount, sections = PersonalizationImage.maximumSectionVectors
+        analysisStates.update(repeating: SIMD4(), count: 2 * half * pairCount)
+        cascadeStates.update(repeating: SIMD4(), count: 3 * sections * pairCount)
+        bellGains.update(repeating: SIMD4(), count: half * pairCount)
         for pair in 0..<pairCount {
-            for b in 0..<PersonalizationImage.maximumHalfCount {
+            for b in 0..<half {
                 var state = BandState()
                 if b < image.halfCount {
                     let reference = image.laws[b].referencePower
@@ -258,7 +276,7 @@ public struct PersonalizationProcessor: ~Copyable {
                     state.e2 = reference
                     state.envelope = reference
                 }
-                bandStates[pair &* PersonalizationImage.maximumHalfCount &+ b] = state
+                bandStates[pair &* half &+ b] = state
             }
         }
         periodPosition = 0
@@ -287,18 +305,22 @@ public struct PersonalizationProcessor: ~Copyable {
         }
     }
 
-    /// Levels and gains of every band of every pair, once per control period.
+    /// Levels and gains of every band of every pair, and the cascade's coefficients, once per
+    /// control period.
     private mutating func controlUpdate() {
         if !wet.isRamping && wet.value == 1 && !wantsWet { wet.setTarget(0, steps: fadeSamples) }
-        let i = SIMD4<Float>(repeating: Float(intensity.step()))
+        let i = Float(intensity.step())
         let presetShare = SIMD4<Float>(repeating: Float(presetRamp.step()))
         let snap = snapGains
         snapGains = false
-        let step = SIMD4<Float>(repeating: 1 / Float(PersonalizationImage.controlPeriod))
+        bellPeriod = snap || !bellPeriod
+        let iterations = snap ? 8 : (bellPeriod ? 1 : 0)
         let decibelsToLog2 = SIMD4<Float>(repeating: 0.166_096_404_744_368)   // log2(10)/20
+        let half = PersonalizationImage.maximumHalfCount, h = image.halfCount
+        let targets = scratch
         for pair in 0..<pairCount {
-            let states = bandStates + pair &* PersonalizationImage.maximumHalfCount
-            for b in 0..<image.halfCount {
+            let states = bandStates + pair &* half
+            for b in 0..<h {
                 let law = image.laws[b]
                 var s = states[b]
                 let e1 = s.e1
@@ -310,51 +332,187 @@ public struct PersonalizationProcessor: ~Copyable {
                 s.envelope += coefficient * (s.e2 - s.envelope)
                 s.level = law.level(ofPower: s.envelope)
                 s.gainDecibels = law.gain(atLevel: s.level) + s.presetOffset * presetShare
-                let linear = fastExp2(s.gainDecibels * decibelsToLog2)
-                let target = 1 + i * (linear - 1)
-                if snap {
-                    s.gain = target
-                    s.gainStep = SIMD4()
-                } else {
-                    s.gainStep = (target - s.gain) * step
+                var gain = s.gainDecibels
+                if i != 1 {
+                    // Intensity interpolates the linear gain: 20·log10(1 + i·(g − 1)).
+                    let linear = fastExp2(gain * decibelsToLog2)
+                    let mixed = 1 + SIMD4(repeating: i) * (linear - 1)
+                    gain = SIMD4(repeating: 6.020_599_913) * fastLog2(maximum(mixed, SIMD4(repeating: 1e-6)))
                 }
+                targets[b] = maximum(gain, SIMD4(repeating: -60))
                 states[b] = s
             }
+            updateCascade(pair: pair, targets: UnsafePointer(targets), iterations: iterations, snap: snap)
         }
+    }
+
+    /// Solves the pair's cascade for the band gains `targets` (dB, band vectors) and sets its
+    /// coefficient ramps: the broadband gain and shelves every period, the bells by `iterations`
+    /// steps of the design's iteration (one every other period, eight after a reset: the bells
+    /// settle within a few steps, faster than any level detector moves). The bells' mix then ramps
+    /// over the two periods to the next bell period, so their gains move without a staircase (a
+    /// one-period ramp held for a period modulates a tone: −68 dB zipper noise in an N3 intensity
+    /// ramp). Every other period saves the iteration's share of the stage's time (about 8 %).
+    @inline(__always)
+    private func updateCascade(pair: Int, targets: UnsafePointer<SIMD4<Float>>, iterations: Int, snap: Bool) {
+        let half = PersonalizationImage.maximumHalfCount, h = image.halfCount
+        let limit = SIMD4<Float>(repeating: Float(EqualizerDesign.sectionGainLimit))
+        // Broadband gain per ear: the middle of the band gains' range.
+        var highest = targets[0], lowest = targets[0]
+        for b in 1..<h {
+            highest = maximum(highest, targets[b])
+            lowest = minimum(lowest, targets[b])
+        }
+        let middle = 0.5 * (maximum(highest.lowHalf, highest.highHalf) + minimum(lowest.lowHalf, lowest.highHalf))
+        let broadbandDecibels = SIMD4(lowHalf: middle, highHalf: middle)
+        // Shelves: the lowest band's gain down to DC, the highest band's up to Nyquist.
+        let shelves = minimum(maximum(
+            SIMD4(lowHalf: targets[0].lowHalf, highHalf: targets[h &- 1].highHalf) - broadbandDecibels, -limit), limit)
+        let gains = bellGains + pair &* half
+        let steps = SIMD4<Float>(repeating: 1 / Float(PersonalizationImage.controlPeriod))
+        let ramps = self.ramps + pair &* PersonalizationImage.maximumSectionVectors
+        if iterations > 0 {
+            for _ in 0..<iterations {
+                iterateBells(gains, targets: targets, broadband: broadbandDecibels, shelves: shelves)
+            }
+            // The bells' mix ramps over two periods, to the next bell period.
+            for σ in 0..<h {
+                ramps[σ].setTarget(bellCoefficients(σ, gains: gains[σ]), steps: 0.5 * steps, snap: snap)
+            }
+        }
+        ramps[h].setTarget(shelfCoefficients(shelves), steps: steps, snap: snap)
+        // The high shelf runs as a low shelf of the inverse gain times its gain, here.
+        let total = broadbandDecibels.lowHalf + shelves.highHalf
+        let linear = fastExp2(SIMD4(lowHalf: total, highHalf: total) * SIMD4(repeating: 0.166_096_404_744_368))
+        let target = SIMD4(lowHalf: SIMD2<Float>(), highHalf: linear.lowHalf)
+        let state = broadband + 2 &* pair
+        if snap {
+            state[0] = target
+            state[1] = SIMD4()
+        } else {
+            state[1] = (target - state[0]) * steps
+        }
+    }
+
+    /// One step of the bell-gain iteration `s ← s + M·(target − model(s))` (see
+    /// `EqualizerDesign`), in band-vector lanes. Real-time safe: fixed-size loops on scratch.
+    @inline(__always)
+    private func iterateBells(_ gains: UnsafeMutablePointer<SIMD4<Float>>, targets: UnsafePointer<SIMD4<Float>>,
+                              broadband: SIMD4<Float>, shelves: SIMD4<Float>) {
+        let half = PersonalizationImage.maximumHalfCount, h = image.halfCount
+        let decibelsToLog2 = SIMD4<Float>(repeating: 0.166_096_404_744_368)
+        let t = scratch + half, swappedT = scratch + 2 &* half
+        let oneMinusT = scratch + 3 &* half, swappedOneMinusT = scratch + 4 &* half, errors = scratch + 5 &* half
+        var gainSum = SIMD4<Float>()
+        for σ in 0..<h {
+            let value = fastExp2(gains[σ] * decibelsToLog2)
+            t[σ] = value
+            swappedT[σ] = SIMD4(lowHalf: value.highHalf, highHalf: value.lowHalf)
+            oneMinusT[σ] = 1 - value
+            swappedOneMinusT[σ] = 1 - swappedT[σ]
+            gainSum += gains[σ]
+        }
+        // Σ of every section's gain per ear (the `s/2` parts of the terms), in all lanes.
+        let earSum = gainSum.lowHalf + gainSum.highHalf + shelves.lowHalf + shelves.highHalf
+        let halfSum = 0.5 * SIMD4(lowHalf: earSum, highHalf: earSum)
+        let shelfT = fastExp2(shelves * decibelsToLog2)
+        let lowT = SIMD4(lowHalf: shelfT.lowHalf, highHalf: shelfT.lowHalf)
+        let highT = SIMD4(lowHalf: shelfT.highHalf, highHalf: shelfT.highHalf)
+        for κ in 0..<h {
+            var numerator = SIMD4<Float>(repeating: 1), denominator = SIMD4<Float>(repeating: 1)
+            for σ in 0..<h {
+                let w = image.uSame[κ &* half &+ σ] * oneMinusT[σ]
+                numerator *= t[σ] + w
+                denominator *= 1 - w
+                let v = image.uCross[κ &* half &+ σ] * swappedOneMinusT[σ]
+                numerator *= swappedT[σ] + v
+                denominator *= 1 - v
+            }
+            let wLow = image.uLow[κ] * (1 - lowT), wHigh = image.uHigh[κ] * (1 - highT)
+            numerator *= (lowT + wLow) * (highT + wHigh)
+            denominator *= (1 - wLow) * (1 - wHigh)
+            let model = halfSum + SIMD4(repeating: 3.010_299_956_6) * fastLog2(numerator / denominator)
+            errors[κ] = targets[κ] - broadband - model
+        }
+        let limit = SIMD4<Float>(repeating: Float(EqualizerDesign.sectionGainLimit))
+        for σ in 0..<h {
+            var step = SIMD4<Float>()
+            for κ in 0..<h {
+                let e = errors[κ]
+                step += image.interactionSame[σ &* half &+ κ] * e
+                step += image.interactionCross[σ &* half &+ κ] * SIMD4(lowHalf: e.highHalf, highHalf: e.lowHalf)
+            }
+            gains[σ] = minimum(maximum(gains[σ] + step, -limit), limit)
+        }
+    }
+
+    /// The loop coefficients of bell vector `σ` at `gains` dB (Simper's bell: `k = 1/(Q·A)`,
+    /// `m1 = k·(A² − 1)`).
+    @inline(__always)
+    private func bellCoefficients(_ σ: Int, gains: SIMD4<Float>) -> SectionRamp {
+        let a = fastExp2(gains * SIMD4(repeating: 0.083_048_202_372_184))   // log2(10)/40
+        let g = image.bells[2 &* σ], k = image.bells[2 &* σ &+ 1] / a
+        let gk = g * (g + k), a1 = 1 / (1 + gk)
+        var ramp = SectionRamp()
+        ramp.c11 = -2 * gk * a1
+        ramp.c12 = 2 * g * a1
+        ramp.c22 = g * ramp.c12
+        ramp.h1 = 0.5 * k * (a * a - 1)
+        return ramp
+    }
+
+    /// The loop coefficients of the shelf vector: Butterworth low shelves (Simper's form,
+    /// `g = g₀/√A`, `m1 = k·(A − 1)`, `m2 = A² − 1`) with the low shelf's gain and the inverse of
+    /// the high shelf's.
+    @inline(__always)
+    private func shelfCoefficients(_ shelves: SIMD4<Float>) -> SectionRamp {
+        let gains = SIMD4(lowHalf: shelves.lowHalf, highHalf: -shelves.highHalf)
+        let a = fastExp2(gains * SIMD4(repeating: 0.083_048_202_372_184))
+        let rootA = fastExp2(gains * SIMD4(repeating: 0.041_524_101_186_092))
+        let g = image.shelfG / rootA, k = SIMD4<Float>(repeating: Float(EqualizerDesign.shelfDamping))
+        let gk = g * (g + k), a1 = 1 / (1 + gk)
+        var ramp = SectionRamp()
+        ramp.c11 = -2 * gk * a1
+        ramp.c12 = 2 * g * a1
+        ramp.c22 = g * ramp.c12
+        ramp.h1 = 0.5 * k * (a - 1)
+        ramp.h2 = 0.5 * (a * a - 1)
+        return ramp
     }
 
     /// Runs one channel pair over `count` frames of the current control period.
     @inline(__always)
     private func runPair(_ pair: Int, _ buffers: UnsafePointer<UnsafeMutablePointer<Float>>, start: Int, count: Int,
                          wet: UnsafePointer<Float>?) {
+        let half = PersonalizationImage.maximumHalfCount, h = image.halfCount
         let period = PersonalizationImage.controlPeriod
         let first = buffers[2 &* pair] + start
         let second: UnsafeMutablePointer<Float>? = 2 &* pair &+ 1 < spec.channelCount ? buffers[2 &* pair &+ 1] + start : nil
         let secondInput: UnsafePointer<Float>? = if let second { UnsafePointer(second) } else { nil }
         PersonalizationKernels.interleave(first, secondInput, count: count, into: slots)
-        let states = treeStates + 2 &* PersonalizationImage.maximumStates &* pair
-        for index in 0..<image.opCount {
-            let op = image.ops[index]
-            let slot = slots + op.slot &* period
-            let coefficients = UnsafePointer(image.coefficients + 3 &* op.coefficients)
-            let opStates = states + 2 &* op.states
-            switch op.kind {
-            case .rootSplit:
-                PersonalizationKernels.split(slot, high: slot, count: count, coefficients: coefficients, states: opStates, root: true)
-            case .split:
-                PersonalizationKernels.split(slot, high: slots + op.highSlot &* period, count: count,
-                                             coefficients: coefficients, states: opStates, root: false)
-            case .allpass:
-                PersonalizationKernels.allpass(slot, count: count, chain: op.count, coefficients: coefficients, states: opStates)
+        let input = UnsafePointer(slots)
+        let analysis = analysisStates + 2 &* half &* pair, detectors = bandStates + half &* pair
+        var b = 0
+        while b < h {
+            let weights = UnsafePointer(image.weights + 2 &* (b &* period &+ periodPosition))
+            if b &+ 1 < h {
+                PersonalizationKernels.analyze2(
+                    input, count: count, filters: UnsafePointer(image.analysis + 4 &* b), states: analysis + 2 &* b,
+                    weights: weights, otherWeights: weights + 2 &* period, detectors: detectors + b)
+                b &+= 2
+            } else {
+                PersonalizationKernels.analyze1(
+                    input, count: count, filters: UnsafePointer(image.analysis + 4 &* b), states: analysis + 2 &* b,
+                    weights: weights, detector: detectors + b)
+                b &+= 1
             }
         }
-        let bandStates = self.bandStates + pair &* PersonalizationImage.maximumHalfCount
-        for b in 0..<image.halfCount {
-            PersonalizationKernels.band(UnsafePointer(slots + image.bandSlots[b] &* period), output: output, count: count,
-                                        weights: UnsafePointer(image.weights + 2 &* (b &* period &+ periodPosition)),
-                                        state: bandStates + b, first: b == 0)
-        }
-        PersonalizationKernels.deinterleave(UnsafePointer(output), count: count, wet: wet, first, second)
+        let sections = PersonalizationImage.maximumSectionVectors
+        PersonalizationKernels.cascade(slots, count: count, vectors: h &+ 1, ramps: ramps + sections &* pair,
+                                       states: cascadeStates + 3 &* sections &* pair)
+        let gain = broadband + 2 &* pair
+        PersonalizationKernels.deinterleave(input, count: count, broadband: &gain[0], broadbandStep: gain[1],
+                                            wet: wet, first, second)
     }
 }
 

@@ -1,5 +1,6 @@
-/// A personalization preset made ready for the audio thread: validated, with the crossover
-/// coefficients, gain laws, detector constants and fitting offsets computed for one sample rate.
+/// A personalization preset made ready for the audio thread: validated, with the filter
+/// constants of its tech level (`EqualizerDesign`), gain laws and detector constants computed for
+/// one sample rate.
 ///
 /// Swap protocol (the engine follows it; SoundFitDSP never frees anything on the audio thread):
 /// 1. Control thread: `let prepared = try PreparedPersonalization(preset:sampleRate:techLevel:)`
@@ -19,13 +20,6 @@ public final class PreparedPersonalization: @unchecked Sendable {
     public let preset: MultibandPreset
     public let layout: MultibandLayout
     public let sampleRate: Double
-    /// The fitting offsets (dB) added to each band's gain law, per ear in band order: solved so
-    /// that a sine at a band centre at that band's reference level gets the band's prescribed gain
-    /// despite the overlap of neighbouring bands (bounded to ±`fitOffsetLimit`; a band whose offset
-    /// hit the bound keeps a residual error).
-    public let fitOffsets: (left: [Double], right: [Double])
-    /// The bound of the fitting offsets (dB).
-    public static var fitOffsetLimit: Double { 20 }
 
     let image: PersonalizationImage
 
@@ -40,15 +34,10 @@ public final class PreparedPersonalization: @unchecked Sendable {
             throw MultibandPresetError("sample rate \(sampleRate) is not supported (at least 8000 Hz)")
         }
         let layout = MultibandLayout(techLevel: preset.techLevel)!
-        let design = CrossoverTreeDesign(layout: layout)
-        let shares = design.centreShares(sampleRate: sampleRate)
-        let offsets = (left: Self.fitOffsets(for: preset.left, shares: shares, calibration: preset.calibration),
-                       right: Self.fitOffsets(for: preset.right, shares: shares, calibration: preset.calibration))
         self.preset = preset
         self.layout = layout
         self.sampleRate = sampleRate
-        fitOffsets = offsets
-        image = Self.makeImage(design: design, preset: preset, shares: shares, offsets: offsets, sampleRate: sampleRate)
+        image = Self.makeImage(design: EqualizerDesign(layout: layout, sampleRate: sampleRate), preset: preset)
     }
 
     deinit {
@@ -59,33 +48,49 @@ public final class PreparedPersonalization: @unchecked Sendable {
 
     // MARK: - Image
 
-    private static func makeImage(design: CrossoverTreeDesign, preset: MultibandPreset, shares: [[Double]],
-                                  offsets: (left: [Double], right: [Double]), sampleRate: Double) -> PersonalizationImage {
+    private static func makeImage(design: EqualizerDesign, preset: MultibandPreset) -> PersonalizationImage {
         var image = PersonalizationImage.allocate()
-        let h = design.halfCount
+        let h = design.layout.bandCount / 2, rowLength = PersonalizationImage.maximumHalfCount
+        let sampleRate = design.sampleRate
         image.techLevel = preset.techLevel
         image.halfCount = h
-        image.opCount = design.ops.count
-        image.slotCount = design.slotCount
-        image.stateCount = design.stateCount
         image.sampleRate = sampleRate
-        precondition(design.ops.count <= PersonalizationImage.maximumOps
-                     && design.coefficientCrossovers.count <= PersonalizationImage.maximumSets
-                     && design.stateCount <= PersonalizationImage.maximumStates
-                     && design.slotCount <= PersonalizationImage.maximumSlots)
-        for (i, op) in design.ops.enumerated() { image.ops[i] = op }
-        for (i, c) in design.coefficients(sampleRate: sampleRate).enumerated() { image.coefficients[i] = c }
-        for b in 0..<h { image.bandSlots[b] = design.bandSlots[b] }
+        /// A vector of band vector `b`'s lanes from a per-band value (left and right alike).
+        func lanes(_ b: Int, _ value: (Int) -> Double) -> SIMD4<Float> {
+            let low = Float(value(2 * b)), high = Float(value(2 * b + 1))
+            return SIMD4(low, low, high, high)
+        }
+        for b in 0..<h {
+            let loops = [2 * b, 2 * b + 1].map { SVFLoopCoefficients(design.analysis($0)).packed }
+            for i in 0..<3 { image.analysis[4 * b + i] = SIMD4(loops[0][i], loops[0][i], loops[1][i], loops[1][i]) }
+            image.analysis[4 * b + 3] = lanes(b) { 0.5 / design.analysisQ[$0] }
+            image.bells[2 * b] = lanes(b) { libmTan(Double.pi * design.bellCentres[$0] / sampleRate) }
+            image.bells[2 * b + 1] = lanes(b) { 1 / design.bellQ[$0] }
+            image.uLow[b] = lanes(b) { design.uLow[$0] }
+            image.uHigh[b] = lanes(b) { design.uHigh[$0] }
+        }
+        let low = Float(libmTan(Double.pi * design.lowCorner / sampleRate))
+        let high = Float(libmTan(Double.pi * design.highCorner / sampleRate))
+        image.shelfG = SIMD4(low, low, high, high)
+        for κ in 0..<h {
+            for σ in 0..<h {
+                image.uSame[κ * rowLength + σ] = lanes(0) { [design.u[2 * κ][2 * σ], design.u[2 * κ + 1][2 * σ + 1]][$0] }
+                image.uCross[κ * rowLength + σ] = lanes(0) { [design.u[2 * κ][2 * σ + 1], design.u[2 * κ + 1][2 * σ]][$0] }
+                let m = design.interaction
+                image.interactionSame[σ * rowLength + κ] = lanes(0) { [m[2 * σ][2 * κ], m[2 * σ + 1][2 * κ + 1]][$0] }
+                image.interactionCross[σ * rowLength + κ] = lanes(0) { [m[2 * σ][2 * κ + 1], m[2 * σ + 1][2 * κ]][$0] }
+            }
+        }
 
         let period = PersonalizationImage.controlPeriod
         let controlSeconds = Double(period) / sampleRate
         for b in 0..<h {
-            // Lanes: left band b, right band b, left band h+b, right band h+b.
-            let lanes = [(preset.left[b], offsets.left[b], b), (preset.right[b], offsets.right[b], b),
-                         (preset.left[h + b], offsets.left[h + b], h + b), (preset.right[h + b], offsets.right[h + b], h + b)]
+            // Lanes: left band 2b, right band 2b, left band 2b+1, right band 2b+1.
+            let lanes = [(preset.left[2 * b], 2 * b), (preset.right[2 * b], 2 * b),
+                         (preset.left[2 * b + 1], 2 * b + 1), (preset.right[2 * b + 1], 2 * b + 1)]
             var law = BandLaw()
             var w1 = [[Float]](repeating: [Float](repeating: 0, count: 4), count: period), w2 = w1
-            for (lane, (band, offset, index)) in lanes.enumerated() {
+            for (lane, (band, index)) in lanes.enumerated() {
                 let slope = 1 / band.ratio - 1
                 law.intercept[lane] = Float(band.gain - slope * band.referenceLevel)
                 law.slope[lane] = Float(slope)
@@ -95,16 +100,15 @@ public final class PreparedPersonalization: @unchecked Sendable {
                     law.expansionSlope[lane] = Float(band.expansionRatio - 1)
                 }
                 law.maximumGain[lane] = Float(band.maximumGain)
-                law.fitOffset[lane] = Float(offset)
                 law.outputLimit[lane] = Float(band.outputLimit)
-                let levelOffset = Self.levelOffset(calibration: preset.calibration, share: shares[index][index])
+                let levelOffset = Self.levelOffset(calibration: preset.calibration)
                 law.levelOffset[lane] = Float(levelOffset)
                 law.referencePower[lane] = Float(libmPow(10, (band.referenceLevel - levelOffset) / 10))
                 law.attack[lane] = Float(1 - libmExp(-controlSeconds / (band.attack / 1000)))
                 law.release[lane] = Float(1 - libmExp(-controlSeconds / (band.release / 1000)))
                 // Pre-smoother: two one-poles on x², τ = 1.5 ms at 1 kHz, scaled with the period of
                 // the band centre (0.5…6 ms), against the ripple of x² at twice the frequency.
-                let tau = min(max(1.5e-3 * 1000 / layout(preset).bandCentres[index], 0.5e-3), 6e-3)
+                let tau = min(max(1.5e-3 * 1000 / design.layout.bandCentres[index], 0.5e-3), 6e-3)
                 let a = 1 - libmExp(-1 / (sampleRate * tau)), r = 1 - a
                 law.preDecay[lane] = Float(libmPow(r, Double(period)))
                 law.preCross[lane] = Float(Double(period) * a * libmPow(r, Double(period)))
@@ -123,77 +127,11 @@ public final class PreparedPersonalization: @unchecked Sendable {
         return image
     }
 
-    private static func layout(_ preset: MultibandPreset) -> MultibandLayout {
-        MultibandLayout(techLevel: preset.techLevel)!
-    }
-
-    /// dB from detector power to band level: a full-scale sine (power ½) reads `calibration`;
-    /// band powers are divided by the band's share of a sine at its own centre, so a sine at the
-    /// centre reads its own level.
-    static func levelOffset(calibration: Double, share: Double) -> Double {
-        calibration + 10 * libmLog10(2) - 20 * libmLog10(share)
-    }
-
-    // MARK: - Fitting offsets
-
-    /// Solves `Σⱼ βⱼ(fₖ)·uⱼ·10^(gⱼ(Lₖⱼ)/20) = 10^(gₖ(Rₖ)/20)` for every band k, where a sine at
-    /// band k's centre at its reference level `Rₖ` reads `Lₖⱼ = Rₖ + 20·log10(βⱼ(fₖ)/βⱼ(fⱼ))` in
-    /// band j, with `uⱼ = 10^(offsetⱼ/20)` bounded to ±`fitOffsetLimit` dB (active set: the worst
-    /// violator is fixed at its bound and the rest solved again).
-    static func fitOffsets(for bands: [BandDynamics], shares: [[Double]], calibration: Double) -> [Double] {
-        let n = bands.count
-        var matrix = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
-        var target = [Double](repeating: 0, count: n)
-        for k in 0..<n {
-            for j in 0..<n {
-                let share = max(shares[k][j], 1e-12)
-                let level = bands[k].referenceLevel + 20 * libmLog10(share / shares[j][j])
-                matrix[k][j] = share * libmPow(10, bands[j].gain(atLevel: level) / 20)
-            }
-            target[k] = libmPow(10, bands[k].gain(atLevel: bands[k].referenceLevel) / 20)
-        }
-        let lower = libmPow(10, -fitOffsetLimit / 20), upper = libmPow(10, fitOffsetLimit / 20)
-        var fixed = [Int: Double]()
-        while fixed.count < n {
-            let free = (0..<n).filter { fixed[$0] == nil }
-            let system = free.map { k in free.map { matrix[k][$0] } }
-            let rhs = free.map { k in target[k] - fixed.reduce(0) { $0 + matrix[k][$1.key] * $1.value } }
-            guard let u = solve(system, rhs) else { break }
-            let violations = free.indices.filter { u[$0] < lower || u[$0] > upper }
-            if violations.isEmpty {
-                var result = [Double](repeating: 0, count: n)
-                for (i, j) in free.enumerated() { result[j] = 20 * libmLog10(u[i]) }
-                for (j, value) in fixed { result[j] = 20 * libmLog10(value) }
-                return result
-            }
-            let worst = violations.max { max(lower - u[$0], u[$0] - upper) < max(lower - u[$1], u[$1] - upper) }!
-            fixed[free[worst]] = u[worst] < lower ? lower : upper
-        }
-        // Degenerate: no correction.
-        return [Double](repeating: 0, count: n)
-    }
-
-    /// Gaussian elimination with partial pivoting; nil when singular.
-    private static func solve(_ a: [[Double]], _ b: [Double]) -> [Double]? {
-        let n = b.count
-        var m = a, x = b
-        for col in 0..<n {
-            let pivot = (col..<n).max { abs(m[$0][col]) < abs(m[$1][col]) }!
-            guard abs(m[pivot][col]) > 1e-15 else { return nil }
-            m.swapAt(col, pivot)
-            x.swapAt(col, pivot)
-            for row in (col + 1)..<n {
-                let f = m[row][col] / m[col][col]
-                for c in col..<n { m[row][c] -= f * m[col][c] }
-                x[row] -= f * x[col]
-            }
-        }
-        for row in stride(from: n - 1, through: 0, by: -1) {
-            var s = x[row]
-            for c in (row + 1)..<n { s -= m[row][c] * x[c] }
-            x[row] = s / m[row][row]
-        }
-        return x
+    /// dB from detector power to band level: a full-scale sine (power ½) reads `calibration`.
+    /// The analysis band-passes have unity gain at their centres, so a sine at a band centre
+    /// reads its own level in that band.
+    static func levelOffset(calibration: Double) -> Double {
+        calibration + 10 * libmLog10(2)
     }
 }
 

@@ -109,6 +109,29 @@ struct PersonalizationProcessorTests {
         Personalization.finish(&chain)
     }
 
+    /// The same under a prescription whose bands differ (N3 at tech level 3, left ear, mono): a
+    /// 1 kHz tone at −30 dBFS while the intensity ramps 0.2 → 1 (the cascade's bells, shelves and
+    /// broadband gain all move). Energy 2–20 kHz within ±100 ms of the ramp ≤ −75 dB relative to
+    /// the tone (measured −78 dB; a bell update held as a staircase measured −68 dB).
+    @Test("zipper noise ≤ −75 dB during an intensity ramp at the N3 prescription")
+    func zipperAtPrescription() throws {
+        let preset = Personalization.n3Preset(techLevel: 3)
+        var chain = try Personalization.chain(MultibandPreset(techLevel: 3, bands: preset.left), channels: 1, intensity: 0.2)
+        let tone = Measurement.sine(frequency: 1000, amplitude: 0.0316, sampleRate: Self.fs, count: 96000)
+        let source = ChannelBuffers([tone]), out = ChannelBuffers(channelCount: 1, frameCount: 96000)
+        for offset in stride(from: 0, to: 96000, by: 64) {
+            if offset == 48000 { chain.apply(ChainSettings(personalization: PersonalizationSettings(isEnabled: true, intensity: 1))) }
+            chain.process(inputs: source.inputs(offset: offset), outputs: out.outputs(offset: offset), frameCount: 64)
+        }
+        let zipper = Measurement.zipperNoiseDecibels(Array(out.channel(0)[(48000 - 4800)..<(48000 + 4800)]), sampleRate: Self.fs)
+        let before = Measurement.toneAmplitude(Array(out.channel(0)[38400..<48000]), frequency: 1000, sampleRate: Self.fs)
+        let after = Measurement.toneAmplitude(Array(out.channel(0)[86400...]), frequency: 1000, sampleRate: Self.fs)
+        report("N3 intensity 0.2 → 1 ramp: zipper \(String(format: "%.1f", zipper)) dB, level step \(String(format: "%.2f", 20 * log10(after / before))) dB")
+        #expect(zipper <= -75)
+        #expect(20 * log10(after / before) > 6)
+        Personalization.finish(&chain)
+    }
+
     /// Switching presets (+6 dB → +18 dB at every band, and between two N3 variants) under a
     /// 1 kHz tone: the largest sample-to-sample jump around the switch stays within 5 % of the
     /// largest jump of the steady output of the louder preset. Control: a hard switch exceeds it.
@@ -143,10 +166,8 @@ struct PersonalizationProcessorTests {
 
     /// Static compression curve at the 1 kHz band (every band ratio 3 above a 40 dB SPL knee,
     /// +20 dB at 60 dB SPL): input levels 60…90 dB SPL; the output level rises by 1/3 dB per dB
-    /// and matches the law. Target ±1 dB; met at tech level 1 (octave bands). With narrower bands
-    /// the neighbours of the tone's band pass part of it at their own (lower-level) gains, and the
-    /// fitting offsets are solved at the reference level only: 1.05–1.41 dB were measured at tech
-    /// levels 2–4 over the 30 dB, so those are held to ±1.5 dB (a known gap, see BENCHMARKS.md).
+    /// and matches the law within ±0.5 dB. (The neighbouring bands read the tone at lower levels
+    /// and want other gains; the cascade's solve keeps the tone's own band gain at its centre.)
     @Test("compression static curve follows the ratio above the knee", arguments: [1, 2, 3, 4])
     func compressionCurve(techLevel: Int) throws {
         let preset = Personalization.uniformPreset(techLevel: techLevel, gain: 20, referenceLevel: 60, ratio: 3, knee: 40)
@@ -166,15 +187,13 @@ struct PersonalizationProcessorTests {
         let slopeError = (1..<levels.count).map { abs((outputs[$0] - outputs[0]) - (levels[$0] - levels[0]) / 3) }.max()!
         report("tech level \(techLevel) ratio 3 curve (dB SPL in→out): " + line.joined(separator: ", ")
                + "; slope error \(String(format: "%.2f", slopeError)) dB, worst vs law \(String(format: "%.2f", worstLaw)) dB")
-        let tolerance = techLevel == 1 ? 1.0 : 1.5
-        #expect(slopeError <= tolerance)
-        #expect(worstLaw <= tolerance)
+        #expect(slopeError <= 0.5)
+        #expect(worstLaw <= 0.5)
     }
 
     /// The limiter: +20 dB linear bands with a 90 dB SPL output limit. Below the limit the gain is
-    /// +20 dB; from 80 dB SPL input on the output holds (rises ≤ 2 dB while the input rises
-    /// 20 dB). A pure tone drives neighbouring bands into their own limiters too, so it comes out
-    /// above the limit by the overlap (≤ 7 dB allowed here; measured and reported).
+    /// +20 dB; from 80 dB SPL input on the output holds at the limit (±0.5 dB) while the input
+    /// rises 20 dB.
     @Test("limiter holds the output limit", arguments: [1, 3, 4])
     func limiter(techLevel: Int) throws {
         let preset = Personalization.uniformPreset(techLevel: techLevel, gain: 20, referenceLevel: 60, outputLimit: 90)
@@ -189,8 +208,7 @@ struct PersonalizationProcessorTests {
         }
         report("tech level \(techLevel) limiter 90 dB SPL (in→out): " + line.joined(separator: ", "))
         #expect(abs(outputs[0] - 80) <= 1)
-        #expect(outputs[3] - outputs[1] <= 2)
-        for out in outputs[1...] { #expect(out <= 90 + 7) }
+        for out in outputs[1...] { #expect(abs(out - 90) <= 0.5) }
     }
 
     /// Expansion: a 40 dB SPL expansion knee with ratio 2 below a 45 dB knee: from 35 down to
