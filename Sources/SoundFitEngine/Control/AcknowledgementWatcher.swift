@@ -15,6 +15,8 @@ import Synchronization
 final class AcknowledgementWatcher: Sendable {
     private struct Waiter {
         var targets: [(index: Int, sequence: UInt32)]
+        /// The sequence published last among the targets (a batch is published in order).
+        var newestSequence: UInt32 { targets.last?.sequence ?? 0 }
         var deadline: ContinuousClock.Instant
         var timeout: Duration
         var continuation: CheckedContinuation<UInt32, any Error>
@@ -87,7 +89,7 @@ final class AcknowledgementWatcher: Sendable {
         while true {
             try? await Task.sleep(for: Self.pollInterval)
             let now = ContinuousClock.now
-            var finished: [(Waiter, Result<UInt32, any Error>)] = []
+            var finished: [(waiter: Waiter, result: Result<UInt32, any Error>)] = []
             let keepPolling = state.withLock { state -> Bool in
                 for (id, waiter) in state.waiters {
                     if let result = resolve(waiter.targets) {
@@ -101,6 +103,9 @@ final class AcknowledgementWatcher: Sendable {
                 if state.waiters.isEmpty { state.polling = false }
                 return state.polling
             }
+            // When one poll resolves several values (the watcher fell behind), their waiters
+            // resume in the order the values were published (serial order of the sequences).
+            finished.sort { Int32(bitPattern: $0.waiter.newestSequence &- $1.waiter.newestSequence) < 0 }
             for (waiter, result) in finished {
                 waiter.continuation.resume(with: result)
             }
