@@ -196,14 +196,17 @@ def main():
           "| target p99 (period + 1 ms) | applied without waiting | their p50 / p99 ms "
           "| superseded: p50 / p99 ms to the report | xruns |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    def pair(first, second):
+        return "–" if first != first else f"{first:.3f} / {second:.3f}"  # NaN: nothing to time
+
     for r in rows:
         period_ms = r["period"] / SAMPLE_RATE * 1000
         target = period_ms + 1
         verdict = f"{target:.2f} ms: {'met' if r['p99'] <= target else 'missed'}" if r["rate"] == 1000 else f"({target:.2f} ms)"
         print(f"| {r['period']} ({period_ms:.2f} ms) | {r['rate']} | {r['sent']} | {r['applied']} | {r['superseded']} "
               f"| {r['failed']} | {r['no_reply']} | {r['p50']:.3f} | {r['p99']:.3f} | {r['max']:.3f} | {verdict} "
-              f"| {r['direct']} | {r['direct_p50']:.3f} / {r['direct_p99']:.3f} "
-              f"| {r['skipped_p50']:.3f} / {r['skipped_p99']:.3f} | {r['xruns']} |")
+              f"| {r['direct']} | {pair(r['direct_p50'], r['direct_p99'])} "
+              f"| {pair(r['skipped_p50'], r['skipped_p99'])} | {r['xruns']} |")
 
 
 if __name__ == "__main__":
