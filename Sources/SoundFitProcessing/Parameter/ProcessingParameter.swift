@@ -149,7 +149,8 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         try state.withLock { state in try accept(value, in: &state) }
     }
 
-    /// Applies `value` and returns when it is the parameter's value.
+    /// Applies `value` and returns when it was applied: it is then the parameter's value, unless
+    /// a newer request's value was applied before it (overlapping deliveries).
     ///
     /// Goes through delivery like `request(_:)`: with discrete delivery it returns after the
     /// settle time at the earliest; behind a delivery in flight it waits for it (unless it
@@ -172,8 +173,8 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
 
     // MARK: Applicators
 
-    /// Registers an applicator and returns its handle; keep the handle, the parameter holds it
-    /// weakly (drop it to remove the applicator).
+    /// Registers an applicator (called one value at a time) and returns its handle; keep the
+    /// handle, the parameter holds it weakly (drop it to remove the applicator).
     ///
     /// The new applicator is out of date: it receives the current value only with the next
     /// delivery or `synchronizeApplicators()`. `apply` may be long-running (it runs in a task
