@@ -5,10 +5,16 @@ For each period (frames per JACK cycle) this starts a private `jackd -d dummy` (
 release binary on it, then for each rate sends `/filter/cutoff ,f value ,i request_id` paced at
 that many messages per second (a new value every time, so every set has something to apply) and
 times, per request id, the interval from `sendto` to the arrival of its `/state … applied … id`.
-Requests that end `superseded` (overtaken by a newer value while one was in flight: the
-continuous-delivery rule) or `failed` are counted, not timed. "Applied without waiting" are the
-applied requests that never reported `pending` (nothing was in flight when they arrived), so
-their round trip is the engine's alone, without queueing behind the previous change. Usage:
+Requests that end `failed` are counted, not timed. Requests that end `superseded` are counted,
+and the interval to their `/state … superseded … id` is reported apart (how long a client waits
+to learn a value was skipped). With continuous delivery the filter, ring modulator and output
+parameters stream: every value is published to the audio thread as it arrives (up to 8 in
+flight per parameter, beyond that the newest value waits), and `superseded` is exact: the audio
+thread went from an older value straight to a newer one and never rendered this one. So at more
+than one message per period, `applied` is the last value before each cycle and the others end
+`superseded`. "Applied without waiting" are the applied requests that never reported `pending`
+(handed to the engine on arrival, not held back by the in-flight bound or a delivery that cannot
+overlap). Usage:
 
     swift build -c release --product soundfit
     python3 Benchmarks/scripts/osc_roundtrip.py [--periods 64,256] [--rates 100,1000,10000] [--seconds 4]
@@ -90,7 +96,7 @@ def run_rate(client, rate, seconds, first_id):
             if state == "pending":
                 queued.add(request_id)
             if state in ("applied", "superseded", "failed") and request_id in sent_at and request_id not in outcome:
-                outcome[request_id] = (state, now - sent_at[request_id] if state == "applied" else None)
+                outcome[request_id] = (state, now - sent_at[request_id] if state != "failed" else None)
 
     while True:
         now = time.perf_counter()
@@ -148,6 +154,7 @@ def measure(binary, period, rates, seconds):
             xruns = status(client)["xruns"] - xruns_before
             latencies = sorted(v[1] * 1000 for v in outcome.values() if v[0] == "applied")
             direct = sorted(v[1] * 1000 for k, v in outcome.items() if v[0] == "applied" and k not in queued)
+            skipped = sorted(v[1] * 1000 for v in outcome.values() if v[0] == "superseded")
             states = [v[0] for v in outcome.values()]
             rows.append({
                 "period": period, "rate": rate, "sent": len(sent_at),
@@ -156,6 +163,7 @@ def measure(binary, period, rates, seconds):
                 "p50": percentile(latencies, 0.50), "p99": percentile(latencies, 0.99),
                 "max": latencies[-1] if latencies else float("nan"), "xruns": xruns,
                 "direct": len(direct), "direct_p50": percentile(direct, 0.50), "direct_p99": percentile(direct, 0.99),
+                "skipped_p50": percentile(skipped, 0.50), "skipped_p99": percentile(skipped, 0.99),
             })
             time.sleep(0.3)
     finally:
@@ -185,15 +193,20 @@ def main():
     print(f"command: python3 Benchmarks/scripts/osc_roundtrip.py --periods {options.periods} "
           f"--rates {options.rates} --seconds {options.seconds}")
     print("| period | msg/s | sent | applied | superseded | failed | no reply | p50 ms | p99 ms | max ms "
-          "| target p99 (period + 1 ms) | applied without waiting | their p50 / p99 ms | xruns |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+          "| target p99 (period + 1 ms) | applied without waiting | their p50 / p99 ms "
+          "| superseded: p50 / p99 ms to the report | xruns |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    def pair(first, second):
+        return "–" if first != first else f"{first:.3f} / {second:.3f}"  # NaN: nothing to time
+
     for r in rows:
         period_ms = r["period"] / SAMPLE_RATE * 1000
         target = period_ms + 1
         verdict = f"{target:.2f} ms: {'met' if r['p99'] <= target else 'missed'}" if r["rate"] == 1000 else f"({target:.2f} ms)"
         print(f"| {r['period']} ({period_ms:.2f} ms) | {r['rate']} | {r['sent']} | {r['applied']} | {r['superseded']} "
               f"| {r['failed']} | {r['no_reply']} | {r['p50']:.3f} | {r['p99']:.3f} | {r['max']:.3f} | {verdict} "
-              f"| {r['direct']} | {r['direct_p50']:.3f} / {r['direct_p99']:.3f} | {r['xruns']} |")
+              f"| {r['direct']} | {pair(r['direct_p50'], r['direct_p99'])} "
+              f"| {pair(r['skipped_p50'], r['skipped_p99'])} | {r['xruns']} |")
 
 
 if __name__ == "__main__":

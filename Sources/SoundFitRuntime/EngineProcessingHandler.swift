@@ -7,7 +7,10 @@ import SoundFitProcessing
 /// intensity and the preset to the audio thread and answers reads from what the engine holds.
 ///
 /// A write completes only when the audio thread acknowledged the cycle in which the value took
-/// effect; without a running JACK server it fails after the delivery timeout.
+/// effect; without a running JACK server it fails after the delivery timeout. It is an ordinary
+/// (not streaming) applicator: session parameters keep one delivery in flight, which is plenty
+/// for values that change at human pace and keeps the preset hand-over simple. Should a newer
+/// value reach the engine first anyway, the write throws `ProcessingParameterError.superseded`.
 /// Thread rules: called by the processing controller from its tasks.
 final class EngineProcessingHandler: ProcessingHandler {
     private let engine: AudioEngine
@@ -30,9 +33,9 @@ final class EngineProcessingHandler: ProcessingHandler {
     func set(_ parameter: SessionParameter.Writable) async throws {
         switch parameter {
         case .isEnabled(let enabled):
-            try await engine.apply([(.personalizationEnabled, .bool(enabled))], timeout: timeout())
+            try await applyToEngine([(.personalizationEnabled, .bool(enabled))])
         case .intensity(let intensity):
-            try await engine.apply([(.personalizationIntensity, .float(intensity))], timeout: timeout())
+            try await applyToEngine([(.personalizationIntensity, .float(intensity))])
         case .preset(let preset):
             var dsp: MultibandPreset?
             if let preset {
@@ -44,6 +47,16 @@ final class EngineProcessingHandler: ProcessingHandler {
             }
             try await engine.installPersonalization(dsp, timeout: timeout())
             state.withLock { $0.preset = preset }
+        }
+    }
+
+    /// Publishes `changes` and waits for the audio thread; a newer value that reached it first
+    /// makes this one superseded (in the processing model's words).
+    private func applyToEngine(_ changes: [(EngineParameter, ParameterValue)]) async throws {
+        do {
+            try await engine.apply(changes, timeout: timeout())
+        } catch EngineError.superseded {
+            throw ProcessingParameterError.superseded
         }
     }
 

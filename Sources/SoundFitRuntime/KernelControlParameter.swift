@@ -27,21 +27,31 @@ final class KernelControlParameter: ControlParameter {
         parameter.publishChanges(address: descriptor.address, to: feed, ledger: ledger) { $0 }
     }
 
-    /// Adds the engine applicator. Its apply publishes the value to the audio thread and waits
-    /// for the acknowledgement; when that fails (no server, stalled server) it puts the
-    /// parameter's kept value back into the mailbox, so the audio thread never picks up a value
-    /// the parameter reported as failed.
+    /// Adds the engine applicator, a streaming one: values stream into the audio engine without
+    /// waiting for one another (continuous delivery overlaps them). Its `submit` publishes the
+    /// value to the audio thread at once (under the parameter's lock, so in request order); its
+    /// confirmation waits for the audio thread's exact acknowledgement: applied in the cycle that
+    /// took it, or `ProcessingParameterError.superseded` when the audio thread went straight to a
+    /// newer value. When the wait fails (no server, stalled server) it puts the parameter's kept
+    /// value back into the mailbox — only if nothing newer was published to the slot since, so a
+    /// failed value never undoes a newer one in flight, and the audio thread never keeps a value
+    /// the parameter reported as failed. Control side (the parameter's tasks).
     func attachEngine(timeout: @escaping @Sendable () -> Duration) {
         let engine = self.engine
         let engineParameter = self.engineParameter
-        let handle = parameter.addApplicator { [weak parameter] value in
-            do {
-                try await engine.apply([(engineParameter, value)], timeout: timeout())
-            } catch {
-                if let kept = parameter?.value {
-                    _ = try? engine.submit([(engineParameter, kept)])
+        let handle = parameter.addStreamingApplicator { [weak parameter] value in
+            let submission = try engine.submit([(engineParameter, value)])
+            return { [weak parameter] in
+                do {
+                    try await engine.waitUntilApplied(submission, timeout: timeout())
+                } catch EngineError.superseded {
+                    throw ProcessingParameterError.superseded
+                } catch {
+                    if let kept = parameter?.value {
+                        _ = try? engine.restore([(engineParameter, kept)], replacing: submission)
+                    }
+                    throw error
                 }
-                throw error
             }
         }
         applicator.withLock { $0 = handle }

@@ -59,6 +59,41 @@ import Testing
         #expect(runtime.engine.value(of: .outputGain) == .float(0))
     }
 
+    @Test func kernelValuesStreamIntoTheEngineAndOnlyTheRenderedOnesAreApplied() async throws {
+        let runtime = try makeRuntime()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        driver.renderSilentCycle()
+        let cutoff = try #require(runtime.parameter(at: "/filter/cutoff"))
+
+        let requests = try [500, 600, 700].map { try cutoff.request(.float(Float($0)), origin: nil) }
+        // Published at once, in order, none waiting for the one before: the audio thread's
+        // next cycle takes the newest.
+        #expect(runtime.engine.value(of: .filterCutoff) == .float(700))
+        let cycle = UInt32(truncatingIfNeeded: driver.renderSilentCycle())
+
+        let ends = await requests.asyncMap { await terminalState($0)?.name }
+        #expect(ends == [.superseded, .superseded, .applied])
+        #expect(try cutoff.currentValue() == .float(700))
+        #expect(runtime.engine.mailbox.acknowledgement(index: EngineParameter.filterCutoff.rawValue).cycle == cycle)
+    }
+
+    @Test func aFailedValueIsTakenBackOnlyWhenNothingNewerWasPublished() async throws {
+        let runtime = try makeRuntime(timeout: .milliseconds(100))
+        let gain = try #require(runtime.parameter(at: "/output/gain"))
+        let older = try gain.request(.float(-6), origin: nil)
+        runtime.config = ProcessingConfig(deliveryTimeout: .seconds(30))
+        let newer = try gain.request(.float(-12), origin: nil)
+
+        // No cycle runs: the older one times out while the newer one is in flight.
+        #expect(await terminalState(older)?.name == .failed)
+        // Its failure did not put the kept value (0 dB) over the newer -12 dB.
+        #expect(runtime.engine.value(of: .outputGain) == .float(-12))
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        driver.renderSilentCycle()
+        #expect(await terminalState(newer)?.name == .applied)
+        #expect(try gain.currentValue() == .float(-12))
+    }
+
     @Test func theSessionFollowsTheAudioSystemAndKeepsItsValues() async throws {
         let runtime = try makeRuntime()
         let loop = RenderLoop(engine: runtime.engine)
@@ -176,5 +211,14 @@ import Testing
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains(ParameterTable.markdown(SoundFitRuntime.descriptors)),
                 "README.md's OSC table is out of date: paste the output of `soundfit parameters`")
+    }
+}
+
+extension Array {
+    /// `map` with an async transform, in order.
+    func asyncMap<T>(_ transform: (Element) async -> T) async -> [T] {
+        var result: [T] = []
+        for element in self { result.append(await transform(element)) }
+        return result
     }
 }

@@ -4,9 +4,19 @@ import Synchronization
 /// Waits for the audio thread's acknowledgements without the audio thread waking anyone:
 /// while someone waits, a control-side task polls the mailbox every 250 µs (it stops polling
 /// when nobody waits, so an idle SoundFit costs nothing here).
+///
+/// Each target is resolved exactly from the parameter's pickup history
+/// (`EngineMailbox.acknowledgement(of:index:)`), so several values of one parameter can be in
+/// flight: each ends applied in the cycle that took it, or superseded when the audio thread
+/// went from an older value straight to a newer one. Only a watcher that fell more than
+/// `RealtimeMailbox.historyDepth` pickups behind (starved for several cycles) cannot tell; it then
+/// counts the target as applied by the later value that is known to have taken its place —
+/// the rule that was exact while one value at a time was in flight.
 final class AcknowledgementWatcher: Sendable {
     private struct Waiter {
         var targets: [(index: Int, sequence: UInt32)]
+        /// The sequence published last among the targets (a batch is published in order).
+        var newestSequence: UInt32 { targets.last?.sequence ?? 0 }
         var deadline: ContinuousClock.Instant
         var timeout: Duration
         var continuation: CheckedContinuation<UInt32, any Error>
@@ -26,9 +36,12 @@ final class AcknowledgementWatcher: Sendable {
         self.mailbox = mailbox
     }
 
-    /// Returns the cycle in which the last of `targets` took effect.
+    /// Returns the cycle in which the last of `targets` took effect; throws
+    /// `EngineError.superseded` when the audio thread never rendered one of them (a newer value
+    /// of its parameter came first), `EngineError.timeout` when not all were resolved within
+    /// `timeout`, and `CancellationError` when the waiting task is cancelled.
     func wait(for targets: [(index: Int, sequence: UInt32)], timeout: Duration) async throws -> UInt32 {
-        if let cycle = acknowledgedCycle(targets) { return cycle }
+        if let result = resolve(targets) { return try result.get() }
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -51,28 +64,36 @@ final class AcknowledgementWatcher: Sendable {
         }
     }
 
-    /// The cycle of the latest acknowledgement if every target took effect, else nil.
-    private func acknowledgedCycle(_ targets: [(index: Int, sequence: UInt32)]) -> UInt32? {
+    /// The outcome once every target is resolved, else nil: the cycle of the latest
+    /// acknowledgement when all were applied, `EngineError.superseded` when any was not.
+    private func resolve(_ targets: [(index: Int, sequence: UInt32)]) -> Result<UInt32, any Error>? {
         var cycle: UInt32 = 0
+        var superseded = false
         for target in targets {
-            let ack = mailbox.acknowledgement(index: target.index)
-            // Serial-number comparison: a later sequence implies this one was overtaken in the
-            // slot and the newer value took effect in its place.
-            guard Int32(bitPattern: ack.sequence &- target.sequence) >= 0, ack.sequence != 0 else { return nil }
-            cycle = max(cycle, ack.cycle)
+            switch mailbox.acknowledgement(of: target.sequence, index: target.index) {
+            case .waiting:
+                return nil
+            case .applied(let applied):
+                cycle = max(cycle, applied)
+            case .beyondHistory(let later):
+                // Starved: a later value took effect by then, in its place or after it.
+                cycle = max(cycle, later)
+            case .superseded:
+                superseded = true
+            }
         }
-        return cycle
+        return superseded ? .failure(EngineError.superseded) : .success(cycle)
     }
 
     private func poll() async {
         while true {
             try? await Task.sleep(for: Self.pollInterval)
             let now = ContinuousClock.now
-            var finished: [(Waiter, Result<UInt32, any Error>)] = []
+            var finished: [(waiter: Waiter, result: Result<UInt32, any Error>)] = []
             let keepPolling = state.withLock { state -> Bool in
                 for (id, waiter) in state.waiters {
-                    if let cycle = acknowledgedCycle(waiter.targets) {
-                        finished.append((waiter, .success(cycle)))
+                    if let result = resolve(waiter.targets) {
+                        finished.append((waiter, result))
                         state.waiters[id] = nil
                     } else if now >= waiter.deadline {
                         finished.append((waiter, .failure(EngineError.timeout(seconds: waiter.timeout.seconds))))
@@ -82,6 +103,9 @@ final class AcknowledgementWatcher: Sendable {
                 if state.waiters.isEmpty { state.polling = false }
                 return state.polling
             }
+            // When one poll resolves several values (the watcher fell behind), their waiters
+            // resume in the order the values were published (serial order of the sequences).
+            finished.sort { Int32(bitPattern: $0.waiter.newestSequence &- $1.waiter.newestSequence) < 0 }
             for (waiter, result) in finished {
                 waiter.continuation.resume(with: result)
             }

@@ -43,7 +43,9 @@ public final class AudioEngine: Sendable {
 
     /// Validates `changes`, publishes them as one batch (they take effect in the same cycle) and
     /// waits until the audio thread acknowledged them. Returns the cycle index (low 32 bits).
-    /// Throws `ParameterError` for an invalid value (nothing is published) and
+    /// Throws `ParameterError` for an invalid value (nothing is published),
+    /// `EngineError.superseded` when a newer value of one of the parameters, published after
+    /// this batch, reached the audio thread first (this one was never rendered), and
     /// `EngineError.timeout` when no acknowledgement arrives within `timeout`.
     @discardableResult
     public func apply(_ changes: [(EngineParameter, ParameterValue)], timeout: Duration) async throws -> UInt32 {
@@ -61,11 +63,39 @@ public final class AudioEngine: Sendable {
         return EngineSubmission(targets: zip(changes, sequences).map { (index: $0.0.rawValue, sequence: $1) })
     }
 
-    /// Waits until the audio thread acknowledged every change of `submission` (or a later value
-    /// of the same parameter, which took effect in its place). Returns the cycle index.
+    /// Waits until the audio thread acknowledged every change of `submission`. Returns the
+    /// cycle index (low 32 bits) of the latest. Several submissions of one parameter may be
+    /// waited on at once: each is resolved exactly, and one the audio thread skipped because a
+    /// newer submission reached it first throws `EngineError.superseded`. (A waiter that looks
+    /// only after more than `RealtimeMailbox.historyDepth` newer values were taken cannot tell
+    /// and counts the change as applied.) Throws `EngineError.timeout` when not resolved within
+    /// `timeout`, `CancellationError` when the waiting task is cancelled.
     @discardableResult
     public func waitUntilApplied(_ submission: EngineSubmission, timeout: Duration) async throws -> UInt32 {
         try await watcher.wait(for: submission.targets, timeout: timeout)
+    }
+
+    /// Takes back a change that failed: publishes `changes` (usually the values the caller keeps
+    /// as current) only to the slots whose latest value is still the one `submission` published
+    /// there. A slot to which a newer value was published since keeps that newer value, so a
+    /// failed change never undoes a newer one in flight. Returns the submission of what was
+    /// published (empty when every slot had moved on). Throws `ParameterError` for an invalid
+    /// value (nothing is published).
+    @discardableResult
+    public func restore(_ changes: [(EngineParameter, ParameterValue)],
+                        replacing submission: EngineSubmission) throws(ParameterError) -> EngineSubmission {
+        for (parameter, value) in changes {
+            try parameter.descriptor.validate(value)
+        }
+        // A slot the submission did not publish to is left alone.
+        let restorable = changes.compactMap { parameter, value -> (index: Int, bits: UInt32, expected: UInt32?)? in
+            guard let target = submission.targets.first(where: { $0.index == parameter.rawValue }) else { return nil }
+            return (index: parameter.rawValue, bits: parameter.encode(value), expected: target.sequence)
+        }
+        let sequences = mailbox.publish(restorable)
+        return EngineSubmission(targets: zip(restorable, sequences).compactMap { change, sequence in
+            sequence.map { (index: change.index, sequence: $0) }
+        })
     }
 
     // MARK: Personalization presets
@@ -134,6 +164,9 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case timeout(seconds: Double)
     /// The audio thread refused a preset (made for another tech level or sample rate).
     case presetRejected
+    /// A newer value of the same parameter reached the audio thread first: this one was never
+    /// rendered (not a failure: the newer value took its place).
+    case superseded
 
     public var description: String {
         switch self {
@@ -141,6 +174,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
             "the audio engine did not apply the change within \(seconds) s (is the JACK server running?)"
         case .presetRejected:
             "the audio engine rejected the preset (made for another tech level or sample rate)"
+        case .superseded:
+            "a newer value reached the audio engine first; this one was never rendered"
         }
     }
 }
@@ -148,6 +183,9 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
 /// A published batch of changes, to wait on.
 public struct EngineSubmission: Sendable {
     let targets: [(index: Int, sequence: UInt32)]
+
+    /// The sequence number each change was published with, in order.
+    public var sequences: [UInt32] { targets.map(\.sequence) }
 }
 
 extension Duration {

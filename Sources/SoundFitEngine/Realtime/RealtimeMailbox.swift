@@ -7,13 +7,21 @@ import Synchronization
 ///   every slot once per cycle. A generation counter (a seqlock) lets the control side publish
 ///   several slots as one batch, so an OSC bundle takes effect in a single cycle.
 /// - Audio → control: one acknowledgement word per parameter packing the sequence number that
-///   took effect and the cycle index in which it did, plus a cycle counter.
+///   took effect last and the cycle index in which it did; per parameter a history of the last
+///   `historyDepth` pickups (the same words) guarded by a write counter, so the control side can
+///   tell exactly which of several published sequences the audio thread took and which it never
+///   saw (several values of one parameter may be in flight); plus a cycle counter.
 ///
 /// This struct holds only pointers: copying it never retains, so the audio thread can hold a
 /// copy. The memory is owned by `EngineMailbox`, which outlives every renderer.
 public struct RealtimeMailbox: @unchecked Sendable {
     @usableFromInline let slots: UnsafeMutablePointer<Atomic<UInt64>>
     @usableFromInline let acknowledgements: UnsafeMutablePointer<Atomic<UInt64>>
+    /// `historyDepth` pickup words per parameter, a ring indexed by pickup count.
+    @usableFromInline let history: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Per parameter: twice the pickups recorded in `history`, plus one while the audio thread
+    /// writes an entry (odd = writing). Readers compare it before and after reading the ring.
+    @usableFromInline let historyWrites: UnsafeMutablePointer<Atomic<UInt64>>
     /// Odd while the control side is writing a batch.
     @usableFromInline let generation: UnsafeMutablePointer<Atomic<UInt64>>
     /// Cycles rendered since the engine started (all renderers together).
@@ -45,11 +53,26 @@ public struct RealtimeMailbox: @unchecked Sendable {
         return generation.pointee.load(ordering: .acquiring) == before
     }
 
-    /// Records that `sequence` of parameter `index` took effect in cycle `cycle`.
-    /// Real-time safe.
+    /// Pickups remembered per parameter. Eight cover a watcher that falls seven cycles behind
+    /// (about 9 ms at 64 frames, 37 ms at 256); an older target is resolved by the fallback
+    /// described at `EngineMailbox.acknowledgement(of:index:)`.
+    public static let historyDepth = 8
+
+    /// Records that `sequence` of parameter `index` took effect in cycle `cycle`: appends it to
+    /// the parameter's history, then updates the acknowledgement word (so a reader that sees a
+    /// word also finds it in the history). Audio thread only (the single writer of both).
+    /// Real-time safe: three atomic stores and a load, wait-free.
     @inline(__always)
     func acknowledge(index: Int, sequence: UInt32, cycle: UInt64) {
-        acknowledgements[index].store(Self.pack(sequence, UInt32(truncatingIfNeeded: cycle)), ordering: .releasing)
+        let word = Self.pack(sequence, UInt32(truncatingIfNeeded: cycle))
+        let writes = historyWrites[index].load(ordering: .relaxed)
+        // Odd while writing. The releasing store of the entry orders this store before it: a
+        // reader that sees the new entry also sees the counter move.
+        historyWrites[index].store(writes &+ 1, ordering: .relaxed)
+        let position = Int((writes >> 1) % UInt64(Self.historyDepth))
+        history[index * Self.historyDepth + position].store(word, ordering: .releasing)
+        historyWrites[index].store(writes &+ 2, ordering: .releasing)
+        acknowledgements[index].store(word, ordering: .releasing)
     }
 
     /// Counts one rendered cycle and returns its index. Real-time safe.
@@ -74,9 +97,15 @@ public final class EngineMailbox: Sendable {
         let count = initialWords.count
         let slots = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
         let acknowledgements = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
+        let history = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count * RealtimeMailbox.historyDepth)
+        let historyWrites = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
         for index in 0..<count {
             (slots + index).initialize(to: Atomic(RealtimeMailbox.pack(0, initialWords[index])))
             (acknowledgements + index).initialize(to: Atomic(0))
+            (historyWrites + index).initialize(to: Atomic(0))
+        }
+        for position in 0..<count * RealtimeMailbox.historyDepth {
+            (history + position).initialize(to: Atomic(0))
         }
         let generation = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
         generation.initialize(to: Atomic(0))
@@ -85,7 +114,8 @@ public final class EngineMailbox: Sendable {
         let sampleRate = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
         sampleRate.initialize(to: Atomic(0))
         realtime = RealtimeMailbox(
-            slots: slots, acknowledgements: acknowledgements, generation: generation, cycles: cycles,
+            slots: slots, acknowledgements: acknowledgements, history: history, historyWrites: historyWrites,
+            generation: generation, cycles: cycles,
             sampleRate: sampleRate, personalization: .allocate(techLevel: techLevel), parameterCount: count)
     }
 
@@ -94,6 +124,10 @@ public final class EngineMailbox: Sendable {
         realtime.slots.deallocate()
         realtime.acknowledgements.deinitialize(count: realtime.parameterCount)
         realtime.acknowledgements.deallocate()
+        realtime.history.deinitialize(count: realtime.parameterCount * RealtimeMailbox.historyDepth)
+        realtime.history.deallocate()
+        realtime.historyWrites.deinitialize(count: realtime.parameterCount)
+        realtime.historyWrites.deallocate()
         realtime.generation.deinitialize(count: 1)
         realtime.generation.deallocate()
         realtime.cycles.deinitialize(count: 1)
@@ -109,11 +143,25 @@ public final class EngineMailbox: Sendable {
     /// Returns the sequence number given to each change, in order.
     @discardableResult
     public func publish(_ changes: [(index: Int, bits: UInt32)]) -> [UInt32] {
+        publish(changes.map { (index: $0.index, bits: $0.bits, expected: nil) }).map { $0! }
+    }
+
+    /// Publishes each change only where its slot still holds the sequence `expected` (nothing
+    /// newer was published there since), the others as one batch. Returns the new sequence of
+    /// each change, nil where the slot had moved on. This is how a failed value is taken back
+    /// without undoing a newer value published after it.
+    @discardableResult
+    public func publish(_ changes: [(index: Int, bits: UInt32, expected: UInt32?)]) -> [UInt32?] {
         writer.withLock { lastSequence in
             realtime.generation.pointee.add(1, ordering: .acquiringAndReleasing)
-            var sequences: [UInt32] = []
+            var sequences: [UInt32?] = []
             sequences.reserveCapacity(changes.count)
             for change in changes {
+                if let expected = change.expected,
+                   RealtimeMailbox.high(realtime.slots[change.index].load(ordering: .relaxed)) != expected {
+                    sequences.append(nil)
+                    continue
+                }
                 lastSequence &+= 1
                 if lastSequence == 0 { lastSequence = 1 }
                 realtime.slots[change.index].store(
@@ -141,6 +189,66 @@ public final class EngineMailbox: Sendable {
         return (RealtimeMailbox.high(word), RealtimeMailbox.low(word))
     }
 
+    /// What the audio thread did with `sequence` of slot `index`, as far as it has told.
+    ///
+    /// Exact while the parameter's pickup history (`RealtimeMailbox.historyDepth` entries)
+    /// reaches back to `sequence`: found in it → `applied` in that cycle; a newer sequence was
+    /// picked up, and the history holds an older one or never wrapped → `superseded` (slot
+    /// sequences only grow, so it can no longer be picked up). When the history wrapped past
+    /// `sequence` (the caller looked too late: more than `historyDepth` pickups since), the
+    /// answer is `beyondHistory` with the cycle of the oldest remembered pickup.
+    /// Control side, any thread; lock-free (a read that races the audio thread's write is retried
+    /// a few times, then reported `waiting` to be asked again).
+    public func acknowledgement(of sequence: UInt32, index: Int) -> SequenceAcknowledgement {
+        // Fast path: the newest pickup word.
+        let latest = acknowledgement(index: index)
+        if latest.sequence == sequence { return .applied(cycle: latest.cycle) }
+        if Int32(bitPattern: latest.sequence &- sequence) < 0 { return .waiting }
+        let depth = UInt64(RealtimeMailbox.historyDepth)
+        let ring = realtime.history + index * RealtimeMailbox.historyDepth
+        let writes = realtime.historyWrites + index
+        for _ in 0..<4 {
+            let before = writes.pointee.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let pickups = before >> 1
+            var found: UInt32?
+            var oldestNewerCycle: UInt32?
+            var holdsOlder = false
+            for position in (pickups - min(pickups, depth))..<pickups {
+                let word = ring[Int(position % depth)].load(ordering: .acquiring)
+                let distance = Int32(bitPattern: RealtimeMailbox.high(word) &- sequence)
+                if distance == 0 {
+                    found = found ?? RealtimeMailbox.low(word)
+                } else if distance > 0 {
+                    oldestNewerCycle = oldestNewerCycle ?? RealtimeMailbox.low(word)
+                } else {
+                    holdsOlder = true
+                }
+            }
+            guard writes.pointee.load(ordering: .acquiring) == before else { continue }  // torn: read again
+            if let found { return .applied(cycle: found) }
+            guard let oldestNewerCycle else { return .waiting }
+            if holdsOlder || pickups <= depth { return .superseded }
+            return .beyondHistory(cycle: oldestNewerCycle)
+        }
+        return .waiting
+    }
+
     /// Cycles rendered so far.
     public var cycleCount: UInt64 { realtime.cycles.pointee.load(ordering: .relaxed) }
+}
+
+/// What became of one published sequence of a slot (`EngineMailbox.acknowledgement(of:index:)`).
+public enum SequenceAcknowledgement: Equatable, Sendable {
+    /// Not picked up yet, and nothing newer was either.
+    case waiting
+    /// Picked up in this cycle (low 32 bits): the audio thread rendered it from then on.
+    case applied(cycle: UInt32)
+    /// A newer sequence of the slot was picked up and this one never was: the audio thread
+    /// never rendered it.
+    case superseded
+    /// A newer sequence was picked up (this is the cycle of the oldest one still remembered), and
+    /// the history no longer reaches back far enough to tell whether this one was picked up
+    /// before it.
+    case beyondHistory(cycle: UInt32)
 }

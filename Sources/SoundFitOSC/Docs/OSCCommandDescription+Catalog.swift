@@ -78,9 +78,11 @@ extension OSCCommandDescription {
     private static let configuration: [OSCCommandDescription] = [
         OSCCommandDescription(
             "/config/delivery", section: .configuration,
-            summary: "How changes are delivered: `continuous` applies each value as it arrives; `discrete` "
-                + "applies a value only once it has stayed unchanged for the settle time (older values end "
-                + "`superseded`). Without arguments, queries.",
+            summary: "How changes are delivered: `continuous` applies each value as it arrives (values of "
+                + "filter, ring modulator and output parameters stream to the audio thread without waiting for "
+                + "one another, up to 8 in flight; one the audio thread skipped for a newer one ends "
+                + "`superseded`); `discrete` applies a value only once it has stayed unchanged for the settle "
+                + "time (older values end `superseded`). Without arguments, queries.",
             arguments: [
                 Arg("s", "style", "`continuous` or `discrete`.", optional: true),
                 Arg("f", "settle_seconds", "discrete only: the settle time (default 0.2).", optional: true),
@@ -212,9 +214,9 @@ extension OSCCommandDescription {
             summary: "What happened to a parameter change.",
             arguments: [
                 Arg("s", "address", "the parameter's own address (also for changes sent in the `/normalized` form)."),
-                Arg("s", "state", "`pending` (discrete delivery, waiting to settle), `applying`, or a terminal state: "
-                    + "`applied` (the audio thread has taken the value), `failed` or `superseded` (a newer value "
-                    + "replaced it before it was applied)."),
+                Arg("s", "state", "`pending` (waiting: discrete delivery settling, or behind the changes in "
+                    + "flight), `applying`, or a terminal state: `applied` (the audio thread has taken the value), "
+                    + "`failed` or `superseded` (a newer value replaced it before the audio thread took it)."),
                 Arg("s|f|i", "value", "the requested value, in native units."),
                 Arg("s", "error", "with `failed`: why.", optional: true),
                 Arg("i", "request_id", "the request id the set carried, if any.", optional: true),

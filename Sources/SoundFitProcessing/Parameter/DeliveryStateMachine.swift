@@ -2,15 +2,22 @@
 /// which one waits, which one is superseded. No clocks, tasks or locks; every event returns a
 /// `Transition` that the parameter carries out (report states, start a job, start a timer).
 ///
-/// Slots: at most one job in flight (a value delivery or a synchronization) and at most one
-/// waiting value — so no queue grows however fast values arrive. A new value always takes the
-/// waiting slot; the value it replaces there ends superseded (latest wins).
+/// Slots: the jobs in flight and at most one waiting value — so no queue grows however fast
+/// values arrive. A new value always takes the waiting slot; the value it replaces there ends
+/// superseded (latest wins).
 ///
-/// - continuous: a value is delivered at once when nothing is in flight, else it waits
-///   (`pending`) and is delivered when the job in flight ends.
+/// - In flight: one job (a value delivery or a synchronization), or, with continuous delivery,
+///   up to `maximumOverlap` **overlapping** deliveries: deliveries whose out-of-date applicators
+///   all accept overlapping calls (streaming applicators). Whether a value's delivery may
+///   overlap is the parameter's to say (`mayOverlap`), at the moment it would start.
+/// - continuous: a value is delivered at once when nothing is in flight, or when it may overlap
+///   and only overlapping deliveries are in flight (fewer than `maximumOverlap`); else it waits
+///   (`pending`) and starts when the jobs in flight allow it.
 /// - discrete: a value waits (`pending`) until it stayed in the waiting slot for the settle time;
-///   then it is delivered, or, when a job is still in flight, as soon as that job ends.
-/// - A requested synchronization runs when nothing is in flight, before a ready waiting value.
+///   then it is delivered, or, when a job is still in flight, as soon as nothing is. One
+///   delivery in flight at a time.
+/// - A requested synchronization runs alone: once nothing is in flight, before a ready waiting
+///   value; while it is requested, no new delivery starts.
 struct DeliveryStateMachine<Value: Sendable>: Sendable {
     typealias RequestID = UInt64
 
@@ -19,7 +26,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
         var value: Value
     }
 
-    /// Work the parameter runs, one at a time.
+    /// Work the parameter runs.
     enum Job: Sendable {
         /// The apply sequence for a requested value.
         case deliver(Request)
@@ -39,8 +46,16 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
         var sleepUntil: Duration?
     }
 
+    /// The most deliveries in flight at once when they overlap.
+    static var defaultMaximumOverlap: Int { 8 }
+
+    let maximumOverlap: Int
     private(set) var style: ProcessingConfig.DeliveryStyle
-    private(set) var inFlight: Job?
+    /// The deliveries in flight, oldest first: one, or several that all overlap.
+    private(set) var deliveries: [Request] = []
+    /// Whether the deliveries in flight overlap, so that another overlapping one may join them.
+    private(set) var deliveriesOverlap = false
+    private(set) var isSynchronizing = false
     private(set) var waiting: Request?
     /// When the waiting value has settled; nil when it is ready to be delivered.
     private(set) var settleDeadline: Duration?
@@ -49,35 +64,33 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     private(set) var isSynchronizationRequested = false
     private(set) var isClosed = false
 
-    init(style: ProcessingConfig.DeliveryStyle) {
+    init(style: ProcessingConfig.DeliveryStyle, maximumOverlap: Int = Self.defaultMaximumOverlap) {
+        precondition(maximumOverlap >= 1, "at least one delivery must be able to run")
         self.style = style
+        self.maximumOverlap = maximumOverlap
     }
 
-    /// Values held for delivery: the one in flight plus the waiting one (never more than 2).
-    var bufferedValueCount: Int {
-        var count = waiting == nil ? 0 : 1
-        if case .deliver = inFlight { count += 1 }
-        return count
-    }
+    /// Values held for delivery: the ones in flight plus the waiting one (never more than
+    /// `maximumOverlap + 1`).
+    var bufferedValueCount: Int { deliveries.count + (waiting == nil ? 0 : 1) }
 
-    /// The newest accepted value that has not ended yet (waiting, else in flight), if any.
-    var latestValue: Value? {
-        if let waiting { return waiting.value }
-        if case .deliver(let request) = inFlight { return request.value }
-        return nil
-    }
+    /// Whether no job is in flight.
+    var isIdle: Bool { deliveries.isEmpty && !isSynchronizing }
 
-    /// A value was accepted at time `now`.
-    mutating func submit(_ request: Request, now: Duration) -> Transition {
+    /// The newest accepted value that has not ended yet (waiting, else the newest in flight), if any.
+    var latestValue: Value? { waiting?.value ?? deliveries.last?.value }
+
+    /// A value was accepted at time `now`. `mayOverlap` tells whether a delivery of a value
+    /// could overlap others (asked only when it would start).
+    mutating func submit(_ request: Request, now: Duration, mayOverlap: (Value) -> Bool) -> Transition {
         precondition(!isClosed, "submit after close")
         var transition = Transition(superseded: waiting)
         waiting = nil
         switch style {
         case .continuous:
             settleDeadline = nil
-            if inFlight == nil {
-                inFlight = .deliver(request)
-                transition.start = .deliver(request)
+            if canStart(request, mayOverlap: mayOverlap) {
+                transition.start = begin(request, mayOverlap: mayOverlap)
             } else {
                 waiting = request
                 transition.pending = request
@@ -96,23 +109,27 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     }
 
     /// The settle timer started for `deadline` fired.
-    mutating func timerFired(at deadline: Duration) -> Transition {
+    mutating func timerFired(at deadline: Duration, mayOverlap: (Value) -> Bool) -> Transition {
         guard timerDeadline == deadline else { return Transition() }  // stale: closed or restyled
         timerDeadline = nil
         guard waiting != nil, let settleDeadline else { return Transition() }
         if settleDeadline <= deadline {
             self.settleDeadline = nil
-            return startNextIfIdle()
+            return startNext(mayOverlap: mayOverlap)
         }
         // A newer value arrived while the timer ran: sleep on until it has settled.
         timerDeadline = settleDeadline
         return Transition(sleepUntil: settleDeadline)
     }
 
-    /// The job in flight ended (whatever its outcome).
-    mutating func jobFinished() -> Transition {
-        inFlight = nil
-        return startNextIfIdle()
+    /// `job` ended (whatever its outcome).
+    mutating func jobFinished(_ job: Job, mayOverlap: (Value) -> Bool) -> Transition {
+        switch job {
+        case .deliver(let request): deliveries.removeAll { $0.id == request.id }
+        case .synchronize: isSynchronizing = false
+        }
+        if deliveries.isEmpty { deliveriesOverlap = false }
+        return startNext(mayOverlap: mayOverlap)
     }
 
     /// Someone asked for the out-of-date applicators to be synchronized. Requests made while
@@ -120,22 +137,23 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     mutating func requestSynchronization() -> Transition {
         precondition(!isClosed, "synchronization after close")
         isSynchronizationRequested = true
-        return startNextIfIdle()
+        return startNext { _ in false }  // starts the synchronization or nothing
     }
 
     /// The delivery style changed. To continuous: a settling value is ready at once. To
     /// discrete (or another settle time): values already waiting keep their deadline (or stay
-    /// ready); the new settle time applies to values submitted from now on.
-    mutating func changeStyle(to style: ProcessingConfig.DeliveryStyle) -> Transition {
+    /// ready); the new settle time applies to values submitted from now on. Deliveries already
+    /// overlapping finish; no new one joins them while the style is discrete.
+    mutating func changeStyle(to style: ProcessingConfig.DeliveryStyle, mayOverlap: (Value) -> Bool) -> Transition {
         self.style = style
         guard case .continuous = style else { return Transition() }
         settleDeadline = nil
         timerDeadline = nil
-        return startNextIfIdle()
+        return startNext(mayOverlap: mayOverlap)
     }
 
-    /// No more values: returns the waiting request (to be failed); the job in flight, if any,
-    /// is the caller's to cancel.
+    /// No more values: returns the waiting request (to be failed); the jobs in flight, if any,
+    /// are the caller's to cancel.
     mutating func close() -> Request? {
         isClosed = true
         defer { waiting = nil }
@@ -145,18 +163,32 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
         return waiting
     }
 
-    private mutating func startNextIfIdle() -> Transition {
-        guard inFlight == nil, !isClosed else { return Transition() }
+    /// Whether a delivery of `request` may start now.
+    private func canStart(_ request: Request, mayOverlap: (Value) -> Bool) -> Bool {
+        guard !isClosed, !isSynchronizing, !isSynchronizationRequested else { return false }
+        if deliveries.isEmpty { return true }
+        guard case .continuous = style, deliveriesOverlap, deliveries.count < maximumOverlap else { return false }
+        return mayOverlap(request.value)
+    }
+
+    private mutating func begin(_ request: Request, mayOverlap: (Value) -> Bool) -> Job {
+        if deliveries.isEmpty { deliveriesOverlap = mayOverlap(request.value) }
+        deliveries.append(request)
+        return .deliver(request)
+    }
+
+    private mutating func startNext(mayOverlap: (Value) -> Bool) -> Transition {
+        guard !isClosed else { return Transition() }
         if isSynchronizationRequested {
+            guard isIdle else { return Transition() }
             isSynchronizationRequested = false
-            inFlight = .synchronize
+            isSynchronizing = true
             return Transition(start: .synchronize)
         }
-        if let request = waiting, settleDeadline == nil {
-            waiting = nil
-            inFlight = .deliver(request)
-            return Transition(start: .deliver(request))
+        guard let request = waiting, settleDeadline == nil, canStart(request, mayOverlap: mayOverlap) else {
+            return Transition()
         }
-        return Transition()
+        waiting = nil
+        return Transition(start: begin(request, mayOverlap: mayOverlap))
     }
 }

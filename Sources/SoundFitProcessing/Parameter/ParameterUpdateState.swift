@@ -7,18 +7,20 @@
 /// | delivery | states of one request |
 /// | --- | --- |
 /// | no out-of-date applicator | `applied` |
-/// | delivered at once | `applying`, then `applied` or `failed` |
-/// | waiting (behind a delivery in flight, or settling) | `pending`, then `superseded`, or `applying` → `applied`/`failed` |
+/// | delivered at once | `applying`, then `applied` or `failed` (or `superseded`, when a streaming applicator says a newer value overtook it) |
+/// | waiting (behind the deliveries in flight, or settling) | `pending`, then `superseded`, or `applying` → `applied`/`failed`/`superseded` |
 public enum ParameterUpdateState<Value: Sendable>: Sendable, CustomStringConvertible {
-    /// Accepted and waiting: settling (discrete delivery) or queued behind the delivery in flight.
+    /// Accepted and waiting: settling (discrete delivery) or behind the deliveries in flight.
     case pending(Value)
     /// Being applied by the out-of-date applicators.
     case applying(Value)
-    /// Every out-of-date applicator applied it; it is the parameter's value now. Terminal.
+    /// Every out-of-date applicator applied it; it is the parameter's value now, unless a newer
+    /// request's value was applied before (overlapping deliveries can end out of order). Terminal.
     case applied(Value)
     /// An applicator failed or timed out; the parameter kept its previous value. Terminal.
     case failed(Value, any Error)
-    /// A newer value replaced it before it was delivered; it was never applied. Terminal.
+    /// A newer value replaced it before it took effect (waiting, or overtaken in a streaming
+    /// applicator); it was never applied. Terminal.
     case superseded(Value)
 
     /// The value the state is about.

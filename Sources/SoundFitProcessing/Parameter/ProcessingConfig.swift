@@ -6,8 +6,10 @@
 public struct ProcessingConfig: Sendable, Hashable, CustomStringConvertible {
     /// When a requested value is delivered.
     public enum DeliveryStyle: Sendable, Hashable, CustomStringConvertible {
-        /// Deliver each value as it arrives (the default). At most one delivery per parameter is
-        /// in flight; the newest value waiting behind it replaces (supersedes) an older waiting one.
+        /// Deliver each value as it arrives (the default), "in a continuous stream": to streaming
+        /// applicators (the audio engine) values are handed over as they arrive, up to 8 in
+        /// flight per parameter; otherwise one delivery is in flight. The newest value waiting
+        /// behind them replaces (supersedes) an older waiting one.
         case continuous
         /// Deliver a value only after it stayed unchanged for `settleTime` (default 0.2 s); every
         /// value replaced while settling ends superseded. Suits sliders that stream many values.

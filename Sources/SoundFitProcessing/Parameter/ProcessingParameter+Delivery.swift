@@ -6,11 +6,15 @@ extension ProcessingParameter {
     struct ApplicatorEntry {
         let id: UInt64
         weak var applicator: ParameterApplicator<Value>?
+        let isStreaming: Bool
         /// The last value this applicator applied successfully; nil when unknown (new, failed,
-        /// invalidated).
+        /// invalidated, or a value handed over to it is still in flight).
         var appliedValue: Value?
         /// Bumped by invalidation, so a delivery that started before cannot mark it up to date.
         var generation: UInt64 = 0
+        /// The order of the job that last changed `appliedValue`: a job that started earlier
+        /// (an overlapping delivery that completes late) cannot overwrite a later one's record.
+        var appliedOrder: UInt64 = 0
 
         mutating func invalidate() {
             appliedValue = nil
@@ -24,6 +28,19 @@ extension ProcessingParameter {
         let generation: UInt64
     }
 
+    /// What a delivery does, fixed when it starts (under the lock).
+    struct DeliveryPlan: Sendable {
+        /// Jobs are numbered in the order they start.
+        let order: UInt64
+        /// The out-of-date applicators, in the order they were added; empty: nothing to apply.
+        let targets: [Target]
+        /// For a delivery whose targets all stream: the value was handed over to them when the
+        /// delivery started, in order, up to and including the first that threw.
+        let handOvers: [Result<ParameterApplicator<Value>.Confirmation, any Error>]?
+        let deadline: Duration
+        let timeout: Duration
+    }
+
     struct State {
         var value: Value
         var updateState: ParameterUpdateState<Value>
@@ -34,10 +51,16 @@ extension ProcessingParameter {
         var reporters: [UInt64: AsyncStream<ParameterUpdateState<Value>>.Continuation] = [:]
         var nextRequestID: UInt64 = 0
         var nextApplicatorID: UInt64 = 0
+        /// The job order given to the last job started.
+        var jobOrder: UInt64 = 0
+        /// The request whose value is `value` (0: the initial value). Overlapping deliveries may
+        /// end out of order; only a newer request's value is taken.
+        var committedRequestID: UInt64 = 0
         /// Requests that ended `applied`.
         var appliedRequestCount = 0
         var closeError: (any Error)?
-        var jobTask: Task<Void, Never>?
+        /// The task of each job in flight, by `jobKey`.
+        var jobTasks: [UInt64: Task<Void, Never>] = [:]
         var timerTask: Task<Void, Never>?
         /// Callers of `synchronizeApplicators()` waiting for the next synchronization job...
         var waitingSynchronizations: [CheckedContinuation<Void, any Error>] = []
@@ -61,15 +84,32 @@ extension ProcessingParameter {
             }
         }
 
-        mutating func markApplied(_ value: Value, by target: Target) {
-            guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }),
-                  applicators[index].generation == target.generation else { return }
-            applicators[index].appliedValue = value
+        /// For the delivery state machine: a delivery of a value may overlap others when every
+        /// applicator out of date for it streams. (An applicator with a value in flight is out of
+        /// date for every value, so an overlapping delivery always reaches it.)
+        var mayOverlap: (Value) -> Bool {
+            let applicators = applicators
+            return { value in
+                applicators.allSatisfy { $0.applicator == nil || $0.appliedValue == value || $0.isStreaming }
+            }
         }
 
-        mutating func markUnknown(_ target: Target) {
-            guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }) else { return }
+        /// `target` applied `value` in the job numbered `order`.
+        mutating func markApplied(_ value: Value, by target: Target, order: UInt64) {
+            guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }),
+                  applicators[index].generation == target.generation,
+                  order >= applicators[index].appliedOrder else { return }
+            applicators[index].appliedValue = value
+            applicators[index].appliedOrder = order
+        }
+
+        /// `target`'s state became unknown in the job numbered `order` (it failed, or a value
+        /// handed over to it is in flight).
+        mutating func markUnknown(_ target: Target, order: UInt64) {
+            guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }),
+                  order >= applicators[index].appliedOrder else { return }
             applicators[index].appliedValue = nil
+            applicators[index].appliedOrder = order
         }
     }
 
@@ -80,12 +120,14 @@ extension ProcessingParameter {
         let id = state.nextRequestID
         let (stream, reporter) = AsyncStream.makeStream(of: ParameterUpdateState<Value>.self)
         state.reporters[id] = reporter
-        perform(state.machine.submit(.init(id: id, value: value), now: clock.now()), in: &state)
+        let mayOverlap = state.mayOverlap
+        perform(state.machine.submit(.init(id: id, value: value), now: clock.now(), mayOverlap: mayOverlap), in: &state)
         return ParameterRequest(id: id, value: value, states: stream)
     }
 
     /// Carries out a machine transition. Called with the lock held, so states are reported in
-    /// the order the transitions happened; starts tasks but runs no applicator.
+    /// the order the transitions happened; starts tasks (and hands values to streaming
+    /// applicators) but runs no sequential applicator.
     func perform(_ transition: Machine.Transition, in state: inout State) {
         if let request = transition.superseded {
             report(.superseded(request.value), for: request.id, in: &state)
@@ -94,17 +136,14 @@ extension ProcessingParameter {
             report(.pending(request.value), for: request.id, in: &state)
         }
         if let job = transition.start {
-            if case .synchronize = job {
-                state.runningSynchronizations = state.waitingSynchronizations
-                state.waitingSynchronizations = []
-            }
-            state.jobTask = Task { await self.run(job) }
+            start(job, in: &state)
         }
         if let deadline = transition.sleepUntil {
             state.timerTask = Task { [clock] in
                 do { try await clock.sleep(deadline) } catch { return }
                 self.state.withLock { state in
-                    self.perform(state.machine.timerFired(at: deadline), in: &state)
+                    let mayOverlap = state.mayOverlap
+                    self.perform(state.machine.timerFired(at: deadline, mayOverlap: mayOverlap), in: &state)
                 }
             }
         }
@@ -123,53 +162,98 @@ extension ProcessingParameter {
         }
     }
 
-    /// Takes `value` as the parameter's value; `requestID` names the request that made it.
+    /// The key of a job's task: its request's id, 0 for synchronization.
+    private func jobKey(_ job: Machine.Job) -> UInt64 {
+        if case .deliver(let request) = job { return request.id }
+        return 0
+    }
+
+    /// Starts a job the machine put in flight. A delivery finds its out-of-date applicators
+    /// now and reports `applying`; when they all stream it hands them the value now, so values
+    /// reach a streaming applicator in the order their deliveries started.
+    private func start(_ job: Machine.Job, in state: inout State) {
+        state.jobOrder += 1
+        let order = state.jobOrder
+        let work: @Sendable () async -> Void
+        switch job {
+        case .synchronize:
+            state.runningSynchronizations = state.waitingSynchronizations
+            state.waitingSynchronizations = []
+            work = { await self.synchronize(order: order) }
+        case .deliver(let request):
+            let plan = plan(request, order: order, in: &state)
+            work = { await self.deliver(request, plan) }
+        }
+        state.jobTasks[jobKey(job)] = Task {
+            await work()
+            self.state.withLock { state in
+                state.jobTasks[self.jobKey(job)] = nil
+                let mayOverlap = state.mayOverlap
+                self.perform(state.machine.jobFinished(job, mayOverlap: mayOverlap), in: &state)
+            }
+        }
+    }
+
+    private func plan(_ request: Machine.Request, order: UInt64, in state: inout State) -> DeliveryPlan {
+        let value = request.value
+        let targets = state.outOfDateTargets(for: value)
+        let timeout = state.config.deliveryTimeout
+        let deadline = clock.now() + timeout
+        guard !targets.isEmpty else {
+            return DeliveryPlan(order: order, targets: [], handOvers: nil, deadline: deadline, timeout: timeout)
+        }
+        report(.applying(value), for: request.id, in: &state)
+        var handOvers: [Result<ParameterApplicator<Value>.Confirmation, any Error>]?
+        if targets.allSatisfy(\.applicator.isStreaming) {
+            var results: [Result<ParameterApplicator<Value>.Confirmation, any Error>] = []
+            for target in targets {
+                guard case .streaming(let submit) = target.applicator.kind else { break }
+                let result = Result { try submit(value) }
+                results.append(result)
+                // In flight: out of date for every value until its confirmation is in.
+                state.markUnknown(target, order: order)
+                if case .failure = result { break }
+            }
+            handOvers = results
+        }
+        return DeliveryPlan(order: order, targets: targets, handOvers: handOvers, deadline: deadline, timeout: timeout)
+    }
+
+    /// Takes `value` as the parameter's value when `requestID` is newer than the request that
+    /// made the current value (an overlapping delivery may end after a newer one).
     private func commit(_ value: Value, requestID: UInt64, in state: inout State) {
+        guard requestID > state.committedRequestID else { return }
+        state.committedRequestID = requestID
         guard state.value != value else { return }
         state.value = value
         values.yield(value)
         changes.yield(ParameterChange(value: value, requestID: requestID))
     }
 
-    private func run(_ job: Machine.Job) async {
-        switch job {
-        case .deliver(let request): await deliver(request)
-        case .synchronize: await synchronize()
-        }
-        state.withLock { state in
-            state.jobTask = nil
-            perform(state.machine.jobFinished(), in: &state)
-        }
-    }
-
-    /// The apply sequence for one requested value.
-    private func deliver(_ request: Machine.Request) async {
+    /// The apply sequence for one requested value, as planned when it started.
+    private func deliver(_ request: Machine.Request, _ plan: DeliveryPlan) async {
         let value = request.value
-        let start = state.withLock { state -> (targets: [Target], deadline: Duration, timeout: Duration)? in
-            if let error = state.closeError {
-                report(.failed(value, error), for: request.id, in: &state)
-                return nil
-            }
-            let targets = state.outOfDateTargets(for: value)
-            guard !targets.isEmpty else {
-                commit(value, requestID: request.id, in: &state)
-                state.appliedRequestCount += 1
-                report(.applied(value), for: request.id, in: &state)
-                return nil
-            }
-            report(.applying(value), for: request.id, in: &state)
-            let timeout = state.config.deliveryTimeout
-            return (targets, clock.now() + timeout, timeout)
-        }
-        guard let start else { return }
-        for target in start.targets {
+        for (index, target) in plan.targets.enumerated() {
             do {
                 try Task.checkCancellation()
-                try await apply(value, with: target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout)
-                state.withLock { $0.markApplied(value, by: target) }
+                if let handOvers = plan.handOvers {
+                    let confirmation = try handOvers[index].get()
+                    try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout,
+                                      confirmation)
+                } else {
+                    try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) {
+                        try await target.applicator.apply(value)
+                    }
+                }
+                state.withLock { $0.markApplied(value, by: target, order: plan.order) }
             } catch {
                 state.withLock { state in
-                    state.markUnknown(target)
+                    if state.closeError == nil, error as? ProcessingParameterError == .superseded {
+                        // A newer value overtook it: what it handed over is the newer one's now.
+                        report(.superseded(value), for: request.id, in: &state)
+                        return
+                    }
+                    state.markUnknown(target, order: plan.order)
                     report(.failed(value, state.closeError ?? error), for: request.id, in: &state)
                 }
                 return
@@ -186,8 +270,8 @@ extension ProcessingParameter {
         }
     }
 
-    /// Applies the current value to every out-of-date applicator.
-    private func synchronize() async {
+    /// Applies the current value to every out-of-date applicator (nothing else is in flight).
+    private func synchronize(order: UInt64) async {
         let start = state.withLock { state -> (value: Value, targets: [Target], deadline: Duration, timeout: Duration)? in
             guard state.closeError == nil else { return nil }
             let targets = state.outOfDateTargets(for: state.value)
@@ -204,11 +288,12 @@ extension ProcessingParameter {
                     break  // closed: the ones not reached keep what they had
                 }
                 do {
-                    try await apply(start.value, with: target, deliveryDeadline: start.deadline,
-                                    deliveryTimeout: start.timeout)
-                    state.withLock { $0.markApplied(start.value, by: target) }
+                    try await bounded(target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout) {
+                        try await target.applicator.apply(start.value)
+                    }
+                    state.withLock { $0.markApplied(start.value, by: target, order: order) }
                 } catch {
-                    state.withLock { $0.markUnknown(target) }
+                    state.withLock { $0.markUnknown(target, order: order) }
                     firstError = firstError ?? error
                 }
             }
@@ -226,10 +311,11 @@ extension ProcessingParameter {
         }
     }
 
-    /// One applicator call, bounded by its own timeout and by the delivery's deadline,
-    /// whichever ends first (the applicator's own timeout wins a tie).
-    private func apply(_ value: Value, with target: Target, deliveryDeadline: Duration,
-                       deliveryTimeout: Duration) async throws {
+    /// One applicator call (or a streaming applicator's confirmation), bounded by the
+    /// applicator's own timeout and by the delivery's deadline, whichever ends first (the
+    /// applicator's own timeout wins a tie).
+    private func bounded(_ target: Target, deliveryDeadline: Duration, deliveryTimeout: Duration,
+                         _ operation: @escaping @Sendable () async throws -> Void) async throws {
         var deadline = deliveryDeadline
         var timeoutError = ProcessingParameterError.deliveryTimeoutExceeded(deliveryTimeout)
         if let applyTimeout = target.applicator.applyTimeout {
@@ -239,7 +325,6 @@ extension ProcessingParameter {
                 timeoutError = .applyTimeoutExceeded(applyTimeout)
             }
         }
-        let apply = target.applicator.apply
-        try await race(deadline: deadline, clock: clock, timeoutError: timeoutError) { try await apply(value) }
+        try await race(deadline: deadline, clock: clock, timeoutError: timeoutError, operation)
     }
 }

@@ -4,18 +4,22 @@ import Synchronization
 /// processing session's `isEnabled`, `intensity` and `preset`, and any other subsystem's
 /// parameter (filter, ring modulator, gain) that wants the same machinery.
 ///
-/// A parameter has a current `value` (the last value every out-of-date applicator applied),
-/// an `updateState`, streams of both, and applicators (`addApplicator`). New values go
-/// through `request(_:)` (per-request states, for remote control surfaces) or `apply(_:)`
-/// (await the outcome). Both follow the seed's apply sequence:
+/// A parameter has a current `value` (the value of the newest request every out-of-date
+/// applicator applied), an `updateState`, streams of both, and applicators (`addApplicator`,
+/// `addStreamingApplicator`). New values go through `request(_:)` (per-request states, for
+/// remote control surfaces) or `apply(_:)` (await the outcome). Both follow the seed's apply
+/// sequence:
 ///
-/// 1. The out-of-date applicators are found (see below).
+/// 1. The out-of-date applicators are found (see below) when the delivery starts.
 /// 2. If there are none, the value is taken at once: state `applied`.
 /// 3. Otherwise the state is `applying` and each out-of-date applicator, in the order they
 ///    were added, is asked to apply the value, one after the other.
 /// 4. The first applicator that throws or exceeds its `applyTimeout` (or the delivery timeout)
-///    abandons the sequence: state `failed(value, error)`, the parameter keeps its value.
-/// 5. When all succeeded the parameter takes the value: state `applied`.
+///    abandons the sequence: state `failed(value, error)`, the parameter keeps its value — or
+///    `superseded(value)` when it threw `ProcessingParameterError.superseded` (a newer value
+///    took this one's place in it).
+/// 5. When all succeeded the parameter takes the value (unless it already took a newer
+///    request's value, see Delivery): state `applied`.
 ///
 /// **Out of date.** An applicator is out of date for a value unless the last value it applied
 /// successfully is that value. So: a new applicator is out of date (until a delivery or
@@ -23,17 +27,28 @@ import Synchronization
 /// to date; after a failed one, the applicator that failed is out of date (its state is
 /// unknown), the ones that were not reached keep what they had, and the ones that applied the
 /// failed value are out of date for the current value (a `synchronizeApplicators()` brings them
-/// back to it, the next successful delivery moves everyone on). `invalidate(_:)` marks an
-/// applicator out of date on request (e.g. after its processor restarted).
+/// back to it, the next successful delivery moves everyone on). A streaming applicator with a
+/// value in flight is out of date for every value until that value is confirmed.
+/// `invalidate(_:)` marks an applicator out of date on request (e.g. after its processor
+/// restarted).
 ///
-/// **Delivery.** Requests are scheduled by the `config`'s delivery style: one delivery (or
-/// synchronization) in flight per parameter plus at most one waiting value; a newer value
-/// supersedes the waiting one (continuous), and in discrete delivery a value is delivered only
-/// after it settled. Memory stays bounded however fast values arrive.
+/// **Delivery.** Requests are scheduled by the `config`'s delivery style, with at most one
+/// waiting value per parameter; a newer value supersedes the waiting one (latest wins), and in
+/// discrete delivery a value is delivered only after it settled. One delivery (or
+/// synchronization) is in flight at a time — except with continuous delivery when every
+/// applicator out of date for the value is a streaming applicator (`addStreamingApplicator`,
+/// e.g. the audio engine): then the value is handed over at once, without waiting for the
+/// deliveries in flight, up to 8 of them (beyond that the newest value waits). Overlapping
+/// deliveries may end in any order: each request still ends in exactly one terminal state (an
+/// older request that took effect after a newer one still ends `applied`), but the parameter
+/// only takes a value newer than the one it has, so `value` and `changeUpdates()` only move
+/// forward. Synchronization always runs alone. Memory stays bounded however fast values
+/// arrive.
 ///
 /// Thread rules: every member may be called from any thread or task (not the audio thread);
-/// state is protected by a lock that is never held while applicators run. Applicators run in
-/// tasks the parameter starts, one at a time per parameter.
+/// state is protected by a lock that is never held while applicators run, except for a
+/// streaming applicator's short `submit`. Applicators run in tasks the parameter starts: one
+/// delivery at a time per parameter, or several overlapping ones as described above.
 public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     typealias Machine = DeliveryStateMachine<Value>
 
@@ -101,7 +116,9 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     }
 
     /// The delivery style and timeout. Setting it takes effect at once: switching to continuous
-    /// delivers a settling value as soon as nothing is in flight; a new settle time applies to
+    /// delivers a settling value as soon as nothing is in flight (or at once, when it may
+    /// overlap the deliveries in flight); switching to discrete lets overlapping deliveries
+    /// finish and starts no new one beside them; a new settle time applies to
     /// values requested from then on; a new timeout applies to deliveries that start afterwards.
     public var config: ProcessingConfig {
         get { state.withLock { $0.config } }
@@ -109,7 +126,8 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
             state.withLock { state in
                 state.config = newValue
                 guard state.closeError == nil else { return }
-                perform(state.machine.changeStyle(to: newValue.deliveryStyle), in: &state)
+                let mayOverlap = state.mayOverlap
+                perform(state.machine.changeStyle(to: newValue.deliveryStyle, mayOverlap: mayOverlap), in: &state)
             }
         }
     }
@@ -131,10 +149,12 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         try state.withLock { state in try accept(value, in: &state) }
     }
 
-    /// Applies `value` and returns when it is the parameter's value.
+    /// Applies `value` and returns when it was applied: it is then the parameter's value, unless
+    /// a newer request's value was applied before it (overlapping deliveries).
     ///
     /// Goes through delivery like `request(_:)`: with discrete delivery it returns after the
-    /// settle time at the earliest; behind a delivery in flight it waits for it.
+    /// settle time at the earliest; behind a delivery in flight it waits for it (unless it
+    /// overlaps it, see Delivery).
     ///
     /// Throws when it is rejected (see `request(_:)`), when an applicator failed (its error,
     /// or `ProcessingParameterError.applyTimeoutExceeded`/`.deliveryTimeoutExceeded`), and
@@ -153,8 +173,8 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
 
     // MARK: Applicators
 
-    /// Registers an applicator and returns its handle; keep the handle, the parameter holds it
-    /// weakly (drop it to remove the applicator).
+    /// Registers an applicator (called one value at a time) and returns its handle; keep the
+    /// handle, the parameter holds it weakly (drop it to remove the applicator).
     ///
     /// The new applicator is out of date: it receives the current value only with the next
     /// delivery or `synchronizeApplicators()`. `apply` may be long-running (it runs in a task
@@ -169,10 +189,44 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         applyTimeout: Duration? = nil,
         apply: @escaping @Sendable (Value) async throws -> Void
     ) -> ParameterApplicator<Value> {
+        register(applyTimeout: applyTimeout, kind: .sequential(apply))
+    }
+
+    /// Registers a **streaming** applicator — one whose calls may overlap — and returns its
+    /// handle (held weakly, like `addApplicator`'s).
+    ///
+    /// A call has two parts. `submit` hands the value over and returns at once with a
+    /// confirmation; the confirmation waits until the value took effect. With continuous
+    /// delivery, when every applicator out of date for a value streams, its delivery does not
+    /// wait for the deliveries in flight (up to 8 overlap): `submit` is called when the delivery
+    /// starts, so values are handed over in the order their requests were accepted, and the
+    /// applicator must apply them in that order (latest handed over wins). A confirmation throws
+    /// `ProcessingParameterError.superseded` for a value a newer one overtook before it took
+    /// effect: the request then ends `superseded`, not `failed`. Confirmations may end in any
+    /// order; the parameter only ever takes a newer value than the one it has.
+    ///
+    /// `submit` runs under the parameter's lock: it must be fast (e.g. publish to a mailbox) and
+    /// must not call back into this parameter. Throwing from it fails the delivery. A streaming
+    /// applicator in a delivery that cannot overlap (another applicator is out of date, discrete
+    /// delivery, synchronization) is called as `submit` then its confirmation, in its turn.
+    ///
+    /// - Parameters:
+    ///   - applyTimeout: the longest one confirmation may take before the sequence fails with
+    ///     `ProcessingParameterError.applyTimeoutExceeded`; nil = only the delivery timeout.
+    ///   - submit: hands a value over (in call order) and returns the wait for it to take effect.
+    public func addStreamingApplicator(
+        applyTimeout: Duration? = nil,
+        submit: @escaping @Sendable (Value) throws -> ParameterApplicator<Value>.Confirmation
+    ) -> ParameterApplicator<Value> {
+        register(applyTimeout: applyTimeout, kind: .streaming(submit))
+    }
+
+    private func register(applyTimeout: Duration?, kind: ParameterApplicator<Value>.Kind) -> ParameterApplicator<Value> {
         state.withLock { state in
             state.nextApplicatorID += 1
-            let applicator = ParameterApplicator(id: state.nextApplicatorID, applyTimeout: applyTimeout, apply: apply)
-            state.applicators.append(ApplicatorEntry(id: applicator.id, applicator: applicator))
+            let applicator = ParameterApplicator(id: state.nextApplicatorID, applyTimeout: applyTimeout, kind: kind)
+            state.applicators.append(ApplicatorEntry(id: applicator.id, applicator: applicator,
+                                                     isStreaming: applicator.isStreaming))
             return applicator
         }
     }
@@ -180,7 +234,8 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// Applies the current value to every out-of-date applicator (each one is attempted, in the
     /// order they were added) and returns when done.
     ///
-    /// Runs like a delivery: after the delivery in flight, before a waiting value, bounded by
+    /// Runs alone, like a delivery that cannot overlap: after the deliveries in flight, before a
+    /// waiting value (no new delivery starts while it is requested), bounded by
     /// the delivery timeout. Reports `applying` then `applied` or `failed` on `stateUpdates()`
     /// when there was something to apply; the value never changes. Throws the first error (the
     /// applicators that failed stay out of date, the others are up to date).
@@ -223,7 +278,8 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
 
     // MARK: Internal (session, controller, tests)
 
-    /// Values held for delivery: the one in flight plus the waiting one; never more than 2.
+    /// Values held for delivery: the ones in flight plus the waiting one; never more than 2, or
+    /// 9 with overlapping deliveries (8 in flight).
     var bufferedValueCount: Int { state.withLock { $0.machine.bufferedValueCount } }
 
     /// How many requests ended `applied` (whether or not they changed the value).
@@ -252,7 +308,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
             if let waiting = state.machine.close() {
                 report(.failed(waiting.value, error), for: waiting.id, in: &state)
             }
-            state.jobTask?.cancel()
+            state.jobTasks.values.forEach { $0.cancel() }
             state.timerTask?.cancel()
             defer { state.waitingSynchronizations = [] }
             return state.waitingSynchronizations
