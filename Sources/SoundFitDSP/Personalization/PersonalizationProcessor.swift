@@ -12,9 +12,9 @@
 /// one-pole with the preset's time constants. The band-passes have unity gain at their centres, so
 /// a sine at a band centre reads its own level (`MultibandPreset.calibration` = dB SPL of a
 /// full-scale sine). The gain law (`BandDynamics.gain(atLevel:)`) gives each band's gain per
-/// period; the cascade's gains are solved for them (one step of the design's iteration per
-/// period, so they track within a few periods); the filters' cores change once per period and
-/// their output mix is interpolated per sample.
+/// period. The cascade follows: broadband gain and shelves every period, the bells by one step of
+/// the design's iteration every other period (they settle within a few steps); the filters'
+/// cores change at those updates and their output mix is interpolated per sample.
 ///
 /// **Intensity.** Each band's linear gain becomes `1 + i·(g − 1)`; `i` moves over 30 ms. At 0 dB
 /// every section of the cascade is the identity; when the intensity has arrived at 0 the processor
