@@ -1,4 +1,4 @@
-/// The band layout of a tech level: band centres and the crossovers between them.
+/// The band layout of a tech level: its band centres.
 ///
 /// SoundFitDSP's own copy of the tech-level table (it does not depend on SoundFitHearing):
 ///
@@ -9,7 +9,9 @@
 /// | 3 | 8 | 250, 500, 1k, 1.5k, 2k, 3k, 4k, 6k |
 /// | 4 | 12 | half octaves from 250 (250·2^(k/2)) |
 ///
-/// Crossovers lie at the geometric means of neighbouring centres.
+/// A band reaches from the geometric mean with its lower neighbour to the one with its upper
+/// neighbour (the outer bands mirror their inner spacing): the analysis band-pass and the peaking
+/// filter of `EqualizerDesign` take their bandwidths from that.
 public struct MultibandLayout: Sendable, Equatable {
     public let techLevel: Int
     public let bandCentres: [Double]
@@ -31,11 +33,6 @@ public struct MultibandLayout: Sendable, Equatable {
     }
 
     public var bandCount: Int { bandCentres.count }
-
-    /// `bandCount − 1` crossover frequencies, `√(centre[k]·centre[k+1])`.
-    public var crossovers: [Double] {
-        (0..<(bandCount - 1)).map { libmSqrt(bandCentres[$0] * bandCentres[$0 + 1]) }
-    }
 }
 
 /// One band's prescription and dynamics, in the units of the preset payload.
