@@ -21,6 +21,14 @@ import Testing
         DurableStateStore(directory: directory.url, descriptors: TestParameters.descriptors, clock: clock)
     }
 
+    /// Submits a document with each gain in turn and waits until each is on disk.
+    private func save(_ gains: Float..., to store: DurableStateStore) async throws {
+        for gain in gains {
+            store.submit(try document(gain: gain))
+            try await store.flush()
+        }
+    }
+
     private func onDisk(_ url: URL) throws -> StateDocument {
         try StateDocument.decode(Data(contentsOf: url), file: url.path, descriptors: TestParameters.descriptors)
     }
@@ -37,8 +45,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let first = store(directory)
         _ = first.load(defaults: try defaults())
-        first.submit(try document(gain: -6))
-        try await first.flush()
+        try await save(-6, to: first)
         #expect(first.writeCount == 1)
         #expect(directory.names() == ["state.json"])
         let mode = try #require(FileManager.default.attributesOfItem(atPath: first.url.path)[.posixPermissions] as? NSNumber)
@@ -103,12 +110,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = store(directory)
         _ = store.load(defaults: try defaults())
-        store.submit(try document(gain: -1))
-        try await store.flush()
-        store.submit(try document(gain: -2))
-        try await store.flush()
-        store.submit(try document(gain: -3))
-        try await store.flush()
+        try await save(-1, -2, -3, to: store)
         #expect(directory.names() == ["state.json", "state.previous.json"])
         #expect(try onDisk(store.url) == (try document(gain: -3)))
         #expect(try onDisk(store.previousURL) == (try document(gain: -2)))
@@ -119,12 +121,10 @@ import Testing
         do {
             let store = store(directory)
             _ = store.load(defaults: try defaults())
-            store.submit(try document(gain: -1))
-            try await store.flush()
+            try await save(-1, to: store)
         }
         let importer = store(directory)
-        importer.submit(try document(gain: -9))
-        try await importer.flush()
+        try await save(-9, to: importer)
         #expect(try onDisk(importer.url) == (try document(gain: -9)))
         #expect(try onDisk(importer.previousURL) == (try document(gain: -1)))
     }
@@ -134,10 +134,7 @@ import Testing
         do {
             let store = store(directory)
             _ = store.load(defaults: try defaults())
-            store.submit(try document(gain: -1))
-            try await store.flush()
-            store.submit(try document(gain: -2))
-            try await store.flush()
+            try await save(-1, -2, to: store)
         }
         let url = directory.url.appendingPathComponent("state.json")
         try url.write("{\"format\": \"soundfit.state\", garbage")
@@ -152,12 +149,10 @@ import Testing
         #expect(store.corruptURL.text.hasSuffix("garbage"))
 
         // The next write does not rotate the corrupt file into the previous copy.
-        store.submit(try document(gain: -5))
-        try await store.flush()
+        try await save(-5, to: store)
         #expect(try onDisk(store.url) == (try document(gain: -5)))
         #expect(try onDisk(store.previousURL) == (try document(gain: -1)))
-        store.submit(try document(gain: -6))
-        try await store.flush()
+        try await save(-6, to: store)
         #expect(try onDisk(store.previousURL) == (try document(gain: -5)))
     }
 
@@ -179,10 +174,7 @@ import Testing
         do {
             let store = store(directory)
             _ = store.load(defaults: try defaults())
-            store.submit(try document(gain: -1))
-            try await store.flush()
-            store.submit(try document(gain: -2))
-            try await store.flush()
+            try await save(-1, -2, to: store)
         }
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("state.json"))
         let result = store(directory).load(defaults: try defaults())
@@ -214,10 +206,7 @@ import Testing
         do {
             let store = store(directory)
             _ = store.load(defaults: try defaults())
-            store.submit(try document(gain: -1))
-            try await store.flush()
-            store.submit(try document(gain: -2))
-            try await store.flush()
+            try await save(-1, -2, to: store)
         }
         let url = directory.url.appendingPathComponent("state.json")
         let data = try Data(contentsOf: url)
@@ -234,8 +223,7 @@ import Testing
         do {
             let store = store(directory)
             _ = store.load(defaults: try defaults())
-            store.submit(try document(gain: -1))
-            try await store.flush()
+            try await save(-1, to: store)
         }
         // `kill -9` after the temporary file was written, before the rename.
         _ = try AtomicFile.writeTemporary(try document(gain: -2).encoded(descriptors: TestParameters.descriptors).prefix(100), for: url)
@@ -250,15 +238,13 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = store(directory)
         _ = store.load(defaults: try defaults())
-        store.submit(try document(gain: -1))
-        try await store.flush()
+        try await save(-1, to: store)
         var invalid = try document(gain: -2)
         invalid.parameters["/filter/cutoff"] = .float(99_999)
         store.submit(invalid)
         await #expect(throws: FileError.self) { try await store.flush() }
         #expect(try onDisk(store.url) == (try document(gain: -1)))
-        store.submit(try document(gain: -3))
-        try await store.flush()
+        try await save(-3, to: store)
         #expect(try onDisk(store.url) == (try document(gain: -3)))
     }
 
