@@ -52,8 +52,11 @@ public struct MultibandEqualizer: Sendable {
         design.analysisMagnitude(band: band, atFrequency: frequency)
     }
 
-    /// `input` through the float32 cascade (from silent states) at fixed band gains, exactly as
-    /// the processor runs it once its gains have settled: left-ear lane, 32-sample segments.
+    /// `input` through the float32 cascade kernel (from silent states) at fixed band gains, as the
+    /// processor runs it once its gains have settled: left-ear lanes, 32-sample segments. The
+    /// coefficients come from the float64 design (`EqualizerDesign.bell`/`lowShelf`), not from the
+    /// processor's float32 control-rate code (`fastExp2`), so 0 dB is the identity bit for bit
+    /// here and to about −131 dB there.
     public func process(_ input: [Float], bandGains: [Double]) -> [Float] {
         let d = design
         let gains = d.solve(bandGains: bandGains)
