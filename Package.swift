@@ -83,7 +83,7 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-O3"])]),
         .executableTarget(
             name: "SoundFitBenchmarks",
-            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitHearing", "CReferenceBiquad", "CRealtimeSupport"],
+            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitHearing", "SoundFitTestSupport", "CReferenceBiquad", "CRealtimeSupport"],
             path: "Benchmarks/SoundFitBenchmarks",
             swiftSettings: optimizedSettings),
 
@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing"]),
+        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
         .testTarget(
             name: "SoundFitStateTests",

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import SoundFitDSP
 import SoundFitHearing
+import SoundFitTestSupport
 
 /// Throughput of the personalization processor per tech level, beside two Faust-compiled peers
 /// (`Benchmarks/Faust`, loaded with dlopen, measured in the same run), and the cascade's group
@@ -23,17 +24,12 @@ struct PersonalizationBenchmarks {
     /// `Benchmarks/Faust/build.sh` output.
     var faustLibrary = "Benchmarks/Faust/.build/libsoundfit_faust.so"
 
-    /// The standard audiograms of `hearing.md` (both ears alike).
+    /// The standard audiograms of `hearing.md` as audiograms.
     static func standardAudiograms() -> [(String, Audiogram)] {
-        let frequencies = [250.0, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
-        let levels: [(String, [Double])] = [
-            ("N1", [10, 10, 10, 10, 10, 10, 15, 20, 30, 40]), ("N2", [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50]),
-            ("N3", [35, 35, 35, 35, 40, 45, 50, 55, 60, 65]), ("N4", [55, 55, 55, 55, 55, 60, 65, 70, 75, 80]),
-            ("N5", [65, 67.5, 70, 72.5, 75, 80, 80, 80, 80, 80]), ("S1", [10, 10, 10, 10, 10, 10, 15, 30, 55, 70]),
-            ("S2", [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95]), ("S3", [30, 30, 35, 47.5, 60, 70, 75, 80, 80, 85]),
-        ]
-        return levels.map { name, hl in
-            (name, try! Audiogram(points: zip(frequencies, hl).map { Audiogram.Point(frequency: $0, threshold: $1) }))
+        StandardAudiogramLevels.all.map { name, hl in
+            (name, try! Audiogram(points: zip(StandardAudiogramLevels.frequencies, hl).map {
+                Audiogram.Point(frequency: $0, threshold: $1)
+            }))
         }
     }
 

@@ -1,13 +1,14 @@
 import Foundation
 import SoundFitProcessing
 import SoundFitHearing
+import SoundFitTestSupport
 import Testing
 
 /// Standard audiograms (Bisgaard, Vlaming & Dahlquist 2010) from shared/reference/hearing.md.
 enum StandardAudiograms {
-    static let frequencies: [Double] = [250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
-    static let n3: [Double] = [35, 35, 35, 35, 40, 45, 50, 55, 60, 65]
-    static let s2: [Double] = [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95]
+    static let frequencies = StandardAudiogramLevels.frequencies
+    static let n3 = StandardAudiogramLevels.levels("N3")
+    static let s2 = StandardAudiogramLevels.levels("S2")
 
     static func audiogram(_ levels: [Double]) throws -> Audiogram {
         try Audiogram(Array(zip(frequencies, levels)))

@@ -13,13 +13,6 @@ struct EqualizerTests {
     /// NAL-R band gains of the Bisgaard standard audiograms at a tech level's centres (the
     /// formula of `hearing.md`, interpolated in log frequency, flat outside 250…6000 Hz).
     static func prescriptions(techLevel: Int) -> [(name: String, gains: [Double])] {
-        let audiograms: [(String, [Double])] = [
-            ("N1", [10, 10, 10, 10, 10, 10, 15, 20, 30, 40]), ("N2", [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50]),
-            ("N3", [35, 35, 35, 35, 40, 45, 50, 55, 60, 65]), ("N4", [55, 55, 55, 55, 55, 60, 65, 70, 75, 80]),
-            ("N5", [65, 67.5, 70, 72.5, 75, 80, 80, 80, 80, 80]), ("S1", [10, 10, 10, 10, 10, 10, 15, 30, 55, 70]),
-            ("S2", [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95]), ("S3", [30, 30, 35, 47.5, 60, 70, 75, 80, 80, 85]),
-        ]
-        let audiogramFrequencies = [250.0, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
         let points = [250.0, 500, 1000, 1500, 2000, 3000, 4000, 6000]
         let k = [-17.0, -8, 1, 1, -1, -2, -2, -2]
         func interpolate(_ xs: [Double], _ ys: [Double], _ x: Double) -> Double {
@@ -31,8 +24,8 @@ struct EqualizerTests {
             return ys[ys.count - 1]
         }
         let centres = MultibandLayout(techLevel: techLevel)!.bandCentres
-        return audiograms.map { name, hl in
-            let h = { interpolate(audiogramFrequencies, hl, $0) }
+        return StandardAudiogramLevels.all.map { name, hl in
+            let h = { interpolate(StandardAudiogramLevels.frequencies, hl, $0) }
             let average = (h(500) + h(1000) + h(2000)) / 3
             let gains = zip(points, k).map { f, k in
                 max(0, 0.31 * h(f) + 0.15 * average + k + (average > 60 ? 0.2 * (average - 60) : 0))

@@ -26,8 +26,7 @@ enum Personalization {
         let layout = MultibandLayout(techLevel: techLevel)!
         let nalFrequencies = [250.0, 500, 1000, 1500, 2000, 3000, 4000, 6000]
         let nalGains = [0.1, 9.1, 19.6, 21.2, 20.8, 21.3, 22.9, 24.4]
-        let hlFrequencies = [250.0, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
-        let hl = [35.0, 35, 35, 35, 40, 45, 50, 55, 60, 65]
+        let hlFrequencies = StandardAudiogramLevels.frequencies, hl = StandardAudiogramLevels.levels("N3")
         let octaveSpeech: [(Double, Double)] = [(125, 52), (250, 60), (500, 61), (1000, 54), (2000, 48), (4000, 45), (8000, 40), (16000, 30)]
         func interpolate(_ xs: [Double], _ ys: [Double], _ x: Double) -> Double {
             let lx = log2(x)

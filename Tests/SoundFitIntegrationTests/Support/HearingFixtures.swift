@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SoundFitTestSupport
 
 /// Standard audiograms (Bisgaard et al. 2010, `shared/reference/hearing.md`) as the test
 /// fixtures of the personalization tests: JSON profile files for `--profile` and
@@ -7,10 +8,10 @@ import Glibc
 struct TestAudiogram {
     var points: [(hz: Double, dbHL: Double)]
 
-    static let standardFrequencies: [Double] = [250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
+    static let standardFrequencies = StandardAudiogramLevels.frequencies
 
-    static let n2 = TestAudiogram(standardFrequencies, [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50])
-    static let n3 = TestAudiogram(standardFrequencies, [35, 35, 35, 35, 40, 45, 50, 55, 60, 65])
+    static let n2 = TestAudiogram(standardFrequencies, StandardAudiogramLevels.levels("N2"))
+    static let n3 = TestAudiogram(standardFrequencies, StandardAudiogramLevels.levels("N3"))
     /// Normal hearing: 0 dB HL everywhere.
     static let normal = TestAudiogram(standardFrequencies, [Double](repeating: 0, count: 10))
 
