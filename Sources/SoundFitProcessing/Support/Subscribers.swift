@@ -18,22 +18,19 @@ public final class Subscribers<Element: Sendable>: Sendable {
 
     /// A new stream that starts with `current`.
     public func subscribe(current: Element) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-        continuation.yield(current)
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            state.continuations[state.nextID] = continuation
-            return state.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
+        makeStream(first: current)
     }
 
     /// A new stream of the elements yielded from now on.
     public func subscribe() -> AsyncStream<Element> {
+        makeStream(first: nil)
+    }
+
+    /// A registered stream; `first`, if any, is buffered before registration, so no element
+    /// yielded meanwhile can come ahead of it.
+    private func makeStream(first: Element?) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        if let first { continuation.yield(first) }
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             state.continuations[state.nextID] = continuation
