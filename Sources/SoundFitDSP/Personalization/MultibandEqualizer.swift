@@ -7,13 +7,14 @@ public struct MultibandEqualizer: Sendable {
     public let layout: MultibandLayout
     public let sampleRate: Double
 
+    private let design: EqualizerDesign
+
     public init?(techLevel: Int, sampleRate: Double) {
         guard let layout = MultibandLayout(techLevel: techLevel), sampleRate.isFinite, sampleRate >= 8000 else { return nil }
         self.layout = layout
         self.sampleRate = sampleRate
+        design = EqualizerDesign(layout: layout, sampleRate: sampleRate)
     }
-
-    private var design: EqualizerDesign { EqualizerDesign(layout: layout, sampleRate: sampleRate) }
 
     /// The gains (dB) of the cascade's sections for band gains `bandGains` (dB, band order).
     public struct SectionGains: Sendable, Equatable {
