@@ -50,6 +50,7 @@ extension OSCCommandDescription {
                     + "that is not an IPv4 address or localhost, or a port outside 1…65535",
                 "unknown feedback form (expected native, normalized or both)",
                 "the subscriber limit is reached",
+                "the URL is SoundFit's own OSC port (SoundFit would send its feedback to itself)",
                 "the URL was subscribed by another client: only that client, or a client on the subscriber's host, "
                     + "may change it",
             ],

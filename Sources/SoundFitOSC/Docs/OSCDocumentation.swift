@@ -44,6 +44,12 @@ public enum OSCDocumentation {
         with liblo-tools, run `oscdump 9000` and subscribe it \
         (`oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000`), or use a client that \
         listens on its sending socket (a script, TouchOSC, Open Stage Control).
+        - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, \
+        `/subscribed`, `/unsubscribed`, `/list/param`, `/list/end`, `/patch/item`, `/patch/end`, \
+        `/patch/saved`, `/patch/deleted`, `/profile/presets`, `/session/interrupted`, and `/state`, \
+        `/session`, `/status`, `/patch/current` with their reply arguments) is dropped without an \
+        answer, and so is any packet whose source is SoundFit's own port: two servers that answer \
+        each other's replies never stop.
         - **Bundles.** The messages of one bundle take effect in the same audio cycle. Timetags are \
         ignored: a bundle applies on arrival.
         - **Types.** Booleans are accepted as T/F, int or float (non-zero = true) and reported as \

@@ -103,6 +103,12 @@ public final class OSCControlSurface: Sendable {
 
     /// Decodes one datagram and answers it. Receive thread.
     func handle(_ bytes: [UInt8], from peer: OSCPeer) {
+        // A packet from this very socket is one of SoundFit's own replies (or a forgery of one):
+        // answering it would start an exchange with itself that never ends.
+        guard !socket.isOwnSocket(peer) else {
+            refusals.log("own socket", "dropped an OSC packet whose source is SoundFit's own port \(peer)")
+            return
+        }
         guard allowList.allows(peer) else {
             refusals.log("refused \(peer.host)", "ignored OSC from \(peer): not in --osc-allow \(allowList)")
             return
@@ -116,7 +122,7 @@ public final class OSCControlSurface: Sendable {
             return
         }
         var changes: [ParameterChange] = []
-        for message in packet.messages {
+        for message in packet.messages where !ReplyForms.isReply(message) {
             if let change = route(message, from: peer) {
                 changes.append(change)
             }
@@ -257,7 +263,9 @@ public final class OSCControlSurface: Sendable {
     /// every parameter's current value (the snapshot that brings a surface in sync).
     private func subscribe(_ message: OSCMessage, _ peer: OSCPeer) {
         do throws(SubscriptionError) {
-            let subscriber = try subscribers.subscribe(from: peer, SubscriptionRequest(subscribe: message.arguments))
+            let request = try SubscriptionRequest(subscribe: message.arguments)
+            if let url = request.url, socket.isOwnSocket(url) { throw .ownSocket(url: url.oscURL) }
+            let subscriber = try subscribers.subscribe(from: peer, request)
             send(subscriber.subscribedMessage, to: subscriber.target)
             // A subscription for another URL is confirmed to its sender too.
             if subscriber.target != peer { send(subscriber.subscribedMessage, to: peer) }

@@ -81,6 +81,32 @@ public final class OSCSocket: Sendable {
         thread.start()
     }
 
+    /// Whether datagrams sent to `peer` would arrive at this socket itself: the bound address
+    /// and port, or — when bound to every interface — this port at any local address.
+    /// Replies and feedback are never sent there (a server answering itself never stops).
+    public func isOwnSocket(_ peer: OSCPeer) -> Bool {
+        guard peer.port == boundPeer.port else { return false }
+        if peer.address == boundPeer.address { return true }
+        guard boundPeer.address == INADDR_ANY.bigEndian else { return false }
+        return peer.hostOrderAddress >> 24 == 127 || Self.localAddresses().contains(peer.address)
+    }
+
+    /// The IPv4 addresses of this host's interfaces (network byte order).
+    private static func localAddresses() -> Set<UInt32> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var addresses: Set<UInt32> = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) {
+                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { addresses.insert($0.pointee.sin_addr.s_addr) }
+            }
+            entry = current.pointee.ifa_next
+        }
+        return addresses
+    }
+
     /// Sends one datagram; false if the kernel refused it.
     @discardableResult
     public func send(_ bytes: [UInt8], to peer: OSCPeer) -> Bool {

@@ -16,6 +16,8 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
     case full(capacity: Int)
     case notSubscribed(url: String)
     case anotherClients(url: String)
+    /// The URL is SoundFit's own OSC port: SoundFit would send its feedback to itself.
+    case ownSocket(url: String)
 
     public var description: String {
         switch self {
@@ -33,6 +35,8 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
             "\(url) is not subscribed"
         case .anotherClients(let url):
             "\(url) was subscribed by another client; only that client or a client on the subscriber's host can change it"
+        case .ownSocket(let url):
+            "\(url) is SoundFit's own OSC port; subscribe the address your client listens on"
         }
     }
 }
