@@ -1,6 +1,6 @@
 import Foundation
 import SoundFitEngine
-import SoundFitState
+@testable import SoundFitState
 import Testing
 
 @Suite struct UserPatchTests {
@@ -37,6 +37,37 @@ import Testing
         #expect(library.patches.map(\.number) == [0, 1, 2, 3, 4, -1, -2])
         #expect(try library.patch(.number(-2)).parameters == morning)
         #expect(try library.patch(.name("EVENING")).number == -1)
+    }
+
+    @Test("A new patch never gets a number its file name cannot hold: after user-2147483647.json, a free one")
+    func numbersNeverOverflow() throws {
+        let state = try TemporaryDirectory()
+        do {
+            let library = library(state)
+            try library.save(name: "Evening", parameters: evening)
+            try library.save(name: "Morning", parameters: morning)
+        }
+        // A patch at the lowest number there is, as a user might copy one in.
+        let lowest = PatchLibrary.lowestUserNumber
+        #expect(lowest == -2147483647)
+        let copied = userFile(state, -2).text.replacingOccurrences(of: "\"number\": -2,", with: "\"number\": \(lowest),")
+            .replacingOccurrences(of: "\"Morning\"", with: "\"Copied\"")
+        try Data(copied.utf8).write(to: userFile(state, lowest))
+        let library = library(state)
+        #expect(library.problems.isEmpty, "\(library.problems)")
+        #expect(try library.patch(.name("Copied")).number == lowest)
+        let next = try library.save(name: "Night", parameters: morning)
+        #expect(next.number == -3, "a number below \(lowest) cannot be read back")
+        let restarted = self.library(state)
+        #expect(restarted.userPatches.map(\.number).sorted() == [lowest, -3, -2, -1])
+        #expect(try restarted.patch(.number(-3)).name == "Night")
+    }
+
+    @Test func newNumbersFillGapsOnlyWhenTheRangeIsUsedUp() {
+        #expect(PatchLibrary.newUserNumber(occupied: []) == -1)
+        #expect(PatchLibrary.newUserNumber(occupied: [-1, -5]) == -6)
+        #expect(PatchLibrary.newUserNumber(occupied: [-1, -3], lowest: -3) == -2)
+        #expect(PatchLibrary.newUserNumber(occupied: [-1, -2, -3], lowest: -3) == nil)
     }
 
     @Test func savingAnExistingNameOverwritesAndKeepsTheNumber() throws {

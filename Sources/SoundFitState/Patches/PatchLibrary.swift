@@ -114,8 +114,8 @@ public final class PatchLibrary: Sendable {
     /// Saves `parameters` (every writable parameter, valid) as the user patch `name`.
     ///
     /// An existing user patch of that name (case-insensitively) is overwritten and keeps its
-    /// number (the new spelling of the name is kept); otherwise the patch gets the number below
-    /// the lowest user number. The file is written atomically before the library changes.
+    /// number (the new spelling of the name is kept); otherwise the patch gets a new number
+    /// (`newUserNumber`). The file is written atomically before the library changes.
     @discardableResult
     public func save(name: String, summary: String = "", parameters: [String: ParameterValue]) throws(PatchError) -> Patch {
         try PatchName.validate(name)
@@ -131,15 +131,34 @@ public final class PatchLibrary: Sendable {
         let descriptors = self.descriptors
         let store = userStore
         return try user.withLock { (state: inout UserPatches) throws(PatchError) -> Patch in
-            let number = state.byNumber.values.first { PatchName.key($0.name) == key }?.number
-                ?? (state.occupied.min() ?? 0) - 1
-            guard number >= Int(Int32.min) else { throw .storage("no user patch numbers left (delete some patches)") }
+            guard let number = state.byNumber.values.first(where: { PatchName.key($0.name) == key })?.number
+                ?? Self.newUserNumber(occupied: state.occupied) else {
+                throw .storage("no user patch numbers left (delete some patches)")
+            }
             let patch = Patch(number: number, name: name, summary: summary, parameters: parameters)
             try store.write(patch, descriptors: descriptors)
             state.byNumber[number] = patch
             state.occupied.insert(number)
             return patch
         }
+    }
+
+    /// The lowest user patch number: `user-2147483647.json`. Patch numbers travel as OSC int32,
+    /// and `Int32.min` means "no current patch" in `/patch/current`, so it is never a patch.
+    public static let lowestUserNumber = -Int(Int32.max)
+
+    /// The number for a new user patch: the one below the lowest in use, or — when that would
+    /// pass `lowest` — the highest free number below zero, so every number handed out can be
+    /// read back from its file name. Nil when every number is taken.
+    static func newUserNumber(occupied: Set<Int>, lowest: Int = lowestUserNumber) -> Int? {
+        let below = (occupied.min() ?? 0) - 1
+        if below >= lowest { return below }
+        var candidate = -1
+        while candidate >= lowest {
+            if !occupied.contains(candidate) { return candidate }
+            candidate -= 1
+        }
+        return nil
     }
 
     /// Deletes a user patch (its file is removed durably). Factory patches are read-only.
