@@ -5,7 +5,7 @@ import Synchronization
 
 // Every C callback JACK calls lives here, as a plain nonisolated function: a closure written in
 // main-actor code would carry an executor check that kills the process when JACK calls it from
-// its own thread (see shared/reference/realtime-swift.md). `arg` is always an unretained
+// its own thread. `arg` is always an unretained
 // `JackClientConnection`, alive until after `jack_client_close`.
 
 /// The process callback. Real-time thread: no allocation, locks, logging or Swift concurrency.
@@ -61,6 +61,15 @@ func soundfitShutdownCallback(_ code: jack_status_t, _ reason: UnsafePointer<CCh
     guard let arg else { return }
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
         $0.serverWentAway.store(true, ordering: .releasing)
+    }
+}
+
+/// Two ports were connected or disconnected. Notification thread: the connection records it
+/// when one of the ports is ours, so connections survive a server that dies right after.
+func soundfitPortConnectCallback(_ a: jack_port_id_t, _ b: jack_port_id_t, _ connect: Int32, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.portConnectionChanged(a, b, connected: connect != 0)
     }
 }
 

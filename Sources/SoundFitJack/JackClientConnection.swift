@@ -22,6 +22,12 @@ final class JackClientConnection: @unchecked Sendable {
     let xruns = Atomic<UInt64>(0)
     let serverWentAway = Atomic<Bool>(false)
     let timings = CallbackTimings()
+    /// Our ports' connections, from the port-connect callback (a notification thread).
+    private let trackedConnections = Mutex(PortConnections())
+    /// Set before the client is closed; callbacks that call into libjack check it and count
+    /// themselves in `callbacksInFlight`, so `close()` never unmaps JACK's shared memory under them.
+    private let closing = Atomic<Bool>(false)
+    private let callbacksInFlight = Atomic<Int>(0)
     private var isClosed = false
 
     /// Opens a client on `serverName` (nil: JACK's default / `JACK_DEFAULT_SERVER`) without
@@ -83,6 +89,7 @@ final class JackClientConnection: @unchecked Sendable {
             jack_set_buffer_size_callback(client, soundfitBufferSizeCallback, context),
             jack_set_xrun_callback(client, soundfitXrunCallback, context),
             jack_set_latency_callback(client, soundfitLatencyCallback, context),
+            jack_set_port_connect_callback(client, soundfitPortConnectCallback, context),
         ]
         jack_on_info_shutdown(client, soundfitShutdownCallback, context)
         if results.contains(where: { $0 != 0 }) { throw .callbackInstallationFailed }
@@ -92,6 +99,10 @@ final class JackClientConnection: @unchecked Sendable {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        closing.store(true, ordering: .sequentiallyConsistent)
+        while callbacksInFlight.load(ordering: .sequentiallyConsistent) > 0 {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
         if !serverWentAway.load(ordering: .acquiring) {
             jack_deactivate(client)
         }
@@ -122,6 +133,40 @@ final class JackClientConnection: @unchecked Sendable {
     func connect(_ source: String, _ destination: String) -> Bool {
         let result = jack_connect(client, source, destination)
         return result == 0 || result == EEXIST
+    }
+
+    /// A connection between two ports changed. Notification thread (not real-time): resolves
+    /// the ports and records the change when one of them is ours. Once the server is going away
+    /// its disconnections are the shutdown's, not the user's, and are not recorded.
+    func portConnectionChanged(_ first: jack_port_id_t, _ second: jack_port_id_t, connected: Bool) {
+        callbacksInFlight.add(1, ordering: .sequentiallyConsistent)
+        defer { callbacksInFlight.subtract(1, ordering: .sequentiallyConsistent) }
+        guard !closing.load(ordering: .sequentiallyConsistent), !serverWentAway.load(ordering: .acquiring),
+              let a = jack_port_by_id(client, first), let b = jack_port_by_id(client, second) else { return }
+        let (mine, other): (OpaquePointer, OpaquePointer)
+        if jack_port_is_mine(client, a) != 0 {
+            (mine, other) = (a, b)
+        } else if jack_port_is_mine(client, b) != 0 {
+            (mine, other) = (b, a)
+        } else {
+            return
+        }
+        // Our own port's direction is certain (the other may be half released).
+        let mineIsInput = Int32(jack_port_flags(mine)) & Int32(JackPortIsInput.rawValue) != 0
+        let (source, destination) = mineIsInput ? (other, mine) : (mine, other)
+        let connection = PortConnections.Connection(source: String(cString: jack_port_name(source)),
+                                                    destination: String(cString: jack_port_name(destination)))
+        trackedConnections.withLock { connected ? $0.connected(connection) : $0.disconnected(connection) }
+    }
+
+    /// Our ports' connections as the port-connect callback reported them, in the order they were
+    /// made, merged with what the server reports now unless the server is gone.
+    func connectionsToRestore() -> [(String, String)] {
+        if !serverWentAway.load(ordering: .acquiring) {
+            let found = currentConnections().map { PortConnections.Connection(source: $0.0, destination: $0.1) }
+            trackedConnections.withLock { $0.merge(found) }
+        }
+        return trackedConnections.withLock { $0.connections.map { ($0.source, $0.destination) } }
     }
 
     /// Every connection our ports have now, as (source, destination) pairs.

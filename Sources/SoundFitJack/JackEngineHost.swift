@@ -80,7 +80,8 @@ public final class JackEngineHost: @unchecked Sendable {
     private struct Lifetime {
         var xrunsOfClosedClients: UInt64 = 0
         var reconnections = 0
-        /// Our ports' connections, remembered so a returning server gets them back.
+        /// Our ports' connections when the server was lost (tracked from JACK's port-connect
+        /// callback), so a returning server gets them back.
         var rememberedConnections: [(String, String)] = []
     }
 
@@ -154,6 +155,8 @@ public final class JackEngineHost: @unchecked Sendable {
             if made.isEmpty { logger.warning("--connect: no physical ports to connect to") }
             for (source, destination) in made { logger.info("connected \(source) -> \(destination)") }
         }
+        // Seeds the tracked connections with what was restored or made above.
+        _ = client.connectionsToRestore()
         let sampleRate = Int(client.serverSampleRate.load(ordering: .relaxed))
         let bufferSize = Int(client.serverBufferSize.load(ordering: .relaxed))
         connection.withLock { $0 = client }
@@ -169,17 +172,12 @@ public final class JackEngineHost: @unchecked Sendable {
     private func superviseConnection() {
         defer { supervisorDone.signal() }
         var lastReport = ContinuousClock.now - .seconds(60)
-        var lastRemember = ContinuousClock.now
         while !stopping.load(ordering: .acquiring) {
             Thread.sleep(forTimeInterval: 0.05)
             let current = connection.withLock { $0 }
             if let current {
                 if current.serverWentAway.load(ordering: .acquiring) {
                     handleLostServer(current)
-                } else if ContinuousClock.now - lastRemember > .milliseconds(200) {
-                    lastRemember = .now
-                    let connections = current.currentConnections()
-                    lifetime.withLock { $0.rememberedConnections = connections }
                 }
                 continue
             }
@@ -207,9 +205,14 @@ public final class JackEngineHost: @unchecked Sendable {
             JACK server '\(serverName)' went away. SoundFit keeps running with its settings and \
             reconnects when the server returns.
             """)
-        lost.close()
-        lifetime.withLock { $0.xrunsOfClosedClients += lost.xruns.load(ordering: .relaxed) }
+        // Nobody else may reach the client while it closes: `status` reads its ports.
         connection.withLock { $0 = nil }
+        let connections = lost.connectionsToRestore()
+        lost.close()
+        lifetime.withLock {
+            $0.xrunsOfClosedClients += lost.xruns.load(ordering: .relaxed)
+            $0.rememberedConnections = connections
+        }
         eventContinuation.yield(.disconnected(reason: "JACK server '\(serverName)' went away"))
     }
 
