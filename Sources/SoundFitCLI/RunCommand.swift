@@ -110,6 +110,9 @@ struct RunCommand: AsyncParsableCommand {
 
     private func runEngine(logger: Logger) async throws {
         let stateURL = try StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
+        // One SoundFit per state directory; held until the process ends.
+        let stateLock = try StateDirectory.lock(stateURL)
+        defer { withExtendedLifetime(stateLock) {} }
         logger.info("state directory \(stateURL.path)")
 
         let hearingProfile = try profile.map(HearingProfileFile.load)

@@ -82,6 +82,9 @@ struct StateCommand: ParsableCommand {
                 throw CLIError("\(error)")
             }
             let store = try location.store()
+            // Refused while a SoundFit runs on the directory: it would overwrite the import.
+            let lock = try StateDirectory.lock(store.directory)
+            defer { withExtendedLifetime(lock) {} }
             store.submit(document)
             let flushed = DispatchSemaphore(value: 0)
             let failure = FailureBox()

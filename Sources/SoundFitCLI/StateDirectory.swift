@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitState
 
 /// Where SoundFit keeps its state (user patches, the current state, logs of a private server).
 enum StateDirectory {
@@ -24,6 +25,15 @@ enum StateDirectory {
             throw CLIError("the state directory \(path) is not writable")
         }
         return url
+    }
+
+    /// Takes the state directory's lock, or fails naming the instance that holds it.
+    static func lock(_ url: URL) throws -> StateDirectoryLock {
+        do {
+            return try StateDirectoryLock(directory: url)
+        } catch {
+            throw CLIError(error.description)
+        }
     }
 }
 

@@ -25,26 +25,6 @@ extension SoundFitIntegration {
             return items
         }
 
-        /// The `parameters` object of `<directory>/state.json` (nil when missing or unreadable).
-        private func savedParameters(_ directory: URL) -> [String: Any]? {
-            (try? JSONFile.object(at: directory.appendingPathComponent("state.json")))?["parameters"] as? [String: Any]
-        }
-
-        private func savedNumber(_ directory: URL, _ address: String) -> Double? {
-            (savedParameters(directory)?[address] as? NSNumber)?.doubleValue
-        }
-
-        /// Waits until `state.json` holds `value` at `address`; returns how long it took.
-        private func waitUntilSaved(_ directory: URL, _ address: String, _ value: Double,
-                                    sourceLocation: SourceLocation = #_sourceLocation) -> Duration? {
-            let took = waitForCondition(timeout: .seconds(5)) {
-                savedNumber(directory, address).map { abs($0 - value) < 1e-4 } ?? false
-            }
-            #expect(took != nil, "state.json never held \(address) = \(value): \(String(describing: savedParameters(directory)))",
-                    sourceLocation: sourceLocation)
-            return took
-        }
-
         /// Expects `/error address` whose message contains every hint, in reply to `address args`.
         private func expectError(_ osc: OSCTestClient, _ address: String, _ arguments: [OSCValue], reply: String,
                                  _ hints: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {

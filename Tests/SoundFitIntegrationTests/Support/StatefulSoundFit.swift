@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Testing
 
 /// One `soundfit run` on a caller's jackd and state directory. Unlike `SoundFitProcess`, the
 /// state directory belongs to the caller: stopping (or killing) this process leaves it in
@@ -157,6 +158,26 @@ enum SoundFitCommandLine {
         return Result(status: termination.status, bySignal: termination.bySignal,
                       standardOutput: process.standardOutput, standardError: process.standardError)
     }
+}
+
+/// The `parameters` object of `<directory>/state.json` (nil when missing or unreadable).
+func savedParameters(_ directory: URL) -> [String: Any]? {
+    (try? JSONFile.object(at: directory.appendingPathComponent("state.json")))?["parameters"] as? [String: Any]
+}
+
+func savedNumber(_ directory: URL, _ address: String) -> Double? {
+    (savedParameters(directory)?[address] as? NSNumber)?.doubleValue
+}
+
+/// Waits until `state.json` holds `value` at `address`; returns how long it took.
+func waitUntilSaved(_ directory: URL, _ address: String, _ value: Double,
+                            sourceLocation: SourceLocation = #_sourceLocation) -> Duration? {
+    let took = waitForCondition(timeout: .seconds(5)) {
+        savedNumber(directory, address).map { abs($0 - value) < 1e-4 } ?? false
+    }
+    #expect(took != nil, "state.json never held \(address) = \(value): \(String(describing: savedParameters(directory)))",
+            sourceLocation: sourceLocation)
+    return took
 }
 
 /// JSON helpers for the files soundfit writes (read with Foundation's parser, independent of
