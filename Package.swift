@@ -88,7 +88,7 @@ let package = Package(
             swiftSettings: optimizedSettings),
 
         // Tests.
-        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP"], path: "Tests/SoundFitTestSupport"),
+        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP", "SoundFitHearing"], path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
