@@ -9,6 +9,9 @@
 //   --personalization
 //              the multiband personalization processor per tech level beside its Faust-compiled
 //              equivalent (build it first: Benchmarks/Faust/build.sh), plus group delays.
+//   --audiometry
+//              the hearing test simulated over 200 listeners: threshold error and duration,
+//              SoundFit's procedure beside the fixed modified Hughson-Westlake.
 //   --all      every section (a JACK process-callback timing section is planned:
 //              add it as another `case` below with its own function).
 //
@@ -19,6 +22,7 @@ import Foundation
 enum Section: String, CaseIterable {
     case kernels
     case personalization
+    case audiometry
 }
 
 var sections: [Section] = []
@@ -30,6 +34,7 @@ while let argument = arguments.popFirst() {
     switch argument {
     case "--kernels": sections.append(.kernels)
     case "--personalization": sections.append(.personalization)
+    case "--audiometry": sections.append(.audiometry)
     case "--all": sections = Section.allCases
     case "--runs":
         guard let value = arguments.popFirst().flatMap(Int.init), value >= 1 else {
@@ -45,7 +50,7 @@ while let argument = arguments.popFirst() {
         }
         if argument == "--channels" { channelCounts = list } else { blockSizes = list }
     case "-h", "--help":
-        print("usage: soundfit-bench [--kernels | --personalization | --all] [--runs N] [--channels 2,8] [--blocks 64,256]")
+        print("usage: soundfit-bench [--kernels | --personalization | --audiometry | --all] [--runs N] [--channels 2,8] [--blocks 64,256]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
@@ -77,5 +82,9 @@ for section in sections {
         print("## Personalization (ns per sample-channel, median of \(runs) runs, 48 kHz)")
         print("")
         print(benchmark.run())
+    case .audiometry:
+        print("## Hearing test, simulated")
+        print("")
+        print(AudiometryBenchmarks().run())
     }
 }

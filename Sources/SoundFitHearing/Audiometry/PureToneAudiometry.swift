@@ -33,11 +33,15 @@ public struct PureToneAudiometry: Sendable {
         public var maximumLevel: @Sendable (Double) -> Double
         public var catchProbability: Double
         public var catchProbabilityAfterFalseAlarm: Double
+        /// Start each frequency after the first 10 dB above its neighbour's threshold (true),
+        /// or at `startLevel` like the first (the fixed procedure).
+        public var startsNearNeighbour: Bool
 
         public init(ears: [Ear] = [.left, .right], frequencies: [Double] = PureToneAudiometry.defaultFrequencies,
                     startLevel: Double = 40, minimumLevel: Double = -10,
                     maximumLevel: @escaping @Sendable (Double) -> Double = { _ in 90 },
-                    catchProbability: Double = 0.2, catchProbabilityAfterFalseAlarm: Double = 0.5) {
+                    catchProbability: Double = 0.1, catchProbabilityAfterFalseAlarm: Double = 0.5,
+                    startsNearNeighbour: Bool = true) {
             self.ears = ears
             self.frequencies = frequencies
             self.startLevel = startLevel
@@ -45,12 +49,14 @@ public struct PureToneAudiometry: Sendable {
             self.maximumLevel = maximumLevel
             self.catchProbability = catchProbability
             self.catchProbabilityAfterFalseAlarm = catchProbabilityAfterFalseAlarm
+            self.startsNearNeighbour = startsNearNeighbour
         }
 
         public static func == (lhs: Configuration, rhs: Configuration) -> Bool {
             lhs.ears == rhs.ears && lhs.frequencies == rhs.frequencies && lhs.startLevel == rhs.startLevel
                 && lhs.minimumLevel == rhs.minimumLevel && lhs.catchProbability == rhs.catchProbability
                 && lhs.catchProbabilityAfterFalseAlarm == rhs.catchProbabilityAfterFalseAlarm
+                && lhs.startsNearNeighbour == rhs.startsNearNeighbour
         }
     }
 
@@ -236,7 +242,7 @@ public struct PureToneAudiometry: Sendable {
         let step = steps[stepIndex]
         let maximum = configuration.maximumLevel(step.frequency)
         var start = configuration.startLevel
-        if let neighbour = step.neighbour {
+        if let neighbour = step.neighbour, configuration.startsNearNeighbour || step.isRetest {
             if let threshold = progress.thresholds[neighbour] {
                 start = threshold + 10
             } else if progress.noResponse.contains(neighbour) {
