@@ -3,6 +3,8 @@
 
 #include <jack/jack.h>
 #include <jack/types.h>
+#include <jack/metadata.h>
+#include <jack/uuid.h>
 
 /// `jack_client_open` is variadic and cannot be called from Swift. This wrapper passes the
 /// server name when one is given (JackServerName) and leaves JACK's own default otherwise.
@@ -16,5 +18,10 @@ static inline jack_client_t *soundfit_jack_client_open(const char *client_name,
     }
     return jack_client_open(client_name, options, status);
 }
+
+/// The standard metadata keys are mutable C globals, which Swift 6 refuses to read directly.
+static inline const char *soundfit_jack_metadata_pretty_name(void) { return JACK_METADATA_PRETTY_NAME; }
+static inline const char *soundfit_jack_metadata_order(void) { return JACK_METADATA_ORDER; }
+static inline const char *soundfit_jack_metadata_port_group(void) { return JACK_METADATA_PORT_GROUP; }
 
 #endif

@@ -64,6 +64,34 @@ final class JackClientConnection: @unchecked Sendable {
         }
         try installCallbacks()
         guard jack_activate(client) == 0 else { throw .activationFailed }
+        describePorts()
+    }
+
+    /// Sets each port's pretty name, order and port group (JACK metadata). A server without
+    /// metadata support only loses the descriptions. Control thread.
+    private func describePorts() {
+        for channel in 0..<processState.pointee.channelCount {
+            for (port, isInput) in [(processState.pointee.inputPorts[channel], true),
+                                    (processState.pointee.outputPorts[channel], false)] {
+                guard let port else { continue }
+                let subject = jack_port_uuid(port)
+                _ = jack_set_property(client, subject, soundfit_jack_metadata_pretty_name(),
+                                      PortMetadata.prettyName(channel: channel, isInput: isInput), nil)
+                _ = jack_set_property(client, subject, soundfit_jack_metadata_order(), PortMetadata.order(channel: channel),
+                                      PortMetadata.integerType)
+                _ = jack_set_property(client, subject, soundfit_jack_metadata_port_group(),
+                                      PortMetadata.portGroup(channel: channel, isInput: isInput), nil)
+            }
+        }
+    }
+
+    /// Removes the descriptions again (the server keeps metadata beyond a port's life).
+    private func forgetPortDescriptions() {
+        for channel in 0..<processState.pointee.channelCount {
+            for port in [processState.pointee.inputPorts[channel], processState.pointee.outputPorts[channel]] {
+                if let port { _ = jack_remove_properties(client, jack_port_uuid(port)) }
+            }
+        }
     }
 
     deinit {
@@ -105,6 +133,7 @@ final class JackClientConnection: @unchecked Sendable {
         }
         if !serverWentAway.load(ordering: .acquiring) {
             jack_deactivate(client)
+            forgetPortDescriptions()
         }
         jack_client_close(client)
     }

@@ -133,12 +133,12 @@ extension SoundFitIntegration {
             let ready = try soundfit.waitForReady()
             let osc = try OSCTestClient(port: ready.oscPort)
             let client = ready.client
-            try jackTool("jack_connect", server: server.name, "system:capture_1", "\(client):input_1")
-            try jackTool("jack_connect", server: server.name, "\(client):output_2", "system:playback_2")
+            try JackTools.run("jack_connect", server: server.name, "system:capture_1", "\(client):input_1")
+            try JackTools.run("jack_connect", server: server.name, "\(client):output_2", "system:playback_2")
             Thread.sleep(forTimeInterval: 0.5)
             // Within a few milliseconds of the server's death: one made, one removed.
-            try jackTool("jack_connect", server: server.name, "\(client):output_1", "system:playback_1")
-            try jackTool("jack_disconnect", server: server.name, "\(client):output_2", "system:playback_2")
+            try JackTools.run("jack_connect", server: server.name, "\(client):output_1", "system:playback_1")
+            try JackTools.run("jack_disconnect", server: server.name, "\(client):output_2", "system:playback_2")
             server.kill(signal: signal)
             _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
 
@@ -152,20 +152,6 @@ extension SoundFitIntegration {
             #expect(observer.connections(of: "\(client):output_2").isEmpty,
                     "a connection removed just before the server died came back")
             #expect(observer.connections(of: "\(client):input_2").isEmpty)
-        }
-
-        /// Runs one of jackd2's command-line tools (`jack_connect`, `jack_disconnect`) on `server`.
-        private func jackTool(_ tool: String, server: String, _ arguments: String...) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-            process.arguments = ["-s", server] + arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw IntegrationError("\(tool) \(arguments) failed with \(process.terminationStatus)")
-            }
         }
 
         /// Runs `soundfit run ARGS` (no ready line expected) and returns it after it exited.
