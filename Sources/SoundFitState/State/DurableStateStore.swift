@@ -8,16 +8,20 @@ import SoundFitEngine
 ///
 /// - Files in the state directory: `state.json` (the current state) and `state.previous.json`
 ///   (the copy before the last write). Both are `StateDocument` files, written atomically
-///   (`AtomicFile`) with mode 0600 (the state holds a hearing profile).
-/// - `submit(_:)` after every applied change; writes are debounced: `quietPeriod` (200 ms) after
-///   the last change, and at most `maximumDelay` (1 s) after the first unwritten one, so a
-///   fader moved continuously is saved about once a second. `flush()` writes at once (shutdown).
+///   (`AtomicFile`) with mode 0600 (the state holds a hearing profile). `state.journal`
+///   (`StateJournal`) records every submitted state within `journalDelay` (10 ms), so a change
+///   reported applied survives a `kill -9` also in the middle of a burst.
+/// - `submit(_:)` after every applied change; `state.json` writes are debounced: `quietPeriod`
+///   (200 ms) after the last change, and at most `maximumDelay` (1 s) after the first unwritten
+///   one, so a fader moved continuously is saved about once a second; each such write compacts
+///   the journal. `flush()` writes at once (shutdown).
 /// - Each write first keeps the current file as `state.previous.json` (a hard link renamed into
 ///   place: atomic), then renames the new file over `state.json`. `state.json` is always a
 ///   complete document: the old one or the new one.
 /// - `load(defaults:)` never fails: a corrupt or partial `state.json` is set aside as
-///   `state.corrupt.json` and the previous copy is used; with both unusable, the defaults.
-///   Every fallback comes with a warning to log.
+///   `state.corrupt.json` and the previous copy is used; with both unusable, the defaults. Then
+///   the journal's last complete record, newer than `state.json` by construction, replaces it.
+///   Every fallback and replay comes with a warning to log.
 ///
 /// Thread rules: `submit` from any thread except the audio thread; it only stores the document
 /// under a lock and never waits for the disk. Encoding and writing run on a serial background
@@ -34,10 +38,14 @@ public final class DurableStateStore: Sendable {
         public var quietPeriod: Duration
         /// But no later than this after the first unwritten change.
         public var maximumDelay: Duration
+        /// Journal records are appended this long after a change (changes in between share one).
+        public var journalDelay: Duration
 
-        public init(quietPeriod: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(1)) {
+        public init(quietPeriod: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(1),
+                    journalDelay: Duration = .milliseconds(10)) {
             self.quietPeriod = quietPeriod
             self.maximumDelay = maximumDelay
+            self.journalDelay = journalDelay
         }
     }
 
@@ -55,6 +63,8 @@ public final class DurableStateStore: Sendable {
     public struct LoadResult: Sendable {
         public var document: StateDocument
         public var origin: Origin
+        /// The journal held changes newer than that file, and they were applied on top.
+        public var replayedJournal = false
         /// What went wrong on the way, for the log (empty when `state.json` loaded, or on a
         /// first start without any state file).
         public var warnings: [String]
@@ -78,10 +88,17 @@ public final class DurableStateStore: Sendable {
     private let eventContinuation: AsyncStream<Event>.Continuation
     private let clock: ProcessingClock
     private let queue = DispatchQueue(label: "soundfit.state.writer")
+    private let journal: StateJournal
     private let state: Mutex<WriterState>
 
     private struct WriterState {
         var pending: StateDocument?
+        /// Numbers submissions, so a compaction knows whether the journal already has the newest.
+        var submissions = 0
+        var pendingSubmission = 0
+        /// The newest state not yet in the journal, and whether an append is scheduled.
+        var journalPending: (document: StateDocument, submission: Int)?
+        var journalScheduled = false
         var schedule: PersistenceSchedule
         var writerRunning = false
         /// `state.json` is known to be a good document (loaded or written by this store), so a
@@ -99,6 +116,7 @@ public final class DurableStateStore: Sendable {
         self.descriptors = descriptors
         self.timing = timing
         self.clock = ProcessingClock(clock)
+        journal = StateJournal(directory: directory)
         (events, eventContinuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
         state = Mutex(WriterState(schedule: PersistenceSchedule(quietPeriod: timing.quietPeriod, maximumDelay: timing.maximumDelay)))
     }
@@ -113,6 +131,8 @@ public final class DurableStateStore: Sendable {
     public var previousURL: URL { directory.appendingPathComponent(Self.previousFileName) }
     /// `<directory>/state.corrupt.json`.
     public var corruptURL: URL { directory.appendingPathComponent(Self.corruptFileName) }
+    /// `<directory>/state.journal`.
+    public var journalURL: URL { journal.url }
 
     /// How many states were written.
     public var writeCount: Int { state.withLock { $0.writeCount } }
@@ -122,6 +142,24 @@ public final class DurableStateStore: Sendable {
     /// The last saved state: `state.json`, else `state.previous.json`, else `defaults`. Never
     /// throws; every fallback is explained in `warnings`. Removes temporary files a crash left.
     public func load(defaults: StateDocument) -> LoadResult {
+        var result = loadFile(defaults: defaults)
+        guard let record = journal.lastRecord() else { return result }
+        do {
+            var newer = try StateDocument.decode(record, file: journal.url.path, descriptors: descriptors)
+            newer.presets = newer.hearingProfile == result.document.hearingProfile ? result.document.presets : []
+            if newer != result.document {
+                result.document = newer
+                result.replayedJournal = true
+                result.warnings.append("restored changes newer than the saved state from \(journal.url.path) (SoundFit did not shut down cleanly)")
+            }
+        } catch {
+            result.warnings.append("the journal \(journal.url.path) cannot be used: \(error.problems.map(\.description).joined(separator: "; "))")
+        }
+        return result
+    }
+
+    /// `state.json`, else `state.previous.json`, else `defaults`.
+    private func loadFile(defaults: StateDocument) -> LoadResult {
         AtomicFile.removeTemporaries(in: directory)
         var warnings: [String] = []
         switch read(url) {
@@ -180,16 +218,46 @@ public final class DurableStateStore: Sendable {
     /// maximum delay). Returns at once.
     public func submit(_ document: StateDocument) {
         let now = clock.now()
-        let startWriter = state.withLock { state -> Bool in
+        let (startWriter, scheduleJournal) = state.withLock { state -> (Bool, Bool) in
+            state.submissions += 1
             state.pending = document
+            state.pendingSubmission = state.submissions
+            state.journalPending = (document, state.submissions)
             state.schedule.changed(at: now)
-            guard !state.writerRunning else { return false }
+            let scheduleJournal = !state.journalScheduled
+            state.journalScheduled = true
+            guard !state.writerRunning else { return (false, scheduleJournal) }
             state.writerRunning = true
-            return true
+            return (true, scheduleJournal)
+        }
+        if scheduleJournal {
+            let delay = timing.journalDelay
+            let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in appendJournal() }
         }
         if startWriter {
             Task.detached { [self] in await runWriter() }
         }
+    }
+
+    /// Appends the newest submitted state to the journal. Runs on `queue`.
+    private func appendJournal() {
+        let pending = state.withLock { state -> StateDocument? in
+            state.journalScheduled = false
+            defer { state.journalPending = nil }
+            return state.journalPending?.document
+        }
+        guard let pending else { return }
+        // Best effort: a journal that cannot be written is reported by the next compaction
+        // (when `state.json` can be written and the journal still cannot).
+        try? journal.append(journalRecord(pending))
+    }
+
+    /// A document as the journal records it: without the presets, which follow from the profile.
+    private func journalRecord(_ document: StateDocument) -> Data {
+        var record = document
+        record.presets = []
+        return record.encoded(descriptors: descriptors)
     }
 
     /// Writes the latest submitted state now (if not written yet) and waits for the disk.
@@ -234,11 +302,11 @@ public final class DurableStateStore: Sendable {
 
     /// Writes the pending document, if any. Runs on `queue`.
     private func writePending() {
-        let (document, currentIsGood) = state.withLock { state -> (StateDocument?, Bool) in
+        let (document, submission, currentIsGood) = state.withLock { state -> (StateDocument?, Int, Bool) in
             let document = state.pending
             state.pending = nil
             state.schedule.taken()
-            return (document, state.currentIsGood)
+            return (document, state.pendingSubmission, state.currentIsGood)
         }
         guard let document else { return }
         do {
@@ -248,11 +316,33 @@ public final class DurableStateStore: Sendable {
             fail("state not saved: \(error.problems.map(\.description).joined(separator: "; "))", retry: nil)
             return
         }
+        // Compaction: the journal gets this state first, so its last record is never older
+        // than `state.json`, then `state.json` is committed and the journal emptied.
+        var journalFailure: String?
+        do {
+            try journal.append(journalRecord(document))
+        } catch {
+            journalFailure = error.message
+        }
         do {
             try persist(document.encoded(descriptors: descriptors), keepingPrevious: currentIsGood)
         } catch {
             fail(error.message, retry: document)
             return
+        }
+        if journalFailure == nil {
+            let newerPending = state.withLock { state -> Bool in
+                if state.journalPending?.submission == submission { state.journalPending = nil }
+                return state.journalPending != nil
+            }
+            // A newer state waiting for its append keeps the journal's history until then.
+            if !newerPending {
+                do {
+                    try journal.remove()
+                } catch {
+                    journalFailure = error.message
+                }
+            }
         }
         let count = state.withLock { state -> Int in
             state.currentIsGood = true
@@ -261,6 +351,7 @@ public final class DurableStateStore: Sendable {
             return state.writeCount
         }
         eventContinuation.yield(.wrote(count: count))
+        if let journalFailure { eventContinuation.yield(.failed("state journal: \(journalFailure)")) }
     }
 
     /// Writes `data` as `state.json`, keeping the current file as the previous copy first when
