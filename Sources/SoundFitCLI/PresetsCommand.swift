@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import SoundFitProcessing
 import SoundFitHearing
+import SoundFitJSON
+import SoundFitProcessing
 
 /// `soundfit presets`: print the personalization presets generated from an audiogram file.
 struct PresetsCommand: ParsableCommand {
@@ -43,9 +44,6 @@ struct PresetsCommand: ParsableCommand {
         let level = try Fitting(techLevel: techLevel)
         var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
         if personalization == "single-preset" { presets = [presets[0]] }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let json = try encoder.encode(presets)
-        print(String(decoding: json, as: UTF8.self))
+        FileHandle.standardOutput.write(JSONValue.array(presets.map(\.json)).fileData())
     }
 }

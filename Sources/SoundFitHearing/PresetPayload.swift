@@ -1,4 +1,3 @@
-import Foundation
 import SoundFitProcessing
 
 /// The personalization preset payload: what the multiband processor applies. Versioned JSON,
@@ -6,7 +5,7 @@ import SoundFitProcessing
 ///
 /// Levels are dB SPL at the listener's ear for the configured calibration (the SPL a
 /// full-scale sine stands for).
-public struct PresetPayload: Sendable, Equatable, Codable {
+public struct PresetPayload: Sendable, Equatable {
     public static let formatVersion = 1
 
     public var version: Int
@@ -20,7 +19,7 @@ public struct PresetPayload: Sendable, Equatable, Codable {
     public var right: [Band]
 
     /// One band's prescription and dynamics.
-    public struct Band: Sendable, Equatable, Codable {
+    public struct Band: Sendable, Equatable {
         public var centre: Double
         /// Insertion gain (dB) at the reference level.
         public var gain: Double
@@ -41,18 +40,6 @@ public struct PresetPayload: Sendable, Equatable, Codable {
         /// Level detector time constants (ms).
         public var attack: Double
         public var release: Double
-
-        enum CodingKeys: String, CodingKey {
-            case centre = "centre_hz", gain = "gain_db", referenceLevel = "reference_level_db_spl", ratio
-            case knee = "knee_db_spl", expansionKnee = "expansion_knee_db_spl", expansionRatio = "expansion_ratio"
-            case maximumGain = "maximum_gain_db", outputLimit = "output_limit_db_spl"
-            case attack = "attack_ms", release = "release_ms"
-        }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case version, rule, variant, calibration = "calibration_db_spl", left, right
-        case techLevel = "tech_level"
     }
 
     /// Valid ranges of the band fields, used by `validate`.
@@ -76,18 +63,19 @@ public struct PresetPayload: Sendable, Equatable, Codable {
         try check("", "calibration_db_spl", calibration)
         for (ear, bands) in [("left", left), ("right", right)] {
             guard bands.count == techLevel.bandCentres.count else {
-                throw .init("\(ear): \(bands.count) bands, \(techLevel) has \(techLevel.bandCentres.count)")
+                throw .init("\(bands.count) bands, \(techLevel) has \(techLevel.bandCentres.count)", field: ear)
             }
             for (index, band) in bands.enumerated() {
                 let at = "\(ear)[\(index)]"
                 guard band.centre.isFinite, abs(band.centre - techLevel.bandCentres[index]) < 0.5 else {
-                    throw .init("\(at).centre_hz: \(band.centre) is not band \(index + 1) of \(techLevel) (\(techLevel.bandCentres[index]) Hz)")
+                    throw .init("\(band.centre) is not band \(index + 1) of \(techLevel) (\(techLevel.bandCentres[index]) Hz)",
+                                field: "\(at).centre_hz")
                 }
                 try check("\(at).", "gain_db", band.gain)
                 try check("\(at).", "reference_level_db_spl", band.referenceLevel)
                 try check("\(at).", "ratio", band.ratio)
                 if !techLevel.compresses, band.ratio != 1 {
-                    throw .init("\(at).ratio: \(techLevel) has no compression (ratio must be 1)")
+                    throw .init("\(techLevel) has no compression (ratio must be 1)", field: "\(at).ratio")
                 }
                 try check("\(at).", "knee_db_spl", band.knee)
                 if let expansionKnee = band.expansionKnee { try check("\(at).", "expansion_knee_db_spl", expansionKnee) }
@@ -101,36 +89,26 @@ public struct PresetPayload: Sendable, Equatable, Codable {
     }
 
     private func check(_ prefix: String, _ field: String, _ value: Double) throws(PresetValidationError) {
-        guard value.isFinite else { throw .init("\(prefix)\(field): \(value) is not a finite number") }
+        guard value.isFinite else { throw .init("\(value) is not a finite number", field: prefix + field) }
         let range = Self.ranges[field]!
         guard range.contains(value) else {
-            throw .init("\(prefix)\(field): \(value) is out of range \(format(range.lowerBound))…\(format(range.upperBound))")
+            throw .init("\(value) is out of range \(format(range.lowerBound))…\(format(range.upperBound))", field: prefix + field)
         }
-    }
-
-    /// Decodes and validates a JSON payload.
-    public static func decode(_ data: Data, for techLevel: Fitting) throws(PresetValidationError) -> PresetPayload {
-        let payload: PresetPayload
-        do {
-            payload = try JSONDecoder().decode(PresetPayload.self, from: data)
-        } catch {
-            throw .init("malformed preset JSON: \(error)")
-        }
-        try payload.validate(for: techLevel)
-        return payload
-    }
-
-    /// Pretty, stable JSON.
-    public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return (try? encoder.encode(self)) ?? Data()
     }
 }
 
-/// A preset payload was rejected.
+/// A preset payload was rejected: the field at fault (a path below the payload, nil for the
+/// payload as a whole) and why.
 public struct PresetValidationError: Error, Equatable, CustomStringConvertible {
-    public var message: String
-    init(_ message: String) { self.message = message }
+    public var field: String?
+    public var reason: String
+
+    init(_ reason: String, field: String? = nil) {
+        self.field = field
+        self.reason = reason
+    }
+
+    /// `left[2].ratio: nan is not a finite number`.
+    public var message: String { (field.map { "\($0): " } ?? "") + reason }
     public var description: String { message }
 }

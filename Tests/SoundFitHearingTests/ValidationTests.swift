@@ -1,6 +1,7 @@
 import Foundation
 import SoundFitProcessing
 import SoundFitHearing
+import SoundFitJSON
 import Testing
 
 @Suite struct AudiogramValidationTests {
@@ -31,15 +32,15 @@ import Testing
 
     @Test func profileFilesNameTheFieldAtFault() throws {
         let good = #"{"version": 1, "left": [{"hz": 500, "db_hl": 30}, {"hz": 1000, "db_hl": 35}, {"hz": 2000, "db_hl": 40}, {"hz": 4000, "db_hl": 50}]}"#
-        let profile = try HearingProfile.load(jsonData: Data(good.utf8))
+        let profile = try HearingProfile.decode(Data(good.utf8))
         #expect(profile.audiogram(for: .right).threshold(at: 1000) == 35)
 
         func loadingError(_ json: String) -> String? {
             do {
-                _ = try HearingProfile.load(jsonData: Data(json.utf8))
+                _ = try HearingProfile.decode(Data(json.utf8))
                 return nil
             } catch {
-                return error.message
+                return error.description
             }
         }
         #expect(loadingError(#"{"version": 1}"#) == "a hearing profile needs an audiogram for at least one ear")
@@ -82,6 +83,6 @@ import Testing
     }
 
     @Test func malformedJSONIsRejected() throws {
-        #expect(throws: PresetValidationError.self) { try PresetPayload.decode(Data("{}".utf8), for: try Fitting(techLevel: 3)) }
+        #expect(throws: DocumentError.self) { try PresetPayload.decode(Data("{}".utf8), for: try Fitting(techLevel: 3)) }
     }
 }

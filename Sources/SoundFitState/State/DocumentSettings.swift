@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitHearing
+import SoundFitJSON
 
 /// Document-level settings, as the seed's `fullStateForDocument`: how this installation is set
 /// up rather than what it sounds like. Kept apart from `StateDocument`, so importing a state

@@ -1,6 +1,5 @@
 import Foundation
-import SoundFitEngine
-@testable import SoundFitState
+import SoundFitJSON
 import Testing
 
 @Suite struct JSONParserTests {
