@@ -55,7 +55,7 @@ let package = Package(
             swiftSettings: optimizedSettings),
         .target(name: "SoundFitJSON"),
         .target(name: "SoundFitProcessing"),
-        .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing", "SoundFitJSON"]),
+        .target(name: "SoundFitHearing", dependencies: ["SoundFitDSP", "SoundFitProcessing", "SoundFitJSON"]),
         .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitJSON"]),
         .target(
             name: "SoundFitRuntime",
@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitJSONTests", dependencies: ["SoundFitJSON"]),
-        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
         .testTarget(
             name: "SoundFitStateTests",

@@ -34,7 +34,7 @@ struct PresetsCommand: ParsableCommand {
         guard ["fine-tuning", "single-preset"].contains(personalization) else {
             throw ValidationError("--personalization must be fine-tuning or single-preset, got '\(personalization)'")
         }
-        guard PresetPayload.ranges["calibration_db_spl"]!.contains(calibration) else {
+        guard PresetPayload.calibrationRange.contains(calibration) else {
             throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
         }
     }
@@ -42,7 +42,7 @@ struct PresetsCommand: ParsableCommand {
     func run() throws {
         let profile = try HearingProfileFile.load(audiogram)
         let level = try Fitting(techLevel: techLevel)
-        var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
+        var presets = PresetGenerator.presets(for: profile, fitting: level, calibration: calibration)
         if personalization == "single-preset" { presets = [presets[0]] }
         FileHandle.standardOutput.write(JSONValue.array(presets.map(\.json)).fileData())
     }

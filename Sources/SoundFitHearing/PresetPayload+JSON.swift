@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitDSP
 import SoundFitJSON
 import SoundFitProcessing
 
@@ -13,14 +14,6 @@ import SoundFitProcessing
 /// Keys are written sorted (as SoundFit always wrote them); on reading, fields SoundFit does
 /// not know are ignored, and `expansion_knee_db_spl` may be absent or null (no expansion).
 extension PresetPayload {
-    /// A band's JSON keys and fields, in the order they are written.
-    static let bandFields: [(key: String, field: WritableKeyPath<Band, Double> & Sendable)] = [
-        ("attack_ms", \.attack), ("centre_hz", \.centre), ("expansion_ratio", \.expansionRatio), ("gain_db", \.gain),
-        ("knee_db_spl", \.knee), ("maximum_gain_db", \.maximumGain), ("output_limit_db_spl", \.outputLimit),
-        ("ratio", \.ratio), ("reference_level_db_spl", \.referenceLevel), ("release_ms", \.release),
-    ]
-    static let expansionKneeKey = "expansion_knee_db_spl"
-
     /// Reads and validates a preset for a processor of `fitting`; every problem names `file`,
     /// the line and column, and the field.
     public static func decode(_ data: Data, file: String? = nil, for fitting: Fitting) throws(DocumentError) -> PresetPayload {
@@ -55,11 +48,11 @@ extension PresetPayload {
         let left = readBands(object, "left", prefix: prefix, reader: &reader)
         let right = readBands(object, "right", prefix: prefix, reader: &reader)
         guard reader.problems.count == problemsBefore, let version, let rule, let level, let variant, let calibration,
-              let left, let right, let techLevel = try? Fitting(techLevel: level) else { return nil }
-        let payload = PresetPayload(version: version, rule: rule, techLevel: techLevel, variant: variant,
+              let left, let right, let generatedFor = try? Fitting(techLevel: level) else { return nil }
+        let payload = PresetPayload(version: version, rule: rule, fitting: generatedFor, variant: variant,
                                     calibration: calibration, left: left, right: right)
         do {
-            try payload.validate(for: fitting ?? techLevel)
+            try payload.validate(for: fitting ?? generatedFor)
         } catch {
             reader.fail(error.field.map { prefix + $0 } ?? (field.isEmpty ? nil : field), error.reason)
             return nil
@@ -67,22 +60,23 @@ extension PresetPayload {
         return payload
     }
 
-    private static func readBands(_ object: JSONObject, _ ear: String, prefix: String, reader: inout DocumentReader) -> [Band]? {
+    private static func readBands(_ object: JSONObject, _ ear: String, prefix: String,
+                                  reader: inout DocumentReader) -> [BandDynamics]? {
         guard let elements = reader.array(object, ear, prefix: prefix, expecting: "an array of bands") else { return nil }
-        var bands: [Band] = []
+        var bands: [BandDynamics] = []
         for (index, element) in elements.enumerated() {
             let field = JSONDocument.path(prefix + ear, index: index)
             guard case .object(let values) = element else {
                 reader.fail(field, "expected a band object, got \(element.summary)")
                 continue
             }
-            var band = Band(centre: 0, gain: 0, referenceLevel: 0, ratio: 1, knee: 0, expansionKnee: nil, expansionRatio: 1,
-                            maximumGain: 0, outputLimit: 0, attack: 0, release: 0)
+            var band = BandDynamics(centre: 0, gain: 0)
             var complete = true
-            for (key, path) in bandFields {
-                if let number = reader.number(values, key, prefix: field + ".") { band[keyPath: path] = number } else { complete = false }
+            for key in BandDynamics.Field.allCases {
+                let number = reader.number(values, key.rawValue, prefix: field + ".", required: !key.isOptional)
+                if number == nil, !key.isOptional { complete = false }
+                band[key] = number
             }
-            band.expansionKnee = reader.number(values, expansionKneeKey, prefix: field + ".", required: false)
             if complete { bands.append(band) }
         }
         return bands.count == elements.count ? bands : nil
@@ -90,19 +84,18 @@ extension PresetPayload {
 
     /// The preset as JSON, keys sorted.
     public var json: JSONValue {
-        func bands(_ bands: [Band]) -> JSONValue {
+        func bands(_ bands: [BandDynamics]) -> JSONValue {
             .array(bands.map { band in
                 var object = JSONObject()
-                for (key, path) in Self.bandFields {
-                    object.append(key, .number(band[keyPath: path]))
-                    if key == "centre_hz" { object.append(Self.expansionKneeKey, band.expansionKnee.map(JSONValue.number)) }
+                for key in BandDynamics.Field.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    object.append(key.rawValue, band[key].map(JSONValue.number))
                 }
                 return .object(object)
             })
         }
         return .object(JSONObject([
             "calibration_db_spl": .number(calibration), "left": bands(left), "right": bands(right), "rule": .string(rule),
-            "tech_level": .number(techLevel.techLevel), "variant": .string(variant.rawValue), "version": .number(version),
+            "tech_level": .number(fitting.techLevel), "variant": .string(variant.rawValue), "version": .number(version),
         ]))
     }
 

@@ -108,10 +108,10 @@ import Testing
     @Test func presetsRoundTripAndNameTheFieldAtFault() throws {
         let fitting = try Fitting(techLevel: 4)
         let profile = try HearingProfile.decode(Data(good.utf8))
-        for preset in PresetGenerator.presets(for: profile, techLevel: fitting) {
+        for preset in PresetGenerator.presets(for: profile, fitting: fitting) {
             #expect(try PresetPayload.decode(preset.encoded(), file: "preset.json", for: fitting) == preset)
         }
-        let preset = PresetGenerator.preset(.default, profile: profile, techLevel: fitting)
+        let preset = PresetGenerator.preset(.default, profile: profile, fitting: fitting)
         let text = String(decoding: preset.encoded(), as: UTF8.self)
         let range = try #require(text.range(of: "\"gain_db\": "))
         let end = try #require(text[range.upperBound...].firstIndex(of: ","))

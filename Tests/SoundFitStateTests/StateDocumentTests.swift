@@ -25,7 +25,7 @@ import Testing
             session: .fineTuning(fitting: fitting),
             currentPatch: CurrentPatch(number: -3, name: "Evening", isModified: true),
             hearingProfile: profile,
-            presets: PresetGenerator.presets(for: profile, techLevel: fitting))
+            presets: PresetGenerator.presets(for: profile, fitting: fitting))
     }
 
     private func decode(_ text: String) -> [String] {

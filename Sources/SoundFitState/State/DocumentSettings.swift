@@ -22,7 +22,7 @@ import SoundFitJSON
 public struct DocumentSettings: Sendable, Equatable {
     public static let format = "soundfit.document"
     public static let formatVersion = 1
-    public static let calibrationRange: ClosedRange<Double> = 80...130
+    public static var calibrationRange: ClosedRange<Double> { PresetPayload.calibrationRange }
     public static let channelRange: ClosedRange<Int> = 1...64
 
     /// dB SPL of a full-scale sine (personalization presets are generated for it).
