@@ -21,8 +21,8 @@ struct PresetsCommand: ParsableCommand {
     @Option(help: "Tech level 1…4 (bands and processing the presets are made for).")
     var techLevel = 3
 
-    @Option(help: "Which presets: fine-tuning (default, up, down as available) or single-preset (default only).")
-    var personalization = "fine-tuning"
+    @Option(help: "Which presets: fine_tuning (default, up, down as available) or single_preset (default only); fine-tuning and single-preset are accepted too.")
+    var personalization = PersonalizationMode.fineTuning
 
     @Option(help: "dB SPL of a full-scale sine.")
     var calibration = PresetGenerator.defaultCalibration
@@ -30,9 +30,6 @@ struct PresetsCommand: ParsableCommand {
     func validate() throws {
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
-        }
-        guard ["fine-tuning", "single-preset"].contains(personalization) else {
-            throw ValidationError("--personalization must be fine-tuning or single-preset, got '\(personalization)'")
         }
         guard PresetPayload.calibrationRange.contains(calibration) else {
             throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
@@ -43,7 +40,7 @@ struct PresetsCommand: ParsableCommand {
         let profile = try HearingProfileFile.load(audiogram)
         let level = try Fitting(techLevel: techLevel)
         var presets = PresetGenerator.presets(for: profile, fitting: level, calibration: calibration)
-        if personalization == "single-preset" { presets = [presets[0]] }
+        if personalization == .singlePreset { presets = [presets[0]] }
         FileHandle.standardOutput.write(JSONValue.array(presets.map(\.json)).fileData())
     }
 }
