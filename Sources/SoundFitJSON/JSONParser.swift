@@ -33,11 +33,10 @@ public struct JSONParser {
     private var depth = 0
     /// Where each value starts, by field path; nil when not asked for (`parse`).
     private var locations: [String: JSONLocation]?
-    /// The line of `index`'s line start, and that start: kept up to date by `skipWhitespace`
-    /// (the only place a line break is valid), so a location costs no rescan of the file.
+    /// The line of `index`, kept up to date by `skipWhitespace` (the only place a line break is
+    /// valid), so a location costs no rescan of the file.
     private var line = 1
-    private var lineStart = 0
-    /// The last column computed, and its byte offset (columns are counted forward from it).
+    /// The last column computed on `line`, and its byte offset (columns are counted on from it).
     private var columnCache = (offset: 0, column: 1)
 
     /// Parses one JSON document.
@@ -61,7 +60,6 @@ public struct JSONParser {
 
     private mutating func document() throws(JSONSyntaxError) -> JSONValue {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
-        lineStart = index
         columnCache = (index, 1)
         skipWhitespace()
         guard index < bytes.count else { throw error("the file is empty (expected a JSON value)") }
@@ -74,7 +72,10 @@ public struct JSONParser {
     /// The value at `index`, whose field path is `path` (`""` for the root, `left[2].db_hl`).
     private mutating func value(at path: String) throws(JSONSyntaxError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of the file (the file is truncated?)") }
-        if locations != nil { locations![path] = currentLocation() }
+        if locations != nil {
+            let location = currentLocation()
+            locations?[path] = location
+        }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try object(at: path)
         case UInt8(ascii: "["): return try array(at: path)
@@ -311,7 +312,6 @@ public struct JSONParser {
             case 0x0A:
                 index += 1
                 line += 1
-                lineStart = index
                 columnCache = (index, 1)
             case 0x20, 0x09, 0x0D: index += 1
             default: return
