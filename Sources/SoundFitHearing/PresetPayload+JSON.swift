@@ -14,6 +14,9 @@ import SoundFitProcessing
 /// Keys are written sorted (as SoundFit always wrote them); on reading, fields SoundFit does
 /// not know are ignored, and `expansion_knee_db_spl` may be absent or null (no expansion).
 extension PresetPayload {
+    /// A band's fields in the order they are written (sorted by name).
+    private static let bandFieldsInFileOrder = BandDynamics.Field.allCases.sorted { $0.rawValue < $1.rawValue }
+
     /// Reads and validates a preset for a processor of `fitting`; every problem names `file`,
     /// the line and column, and the field.
     public static func decode(_ data: Data, file: String? = nil, for fitting: Fitting) throws(DocumentError) -> PresetPayload {
@@ -87,7 +90,7 @@ extension PresetPayload {
         func bands(_ bands: [BandDynamics]) -> JSONValue {
             .array(bands.map { band in
                 var object = JSONObject()
-                for key in BandDynamics.Field.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+                for key in Self.bandFieldsInFileOrder {
                     object.append(key.rawValue, band[key].map(JSONValue.number))
                 }
                 return .object(object)
