@@ -12,11 +12,13 @@ extension HearingProfile {
     ///
     /// `version` may be left out; an ear may be absent or null (it gets the other ear's
     /// audiogram); fields SoundFit does not know are ignored (other tools add names and dates).
+    /// The text is read as leniently as Foundation's `JSONDecoder` read it before
+    /// (`JSONParser.Strictness.compatible`), so every profile accepted then still is.
     /// Every problem names `file`, the line and column, and the field: `profile.json: line 3,
     /// column 12: left[2].db_hl: expected a number, got "35"`.
     public static func decode(_ data: Data, file: String? = nil) throws(DocumentError) -> HearingProfile {
         var reader = DocumentReader(file: file)
-        guard let root = reader.parse(data) else { throw DocumentError(reader.problems) }
+        guard let root = reader.parse(data, strictness: .compatible) else { throw DocumentError(reader.problems) }
         let profile = read(root, field: "", reader: &reader)
         try reader.check()
         return profile!

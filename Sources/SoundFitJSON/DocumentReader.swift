@@ -28,9 +28,9 @@ public struct DocumentReader {
     }
 
     /// Parses `data`: its value, or nil after recording the syntax error.
-    public mutating func parse(_ data: Data) -> JSONValue? {
+    public mutating func parse(_ data: Data, strictness: JSONParser.Strictness = .strict) -> JSONValue? {
         do {
-            let document = try JSONParser.parseDocument(data)
+            let document = try JSONParser.parseDocument(data, strictness: strictness)
             self.document = document
             return document.root
         } catch {
@@ -41,8 +41,8 @@ public struct DocumentReader {
     }
 
     /// Parses `data` as an object: the object, or nil after recording why not.
-    public mutating func parseObject(_ data: Data) -> JSONObject? {
-        guard let root = parse(data) else { return nil }
+    public mutating func parseObject(_ data: Data, strictness: JSONParser.Strictness = .strict) -> JSONObject? {
+        guard let root = parse(data, strictness: strictness) else { return nil }
         guard case .object(let object) = root else {
             fail(nil, "expected a JSON object, got \(root.summary)")
             return nil

@@ -22,11 +22,29 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 /// Strict where a lenient parser would hide a mistake in a hand-edited file: duplicate keys,
 /// trailing commas, comments, invalid UTF-8, raw control characters in strings and anything
 /// after the top-level value are errors. A UTF-8 byte order mark is skipped. Nesting is limited
-/// to `maximumDepth`, so a hostile file cannot exhaust the stack.
+/// (`Strictness.maximumDepth`), so a hostile file cannot exhaust the stack.
 ///
 /// Pure and synchronous; safe on any thread.
 public struct JSONParser {
-    public static let maximumDepth = 64
+    /// How strictly a document is read.
+    public enum Strictness: Sendable {
+        /// SoundFit's own files (state, patches, document settings): RFC 8259 and no more.
+        case strict
+        /// Files other tools write and SoundFit read with Foundation's `JSONDecoder` before
+        /// (hearing profiles): also what it accepted: a trailing comma in an array or object,
+        /// a key given twice (the first counts), UTF-16 text, nesting up to 512 levels.
+        case compatible
+
+        /// The deepest nesting accepted.
+        public var maximumDepth: Int {
+            switch self {
+            case .strict: 64
+            case .compatible: 512
+            }
+        }
+    }
+
+    private let strictness: Strictness
 
     private let bytes: [UInt8]
     private var index = 0
@@ -40,22 +58,41 @@ public struct JSONParser {
     private var columnCache = (offset: 0, column: 1)
 
     /// Parses one JSON document.
-    public static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
-        var parser = JSONParser(bytes: Array(data), recordsLocations: false)
+    public static func parse(_ data: Data, strictness: Strictness = .strict) throws(JSONSyntaxError) -> JSONValue {
+        var parser = try JSONParser(data: data, strictness: strictness, recordsLocations: false)
         return try parser.document()
     }
 
     /// Parses one JSON document and records where each of its values starts, so that a reader
     /// can point at the value it rejects.
-    public static func parseDocument(_ data: Data) throws(JSONSyntaxError) -> JSONDocument {
-        var parser = JSONParser(bytes: Array(data), recordsLocations: true)
+    public static func parseDocument(_ data: Data, strictness: Strictness = .strict) throws(JSONSyntaxError) -> JSONDocument {
+        var parser = try JSONParser(data: data, strictness: strictness, recordsLocations: true)
         let root = try parser.document()
         return JSONDocument(root: root, locations: parser.locations ?? [:])
     }
 
-    private init(bytes: [UInt8], recordsLocations: Bool) {
-        self.bytes = bytes
+    private init(data: Data, strictness: Strictness, recordsLocations: Bool) throws(JSONSyntaxError) {
+        self.strictness = strictness
         locations = recordsLocations ? [:] : nil
+        bytes = strictness == .compatible ? try Self.utf8(fromUTF16: data) ?? Array(data) : Array(data)
+    }
+
+    /// The UTF-8 of `data` if it is UTF-16 text (a byte order mark, or a zero byte next to the
+    /// first character, as `JSONDecoder` detects it); nil for anything else.
+    private static func utf8(fromUTF16 data: Data) throws(JSONSyntaxError) -> [UInt8]? {
+        let bytes = Array(data.prefix(2))
+        guard bytes.count == 2 else { return nil }
+        let encoding: String.Encoding
+        switch (bytes[0], bytes[1]) {
+        case (0xFE, 0xFF), (0xFF, 0xFE): encoding = .utf16
+        case (0, let second) where second != 0: encoding = .utf16BigEndian
+        case (let first, 0) where first != 0: encoding = .utf16LittleEndian
+        default: return nil
+        }
+        guard let text = String(data: data, encoding: encoding) else {
+            throw JSONSyntaxError(location: JSONLocation(line: 1, column: 1), message: "the file is not valid UTF-16 (nor UTF-8)")
+        }
+        return Array(text.utf8)
     }
 
     private mutating func document() throws(JSONSyntaxError) -> JSONValue {
@@ -107,25 +144,37 @@ public struct JSONParser {
             }
             let keyStart = index
             let key = try string()
-            guard seen.insert(key).inserted else {
+            let isRepeated = !seen.insert(key).inserted
+            if isRepeated, strictness == .strict {
                 throw error("duplicate key \"\(NumberText.escapedForMessage(key))\"", at: keyStart)
             }
             skipWhitespace()
             guard peek(UInt8(ascii: ":")) else { throw error("expected ':' after the key") }
             index += 1
             skipWhitespace()
-            let memberPath = locations == nil ? "" : JSONDocument.path(path, key: key)
-            object.members.append(.init(key: key, value: try value(at: memberPath)))
+            if isRepeated {
+                // Compatible: the first value counts; this one is only checked (and not located).
+                let recorded = locations
+                locations = nil
+                _ = try value(at: "")
+                locations = recorded
+            } else {
+                let memberPath = locations == nil ? "" : JSONDocument.path(path, key: key)
+                object.members.append(.init(key: key, value: try value(at: memberPath)))
+            }
             skipWhitespace()
             if peek(UInt8(ascii: ",")) {
                 index += 1
+                skipWhitespace()
+                if strictness == .compatible, peek(UInt8(ascii: "}")) { break }
                 continue
             }
             guard peek(UInt8(ascii: "}")) else { throw error(atEnd ? "unexpected end of the file (the file is truncated?)" : "expected ',' or '}'") }
-            index += 1
-            depth -= 1
-            return .object(object)
+            break
         }
+        index += 1
+        depth -= 1
+        return .object(object)
     }
 
     private mutating func array(at path: String) throws(JSONSyntaxError) -> JSONValue {
@@ -146,13 +195,16 @@ public struct JSONParser {
             skipWhitespace()
             if peek(UInt8(ascii: ",")) {
                 index += 1
+                skipWhitespace()
+                if strictness == .compatible, peek(UInt8(ascii: "]")) { break }
                 continue
             }
             guard peek(UInt8(ascii: "]")) else { throw error(atEnd ? "unexpected end of the file (the file is truncated?)" : "expected ',' or ']'") }
-            index += 1
-            depth -= 1
-            return .array(elements)
+            break
         }
+        index += 1
+        depth -= 1
+        return .array(elements)
     }
 
     private mutating func string() throws(JSONSyntaxError) -> String {
@@ -288,7 +340,7 @@ public struct JSONParser {
 
     private mutating func enter() throws(JSONSyntaxError) {
         depth += 1
-        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        guard depth <= strictness.maximumDepth else { throw error("nesting deeper than \(strictness.maximumDepth) levels") }
     }
 
     private var atEnd: Bool { index >= bytes.count }

@@ -52,6 +52,16 @@ import Testing
         #expect(profile.audiogram(for: .right).threshold(at: 4000) == 50)
     }
 
+    @Test func whatJSONDecoderAcceptedIsAccepted() throws {
+        // Hearing profiles were read with Foundation's JSONDecoder: a trailing comma, a key given
+        // twice (the first counts), UTF-16 text and deep nesting in an unknown field passed.
+        let text = #"{"left": [{"hz": 500, "db_hl": 30, "db_hl": 99}, {"hz": 1000, "db_hl": 35}, {"hz": 2000, "db_hl": 40}, {"hz": 4000, "db_hl": 50},], "x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],}"#
+        for data in [Data(text.utf8), text.data(using: .utf16)!, text.data(using: .utf16LittleEndian)!] {
+            let profile = try HearingProfile.decode(data, file: "profile.json")
+            #expect(profile.audiogram(for: .left).threshold(at: 500) == 30)
+        }
+    }
+
     @Test func syntaxErrorsGiveTheLineAndColumn() {
         #expect(profileProblems(good.replacingOccurrences(of: "\"version\": 1,", with: "\"version\": 1")) == [
             "profile.json: line 3, column 3: invalid JSON: expected ',' or '}'",
