@@ -10,6 +10,9 @@ import PackageDescription
 ///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
+/// - `SoundFitJSON`: the one JSON stack of every file a user edits or exchanges: a strict parser
+///   that knows where each value is, the writer, and the reader that names file, line, column
+///   and field in every problem.
 /// - `SoundFitHearing`: hearing profiles (audiograms) and personalization preset generation.
 /// - `SoundFitState`: patches (factory and user), state documents, durable atomic storage.
 /// - `SoundFitRuntime`: the control plane: the processing model wired to the audio engine, and
@@ -24,8 +27,8 @@ let package = Package(
         .library(
             name: "SoundFit",
             targets: [
-                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC",
+                "SoundFitDSP", "SoundFitEngine", "SoundFitJSON", "SoundFitProcessing", "SoundFitHearing", "SoundFitState",
+                "SoundFitRuntime", "SoundFitJack", "SoundFitOSC",
             ]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
         .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
@@ -50,9 +53,10 @@ let package = Package(
             name: "SoundFitEngine",
             dependencies: ["SoundFitDSP", "CRealtimeSupport"],
             swiftSettings: optimizedSettings),
+        .target(name: "SoundFitJSON"),
         .target(name: "SoundFitProcessing"),
-        .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing"]),
-        .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
+        .target(name: "SoundFitHearing", dependencies: ["SoundFitDSP", "SoundFitProcessing", "SoundFitJSON"]),
+        .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitJSON"]),
         .target(
             name: "SoundFitRuntime",
             dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
@@ -72,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
+                "SoundFitEngine", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
                 "SoundFitJack", "SoundFitOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -93,11 +97,13 @@ let package = Package(
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitJSONTests", dependencies: ["SoundFitJSON"]),
+        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
         .testTarget(
             name: "SoundFitStateTests",
-            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
+            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
             dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),

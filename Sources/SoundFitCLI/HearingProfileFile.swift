@@ -11,9 +11,9 @@ enum HearingProfileFile {
             throw CLIError("cannot read the hearing profile \(path): \(error.localizedDescription)")
         }
         do {
-            return try HearingProfile.load(jsonData: data)
+            return try HearingProfile.decode(data, file: path)
         } catch {
-            throw CLIError("hearing profile \(path): \(error.message)")
+            throw CLIError("hearing profile \(error)")
         }
     }
 }

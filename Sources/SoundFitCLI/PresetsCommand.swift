@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import SoundFitProcessing
 import SoundFitHearing
+import SoundFitJSON
+import SoundFitProcessing
 
 /// `soundfit presets`: print the personalization presets generated from an audiogram file.
 struct PresetsCommand: ParsableCommand {
@@ -20,8 +21,8 @@ struct PresetsCommand: ParsableCommand {
     @Option(help: "Tech level 1…4 (bands and processing the presets are made for).")
     var techLevel = 3
 
-    @Option(help: "Which presets: fine-tuning (default, up, down as available) or single-preset (default only).")
-    var personalization = "fine-tuning"
+    @Option(help: "Which presets: fine_tuning (default, up, down as available) or single_preset (default only); fine-tuning and single-preset are accepted too.")
+    var personalization = PersonalizationMode.fineTuning
 
     @Option(help: "dB SPL of a full-scale sine.")
     var calibration = PresetGenerator.defaultCalibration
@@ -30,10 +31,7 @@ struct PresetsCommand: ParsableCommand {
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
         }
-        guard ["fine-tuning", "single-preset"].contains(personalization) else {
-            throw ValidationError("--personalization must be fine-tuning or single-preset, got '\(personalization)'")
-        }
-        guard PresetPayload.ranges["calibration_db_spl"]!.contains(calibration) else {
+        guard PresetPayload.calibrationRange.contains(calibration) else {
             throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
         }
     }
@@ -41,11 +39,8 @@ struct PresetsCommand: ParsableCommand {
     func run() throws {
         let profile = try HearingProfileFile.load(audiogram)
         let level = try Fitting(techLevel: techLevel)
-        var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
-        if personalization == "single-preset" { presets = [presets[0]] }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let json = try encoder.encode(presets)
-        print(String(decoding: json, as: UTF8.self))
+        var presets = PresetGenerator.presets(for: profile, fitting: level, calibration: calibration)
+        if personalization == .singlePreset { presets = [presets[0]] }
+        FileHandle.standardOutput.write(JSONValue.array(presets.map(\.json)).fileData())
     }
 }

@@ -52,8 +52,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Tech level 1…4 of the processing session (bands and processing of the personalization).")
     var techLevel = 3
 
-    @Option(help: "Personalization mode: fine-tuning (default, up and down presets) or single-preset.")
-    var personalization = "fine-tuning"
+    @Option(help: "Personalization mode: fine_tuning (default, up and down presets) or single_preset (default only); fine-tuning and single-preset are accepted too.")
+    var personalization = PersonalizationMode.fineTuning
 
     @Option(help: "Hearing profile JSON file to start with (see `soundfit presets --help` for the format).")
     var profile: String?
@@ -80,9 +80,6 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
-        }
-        guard ["fine-tuning", "single-preset"].contains(personalization) else {
-            throw ValidationError("--personalization must be fine-tuning or single-preset, got '\(personalization)'")
         }
         if let server, server == name {
             throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
@@ -117,8 +114,7 @@ struct RunCommand: AsyncParsableCommand {
 
         let hearingProfile = try profile.map(HearingProfileFile.load)
         let fitting = try Fitting(techLevel: techLevel)
-        let sessionConfiguration: ProcessingConfiguration = personalization == "single-preset"
-            ? .singlePreset(fitting: fitting) : .fineTuning(fitting: fitting)
+        let sessionConfiguration = personalization.configuration(fitting: fitting)
 
         // The last applied state comes back; the command line's session settings win.
         let store = DurableStateStore(directory: stateURL, descriptors: StateKeeper.writableDescriptors)

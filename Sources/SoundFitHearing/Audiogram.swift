@@ -1,5 +1,5 @@
 /// One ear.
-public enum Ear: String, Sendable, Codable, CaseIterable {
+public enum Ear: String, Sendable, CaseIterable {
     case left, right
 }
 
@@ -8,7 +8,7 @@ public enum Ear: String, Sendable, Codable, CaseIterable {
 /// Valid audiograms use only standard frequencies (octaves and inter-octaves from 125 to
 /// 8000 Hz), levels from −10 to 120 dB HL, contain at least 500, 1000, 2000 and 4000 Hz and
 /// no frequency twice. Anything else is rejected with an `AudiogramError` that names the problem.
-public struct Audiogram: Sendable, Equatable, Codable {
+public struct Audiogram: Sendable, Equatable {
     /// Standard audiometric frequencies accepted in an audiogram.
     public static let standardFrequencies: [Double] = [125, 250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
     /// Frequencies every audiogram must contain (the prescription's three-frequency average needs
@@ -19,7 +19,8 @@ public struct Audiogram: Sendable, Equatable, Codable {
     /// Threshold points sorted by frequency.
     public let points: [Point]
 
-    public struct Point: Sendable, Equatable, Codable {
+    /// One threshold: `{"hz": 500, "db_hl": 35}` in a hearing profile file.
+    public struct Point: Sendable, Equatable {
         public var frequency: Double
         public var threshold: Double
 
@@ -27,42 +28,34 @@ public struct Audiogram: Sendable, Equatable, Codable {
             self.frequency = frequency
             self.threshold = threshold
         }
-
-        enum CodingKeys: String, CodingKey {
-            case frequency = "hz"
-            case threshold = "db_hl"
-        }
     }
 
     public init(points: [Point]) throws(AudiogramError) {
-        var seen = Set<Double>()
-        for point in points {
-            guard point.frequency.isFinite, Self.standardFrequencies.contains(point.frequency) else {
-                throw .nonstandardFrequency(point.frequency)
-            }
-            guard point.threshold.isFinite, Self.levelRange.contains(point.threshold) else {
-                throw .levelOutOfRange(frequency: point.frequency, level: point.threshold)
-            }
-            guard seen.insert(point.frequency).inserted else { throw .duplicateFrequency(point.frequency) }
-        }
-        let missing = Self.requiredFrequencies.filter { !seen.contains($0) }
+        if let (_, error) = Self.firstInvalidPoint(points) { throw error }
+        let missing = Self.requiredFrequencies.filter { required in !points.contains { $0.frequency == required } }
         guard missing.isEmpty else { throw .missingFrequencies(missing) }
         self.points = points.sorted { $0.frequency < $1.frequency }
+    }
+
+    /// The first point that breaks a rule (nonstandard frequency, level out of range, a frequency
+    /// given twice), with its index (so a file reader can name `left[3].hz`).
+    static func firstInvalidPoint(_ points: [Point]) -> (index: Int, error: AudiogramError)? {
+        var seen = Set<Double>()
+        for (index, point) in points.enumerated() {
+            guard point.frequency.isFinite, standardFrequencies.contains(point.frequency) else {
+                return (index, .nonstandardFrequency(point.frequency))
+            }
+            guard point.threshold.isFinite, levelRange.contains(point.threshold) else {
+                return (index, .levelOutOfRange(frequency: point.frequency, level: point.threshold))
+            }
+            guard seen.insert(point.frequency).inserted else { return (index, .duplicateFrequency(point.frequency)) }
+        }
+        return nil
     }
 
     /// Convenience: `[(hz, dB HL)]`.
     public init(_ pairs: [(Double, Double)]) throws(AudiogramError) {
         try self.init(points: pairs.map { Point(frequency: $0.0, threshold: $0.1) })
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        try self.init(points: container.decode([Point].self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(points)
     }
 
     /// The threshold at `frequency`, interpolated linearly in log frequency between measured

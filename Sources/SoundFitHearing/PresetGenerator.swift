@@ -1,3 +1,4 @@
+import SoundFitDSP
 import SoundFitProcessing
 /// Generates personalization presets from a hearing profile: rule "soundfit-nal-rp-wdrc/1".
 ///
@@ -25,43 +26,43 @@ public enum PresetGenerator {
     public static let minimumSoftenableGain = 3.0
     public static let defaultCalibration = 100.0
 
-    /// Every variant available for `profile` at `techLevel`, default first.
-    public static func presets(for profile: HearingProfile, techLevel: Fitting,
+    /// Every variant available for `profile` and `fitting`, default first.
+    public static func presets(for profile: HearingProfile, fitting: Fitting,
                                calibration: Double = defaultCalibration) -> [PresetPayload] {
-        let base = preset(.default, profile: profile, techLevel: techLevel, calibration: calibration)
+        let base = preset(.default, profile: profile, fitting: fitting, calibration: calibration)
         var result = [base]
         let allBands = base.left + base.right
         let prescribesGain = (allBands.map(\.gain).max() ?? 0) >= minimumSoftenableGain
         if prescribesGain && !allBands.allSatisfy({ $0.gain >= gainCap - 1e-9 }) {
-            result.append(preset(.up, profile: profile, techLevel: techLevel, calibration: calibration))
+            result.append(preset(.up, profile: profile, fitting: fitting, calibration: calibration))
         }
         if prescribesGain {
-            result.append(preset(.down, profile: profile, techLevel: techLevel, calibration: calibration))
+            result.append(preset(.down, profile: profile, fitting: fitting, calibration: calibration))
         }
         return result
     }
 
     /// The available variants' names, default first.
-    public static func availableVariants(for profile: HearingProfile, techLevel: Fitting) -> [PresetVariant] {
-        presets(for: profile, techLevel: techLevel).map(\.variant)
+    public static func availableVariants(for profile: HearingProfile, fitting: Fitting) -> [PresetVariant] {
+        presets(for: profile, fitting: fitting).map(\.variant)
     }
 
     /// One variant (whether or not the availability rules offer it).
-    public static func preset(_ variant: PresetVariant, profile: HearingProfile, techLevel: Fitting,
+    public static func preset(_ variant: PresetVariant, profile: HearingProfile, fitting: Fitting,
                               calibration: Double = defaultCalibration) -> PresetPayload {
         PresetPayload(
-            version: PresetPayload.formatVersion, rule: rule, techLevel: techLevel, variant: variant,
+            version: PresetPayload.formatVersion, rule: rule, fitting: fitting, variant: variant,
             calibration: calibration,
-            left: bands(for: profile.audiogram(for: .left), techLevel: techLevel, variant: variant),
-            right: bands(for: profile.audiogram(for: .right), techLevel: techLevel, variant: variant))
+            left: bands(for: profile.audiogram(for: .left), fitting: fitting, variant: variant),
+            right: bands(for: profile.audiogram(for: .right), fitting: fitting, variant: variant))
     }
 
-    static func bands(for audiogram: Audiogram, techLevel: Fitting, variant: PresetVariant) -> [PresetPayload.Band] {
-        let centres = techLevel.bandCentres
+    static func bands(for audiogram: Audiogram, fitting: Fitting, variant: PresetVariant) -> [BandDynamics] {
+        let centres = fitting.bandCentres
         let gains = NALPrescription.insertionGains(for: audiogram)
         return centres.enumerated().map { index, centre in
             let prescribed = min(gainCap, NALPrescription.interpolate(gains, at: centre))
-            var ratio = techLevel.compresses
+            var ratio = fitting.compresses
                 ? min(3, 1 + max(0, audiogram.threshold(at: centre) - 20) / 50) : 1
             var gain = prescribed
             let highBoost = centre >= 1000 ? 2.0 : 0
@@ -69,21 +70,21 @@ public enum PresetGenerator {
             case .default: break
             case .up:
                 gain = min(gainCap, 1.25 * prescribed + highBoost)
-                if techLevel.compresses { ratio = min(3, ratio * 1.1) }
+                if fitting.compresses { ratio = min(3, ratio * 1.1) }
             case .down:
                 gain = max(0, 0.75 * prescribed - highBoost)
-                if techLevel.compresses { ratio = max(1, ratio * 0.9) }
+                if fitting.compresses { ratio = max(1, ratio * 0.9) }
             }
             let reference = speechBandLevel(centre: centre, centres: centres)
             let knee = max(0, reference - 25)
             let position = centres.count > 1 ? Double(index) / Double(centres.count - 1) : 0
-            return PresetPayload.Band(
+            return BandDynamics(
                 centre: centre, gain: rounded(gain), referenceLevel: rounded(reference), ratio: rounded(ratio),
-                knee: rounded(knee), expansionKnee: techLevel.expands ? rounded(max(0, knee - 20)) : nil,
-                expansionRatio: techLevel.expands ? 2 : 1, maximumGain: gainCap,
-                outputLimit: techLevel.limits ? 105 : 120,
-                attack: techLevel.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
-                release: techLevel.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
+                knee: rounded(knee), expansionKnee: fitting.expands ? rounded(max(0, knee - 20)) : nil,
+                expansionRatio: fitting.expands ? 2 : 1, maximumGain: gainCap,
+                outputLimit: fitting.limits ? 105 : 120,
+                attack: fitting.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
+                release: fitting.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
         }
     }
 

@@ -1,6 +1,7 @@
+import SoundFitDSP
 import SoundFitProcessing
 
-/// What a processor can do at a tech level (our definition, `shared/reference/hearing.md`):
+/// What a processor can do at a tech level:
 ///
 /// | tech level | bands | processing |
 /// | --- | --- | --- |
@@ -9,15 +10,9 @@ import SoundFitProcessing
 /// | 3 | 8 (250, 500, 1k, 1.5k, 2k, 3k, 4k, 6k) | compression + expansion + per-band limiter |
 /// | 4 | 12 (half octaves 250…11.3k) | as 3, per-band attack/release |
 extension Fitting {
-    /// Band centre frequencies in Hz.
-    public var bandCentres: [Double] {
-        switch techLevel {
-        case 1: [500, 1000, 2000, 4000]
-        case 2: [250, 500, 1000, 2000, 4000, 8000]
-        case 3: [250, 500, 1000, 1500, 2000, 3000, 4000, 6000]
-        default: (0..<12).map { 250 * pow(2, Double($0) / 2) }
-        }
-    }
+    /// Band centre frequencies in Hz: the processor's layout (`MultibandLayout`), so a preset
+    /// is generated for exactly the bands that apply it.
+    public var bandCentres: [Double] { MultibandLayout(techLevel: techLevel)!.bandCentres }
 
     public var compresses: Bool { techLevel >= 2 }
     public var expands: Bool { techLevel >= 3 }
@@ -25,7 +20,3 @@ extension Fitting {
     /// Per-band attack and release (lower levels share one pair).
     public var perBandTimeConstants: Bool { techLevel >= 4 }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -36,7 +36,7 @@ public final class ProfilePresetSource: PresetSource {
     /// The variants the current profile offers at `fitting` (empty without a profile).
     public func availableVariants(for fitting: Fitting) -> [PresetVariant] {
         guard let profile else { return [] }
-        return PresetGenerator.availableVariants(for: profile, techLevel: fitting)
+        return PresetGenerator.availableVariants(for: profile, fitting: fitting)
     }
 
     public func preset(_ variant: PresetVariant, for fitting: Fitting) async throws -> PersonalizationPreset {
@@ -44,7 +44,7 @@ public final class ProfilePresetSource: PresetSource {
             guard let profile = state.profile else {
                 throw ControlError("no hearing profile yet: submit one with /profile/audiogram or --profile")
             }
-            let payloads = PresetGenerator.presets(for: profile, techLevel: fitting, calibration: calibration)
+            let payloads = PresetGenerator.presets(for: profile, fitting: fitting, calibration: calibration)
             guard let payload = payloads.first(where: { $0.variant == variant }) else {
                 throw ControlError(
                     "preset variant \(variant) is not available for this hearing profile (available: \(payloads.map(\.variant.rawValue).joined(separator: ", ")))")

@@ -53,7 +53,7 @@ enum StandardAudiograms {
 @Suite struct PresetGeneratorTests {
     @Test func normalHearingGivesOnlyDefault() throws {
         for level in 1...4 {
-            let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(0), techLevel: try Fitting(techLevel: level))
+            let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(0), fitting: try Fitting(techLevel: level))
             #expect(variants == [.default])
         }
     }
@@ -61,7 +61,7 @@ enum StandardAudiograms {
     @Test func n3GivesAllThreeVariantsOrderedByGain() throws {
         let audiogram = try StandardAudiograms.audiogram(StandardAudiograms.n3)
         let profile = try HearingProfile(left: audiogram, right: nil)
-        let presets = PresetGenerator.presets(for: profile, techLevel: try Fitting(techLevel: 3))
+        let presets = PresetGenerator.presets(for: profile, fitting: try Fitting(techLevel: 3))
         #expect(presets.map(\.variant) == [.default, .up, .down])
         let at4k = presets.map { $0.left[6].gain }
         #expect(presets[0].left[6].centre == 4000)
@@ -71,9 +71,9 @@ enum StandardAudiograms {
     }
 
     @Test func lossBeyondTheGainCapsGivesNoUp() throws {
-        let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(110), techLevel: try Fitting(techLevel: 3))
+        let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(110), fitting: try Fitting(techLevel: 3))
         #expect(variants == [.default, .down])
-        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(110), techLevel: try Fitting(techLevel: 3))
+        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(110), fitting: try Fitting(techLevel: 3))
         #expect(preset.left.allSatisfy { $0.gain == PresetGenerator.gainCap })
     }
 
@@ -82,7 +82,7 @@ enum StandardAudiograms {
         let techLevel = try Fitting(techLevel: level)
         let profile = try HearingProfile(left: try StandardAudiograms.audiogram(StandardAudiograms.s2),
                                          right: try StandardAudiograms.audiogram(StandardAudiograms.n3))
-        for preset in PresetGenerator.presets(for: profile, techLevel: techLevel) {
+        for preset in PresetGenerator.presets(for: profile, fitting: techLevel) {
             try preset.validate(for: techLevel)
             #expect(preset.left.count == techLevel.bandCentres.count)
             #expect(preset.left.map(\.centre) == techLevel.bandCentres)
@@ -95,11 +95,11 @@ enum StandardAudiograms {
     }
 
     @Test func ratiosFollowTheLoss() throws {
-        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(0), techLevel: try Fitting(techLevel: 3))
+        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(0), fitting: try Fitting(techLevel: 3))
         #expect(preset.left.allSatisfy { $0.ratio == 1 })
         let n3 = PresetGenerator.preset(
             .default, profile: try HearingProfile(left: try StandardAudiograms.audiogram(StandardAudiograms.n3), right: nil),
-            techLevel: try Fitting(techLevel: 3))
+            fitting: try Fitting(techLevel: 3))
         #expect(n3.left[2].ratio == 1.4)  // 40 dB HL at 1 kHz
         #expect(n3.left[6].ratio == 1.8)  // 60 dB HL at 4 kHz
     }

@@ -1,6 +1,8 @@
 import Foundation
+import SoundFitDSP
 import SoundFitProcessing
 import SoundFitHearing
+import SoundFitJSON
 import Testing
 
 @Suite struct AudiogramValidationTests {
@@ -31,15 +33,15 @@ import Testing
 
     @Test func profileFilesNameTheFieldAtFault() throws {
         let good = #"{"version": 1, "left": [{"hz": 500, "db_hl": 30}, {"hz": 1000, "db_hl": 35}, {"hz": 2000, "db_hl": 40}, {"hz": 4000, "db_hl": 50}]}"#
-        let profile = try HearingProfile.load(jsonData: Data(good.utf8))
+        let profile = try HearingProfile.decode(Data(good.utf8))
         #expect(profile.audiogram(for: .right).threshold(at: 1000) == 35)
 
         func loadingError(_ json: String) -> String? {
             do {
-                _ = try HearingProfile.load(jsonData: Data(json.utf8))
+                _ = try HearingProfile.decode(Data(json.utf8))
                 return nil
             } catch {
-                return error.message
+                return error.description
             }
         }
         #expect(loadingError(#"{"version": 1}"#) == "a hearing profile needs an audiogram for at least one ear")
@@ -54,7 +56,7 @@ import Testing
     private func preset() throws -> PresetPayload {
         let audiogram = try Audiogram([(500, 30), (1000, 35), (2000, 40), (4000, 50)])
         return PresetGenerator.preset(.default, profile: try HearingProfile(left: audiogram, right: nil),
-                                      techLevel: try Fitting(techLevel: 3))
+                                      fitting: try Fitting(techLevel: 3))
     }
 
     private func rejection(_ change: (inout PresetPayload) -> Void) throws -> String? {
@@ -75,13 +77,31 @@ import Testing
         #expect(try rejection { $0.right[0].gain = .infinity } == "right[0].gain_db: inf is not a finite number")
         #expect(try rejection { $0.left[1].ratio = 7 } == "left[1].ratio: 7.0 is out of range 1…5")
         #expect(try rejection { $0.left.removeLast() } == "left: 7 bands, tech level 3 has 8")
-        #expect(try rejection { $0.techLevel = try! Fitting(techLevel: 2) } == "preset is for tech level 2, the processor is tech level 3")
+        #expect(try rejection { $0.fitting = try! Fitting(techLevel: 2) } == "preset is for tech level 2, the processor is tech level 3")
         #expect(try rejection { $0.version = 9 } == "unsupported preset version 9 (expected 1)")
         #expect(try rejection { $0.calibration = 20 } == "calibration_db_spl: 20.0 is out of range 80…130")
         #expect(try rejection { $0.left[0].centre = 300 }?.hasPrefix("left[0].centre_hz") == true)
     }
 
+    @Test func thePayloadAndTheProcessorCheckTheSameRanges() throws {
+        // One type and one range table: what the payload's validation accepts, the processor's does.
+        for field in BandDynamics.Field.allCases {
+            guard let range = field.range else { continue }
+            for (value, accepted) in [(range.lowerBound, true), (range.upperBound, true), (range.upperBound + 1, false)] {
+                var payload = try preset()
+                payload.left[3][field] = value
+                let processor = MultibandPreset(techLevel: payload.fitting.techLevel, calibration: payload.calibration,
+                                                left: payload.left, right: payload.right)
+                #expect(((try? payload.validate(for: payload.fitting)) != nil) == accepted, "\(field) = \(value)")
+                #expect(((try? processor.validate()) != nil) == accepted, "\(field) = \(value)")
+                if !accepted {
+                    #expect(try rejection { $0 = payload }?.hasPrefix("left[3].\(field.rawValue): ") == true, "\(field)")
+                }
+            }
+        }
+    }
+
     @Test func malformedJSONIsRejected() throws {
-        #expect(throws: PresetValidationError.self) { try PresetPayload.decode(Data("{}".utf8), for: try Fitting(techLevel: 3)) }
+        #expect(throws: DocumentError.self) { try PresetPayload.decode(Data("{}".utf8), for: try Fitting(techLevel: 3)) }
     }
 }

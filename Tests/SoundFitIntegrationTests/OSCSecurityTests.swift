@@ -102,7 +102,7 @@ extension SoundFitIntegration {
 
         @Test("Bad session options exit non-zero naming the option", arguments: [
             (["--tech-level", "0"], "--tech-level"), (["--tech-level", "5"], "--tech-level"),
-            (["--personalization", "fine_tuning"], "--personalization"), (["--personalization", "both"], "--personalization"),
+            (["--personalization", "finetuning"], "--personalization"), (["--personalization", "both"], "--personalization"),
         ])
         func badSessionOptions(arguments: [String], option: String) throws {
             let missing = UniqueName.make("sf-missing")

@@ -432,6 +432,25 @@ extension SoundFitIntegration {
             print("note: run --profile bad.json → \(run.standardError.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
 
+        @Test("`presets --personalization` takes the OSC contract's single_preset and fine_tuning, and the hyphenated spellings")
+        func personalizationModeSpellings() throws {
+            let directory = try UniqueName.temporaryDirectory("sf-modes")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let profile = try TestAudiogram.profileFile(left: TestAudiogram.n3, right: nil, in: directory)
+            func variants(_ mode: String) throws -> [String] {
+                let result = try SoundFitCommandLine.run(["presets", "--audiogram", profile.path, "--personalization", mode])
+                #expect(result.succeeded, "\(mode): \(result)")
+                let array = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]]
+                return (array ?? []).compactMap { $0["variant"] as? String }
+            }
+            #expect(try variants("single_preset") == ["default"])
+            #expect(try variants("single-preset") == ["default"])
+            #expect(try variants("fine_tuning") == ["default", "up", "down"])
+            #expect(try variants("fine-tuning") == ["default", "up", "down"])
+            let bad = try SoundFitCommandLine.run(["presets", "--audiogram", profile.path, "--personalization", "both"])
+            #expect(!bad.succeeded && bad.standardError.contains("fine_tuning") && bad.standardError.contains("single_preset"), "\(bad)")
+        }
+
         @Test("--personalization single-preset: /profile/presets lists only default, and up is refused")
         func singlePresetMode() throws {
             let rig = try SoundFitRig(channels: 1, extraArguments: ["--personalization", "single-preset"])

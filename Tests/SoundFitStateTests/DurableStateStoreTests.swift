@@ -143,7 +143,7 @@ import Testing
         #expect(result.origin == .previous)
         #expect(result.document == (try document(gain: -1)))
         #expect(result.warnings.count == 2)
-        #expect(result.warnings.first?.contains("the saved state cannot be used: \(url.path): invalid JSON at line 1") == true, "\(result.warnings)")
+        #expect(result.warnings.first?.contains("the saved state cannot be used: \(url.path): line 1, column 30: invalid JSON: ") == true, "\(result.warnings)")
         #expect(result.warnings.first?.contains("kept as \(store.corruptURL.path)") == true)
         #expect(result.warnings.last?.contains("restored the previous copy") == true)
         #expect(store.corruptURL.text.hasSuffix("garbage"))

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitEngine
+import SoundFitJSON
 import SoundFitState
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitEngine
+import SoundFitJSON
 import SoundFitState
 import Testing
 
@@ -36,17 +37,17 @@ import Testing
 
     @Test func outOfRangeValueNamesTheFileAndTheField() throws {
         let found = try problems { $0.replacingOccurrences(of: "\"/filter/cutoff\": 1000", with: "\"/filter/cutoff\": 50000") }
-        #expect(found == ["patches/05-bad.json: parameters./filter/cutoff: 50000 is out of range 20…20000"])
+        #expect(found == ["patches/05-bad.json: line 13, column 23: parameters./filter/cutoff: 50000 is out of range 20…20000"])
     }
 
     @Test func unknownAddressIsNamed() throws {
         let found = try problems { $0.replacingOccurrences(of: "\"/filter/gain\": 0,", with: "\"/filter/gain\": 0,\n    \"/filter/resonance\": 3,") }
-        #expect(found == ["patches/05-bad.json: parameters./filter/resonance: unknown parameter address"])
+        #expect(found == ["patches/05-bad.json: line 16, column 26: parameters./filter/resonance: unknown parameter address"])
     }
 
     @Test func missingParameterIsNamed() throws {
         let found = try problems { $0.replacingOccurrences(of: "    \"/filter/q\": 0.7071,\n", with: "") }
-        #expect(found == ["patches/05-bad.json: parameters./filter/q: missing (every writable parameter must be set)"])
+        #expect(found == ["patches/05-bad.json: line 7, column 17: parameters./filter/q: missing (every writable parameter must be set)"])
     }
 
     @Test func wrongTypesAreNamed() throws {
@@ -56,34 +57,34 @@ import Testing
                 .replacingOccurrences(of: "\"/filter/type\": \"lowpass\"", with: "\"/filter/type\": \"lowpas\"")
         }
         #expect(found == [
-            "patches/05-bad.json: parameters./filter/enabled: expected true or false, got 1",
-            "patches/05-bad.json: parameters./filter/type: \"lowpas\" is not one of lowpass, highpass, bandpass, notch, peak, lowshelf, highshelf, allpass",
-            "patches/05-bad.json: parameters./filter/cutoff: expected a number (20…20000), got \"1000\"",
+            "patches/05-bad.json: line 11, column 24: parameters./filter/enabled: expected true or false, got 1",
+            "patches/05-bad.json: line 12, column 21: parameters./filter/type: \"lowpas\" is not one of lowpass, highpass, bandpass, notch, peak, lowshelf, highshelf, allpass",
+            "patches/05-bad.json: line 13, column 23: parameters./filter/cutoff: expected a number (20…20000), got \"1000\"",
         ])
     }
 
     @Test func readOnlyParameterDoesNotBelongInAPatch() throws {
         let found = try problems { $0.replacingOccurrences(of: "\"parameters\": {", with: "\"parameters\": {\n    \"/processing/fitting\": 3,") }
-        #expect(found == ["patches/05-bad.json: parameters./processing/fitting: is read-only: it cannot be set, so it does not belong in parameters"])
+        #expect(found == ["patches/05-bad.json: line 8, column 28: parameters./processing/fitting: is read-only: it cannot be set, so it does not belong in parameters"])
     }
 
     @Test func badJSONGivesTheLineAndColumn() throws {
         let truncated = try problems { String($0.prefix(200)) }
         #expect(truncated.count == 1)
-        #expect(truncated.first?.hasPrefix("patches/05-bad.json: invalid JSON at line ") == true, "\(truncated)")
+        #expect(truncated.first?.hasPrefix("patches/05-bad.json: line ") == true && truncated.first?.contains(", column ") == true && truncated.first?.contains(": invalid JSON: ") == true, "\(truncated)")
         #expect(truncated.first?.contains("truncated") == true, "\(truncated)")
 
         let trailingComma = try problems { $0.replacingOccurrences(of: "\"/output/gain\": 0", with: "\"/output/gain\": 0,") }
-        #expect(trailingComma == ["patches/05-bad.json: invalid JSON at line 21, column 3: trailing comma before '}'"])
+        #expect(trailingComma == ["patches/05-bad.json: line 21, column 3: invalid JSON: trailing comma before '}'"])
 
         let duplicate = try problems { $0.replacingOccurrences(of: "\"/filter/gain\": 0,", with: "\"/filter/gain\": 0,\n    \"/filter/cutoff\": 2000,") }
-        #expect(duplicate == ["patches/05-bad.json: invalid JSON at line 16, column 5: duplicate key \"/filter/cutoff\""])
+        #expect(duplicate == ["patches/05-bad.json: line 16, column 5: invalid JSON: duplicate key \"/filter/cutoff\""])
 
         let notAnObject = try problems { _ in "[1, 2]" }
         #expect(notAnObject == ["patches/05-bad.json: expected a JSON object, got an array"])
 
         let empty = try problems { _ in "" }
-        #expect(empty == ["patches/05-bad.json: invalid JSON at line 1, column 1: the file is empty (expected a JSON value)"])
+        #expect(empty == ["patches/05-bad.json: line 1, column 1: invalid JSON: the file is empty (expected a JSON value)"])
     }
 
     @Test func headerFieldsAreChecked() throws {
@@ -95,11 +96,11 @@ import Testing
                 .replacingOccurrences(of: "\"description\"", with: "\"descripton\"")
         }
         #expect(found == [
-            "patches/05-bad.json: format: expected \"soundfit.patch\", got \"soundfit.preset\"",
-            "patches/05-bad.json: version: 2 is not supported (this SoundFit reads version 1)",
-            "patches/05-bad.json: descripton: unknown field (known fields: format, version, number, name, description, parameters)",
-            "patches/05-bad.json: number: 5.5 is not an integer",
-            "patches/05-bad.json: name: patch name '../etc/passwd' contains '/': a patch name is a name, never a path",
+            "patches/05-bad.json: line 2, column 13: format: expected \"soundfit.patch\", got \"soundfit.preset\"",
+            "patches/05-bad.json: line 3, column 14: version: 2 is not supported (this SoundFit reads version 1)",
+            "patches/05-bad.json: line 6, column 17: descripton: unknown field (known fields: format, version, number, name, description, parameters)",
+            "patches/05-bad.json: line 4, column 13: number: 5.5 is not an integer",
+            "patches/05-bad.json: line 5, column 11: name: patch name '../etc/passwd' contains '/': a patch name is a name, never a path",
         ])
     }
 

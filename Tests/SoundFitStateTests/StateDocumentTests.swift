@@ -25,7 +25,7 @@ import Testing
             session: .fineTuning(fitting: fitting),
             currentPatch: CurrentPatch(number: -3, name: "Evening", isModified: true),
             hearingProfile: profile,
-            presets: PresetGenerator.presets(for: profile, techLevel: fitting))
+            presets: PresetGenerator.presets(for: profile, fitting: fitting))
     }
 
     private func decode(_ text: String) -> [String] {
@@ -79,33 +79,33 @@ import Testing
 
     @Test func eachBadFieldIsNamed() throws {
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"style\": \"discrete\"", with: "\"style\": \"sometimes\"") })
-            == ["state.json: delivery.style: 'sometimes' is not a delivery style (continuous or discrete)"])
+            == ["state.json: line 20, column 14: delivery.style: 'sometimes' is not a delivery style (continuous or discrete)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"timeout_seconds\": 2.5", with: "\"timeout_seconds\": 0") })
-            == ["state.json: delivery.timeout_seconds: 0 is out of range 0.001…86400"])
+            == ["state.json: line 22, column 24: delivery.timeout_seconds: 0 is out of range 0.001…86400"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"settle_seconds\": 0.35", with: "\"settle_seconds\": -1") })
-            == ["state.json: delivery.settle_seconds: -1 is out of range 0…86400"])
+            == ["state.json: line 21, column 23: delivery.settle_seconds: -1 is out of range 0…86400"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"mode\": \"fine_tuning\",\n    \"tech_level\": 3", with: "\"mode\": \"fine_tuning\",\n    \"tech_level\": 7") })
-            == ["state.json: session.tech_level: 7 is out of range 1…4"])
+            == ["state.json: line 26, column 19: session.tech_level: 7 is out of range 1…4"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"mode\": \"fine_tuning\"", with: "\"mode\": \"fine-tuning\"") })
-            == ["state.json: session.mode: 'fine-tuning' is not a personalization mode (fine_tuning or single_preset)"])
+            == ["state.json: line 25, column 13: session.mode: 'fine-tuning' is not a personalization mode (fine_tuning or single_preset)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"name\": \"Evening\"", with: "\"name\": \"a/b\"") })
-            == ["state.json: current_patch.name: patch name 'a/b' contains '/': a patch name is a name, never a path"])
+            == ["state.json: line 30, column 13: current_patch.name: patch name 'a/b' contains '/': a patch name is a name, never a path"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"modified\": true", with: "\"modified\": \"yes\"") })
-            == ["state.json: current_patch.modified: expected true or false, got \"yes\""])
+            == ["state.json: line 31, column 17: current_patch.modified: expected true or false, got \"yes\""])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"/processing/intensity\": 0.75", with: "\"/processing/intensity\": 1.5") })
-            == ["state.json: parameters./processing/intensity: 1.5 is out of range 0…1"])
+            == ["state.json: line 6, column 30: parameters./processing/intensity: 1.5 is out of range 0…1"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"presets\": [", with: "\"extra\": 1,\n  \"presets\": [") })
-            == ["state.json: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets)"])
+            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"soundfit.state\"", with: "\"soundfit.patch\"") })
-            == ["state.json: format: expected \"soundfit.state\", got \"soundfit.patch\""])
+            == ["state.json: line 2, column 13: format: expected \"soundfit.state\", got \"soundfit.patch\""])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"version\": 1,\n  \"parameters\"", with: "\"version\": 9,\n  \"parameters\"") })
-            == ["state.json: version: 9 is not supported (this SoundFit reads version 1)"])
+            == ["state.json: line 3, column 14: version: 9 is not supported (this SoundFit reads version 1)"])
     }
 
     @Test func theHearingProfileAndPresetsAreValidated() throws {
         let badProfile = decode(try edited { $0.replacingOccurrences(of: "\"hz\" : 6000", with: "\"hz\" : 6001").replacingOccurrences(of: "\"hz\": 6000", with: "\"hz\": 6001") })
         #expect(badProfile.count == 1)
-        #expect(badProfile.first?.hasPrefix("state.json: hearing_profile: ") == true, "\(badProfile)")
+        #expect(badProfile.first?.hasPrefix("state.json: line 65, column 15: hearing_profile.left[7].hz: ") == true, "\(badProfile)")
         #expect(badProfile.first?.contains("6001") == true, "\(badProfile)")
 
         let badPreset = decode(try edited { text in
@@ -115,11 +115,11 @@ import Testing
             return text.replacingCharacters(in: range.upperBound..<end, with: "99")
         })
         #expect(badPreset.count == 1)
-        #expect(badPreset.first?.hasPrefix("state.json: presets[0]: ") == true, "\(badPreset)")
+        #expect(badPreset.first?.hasPrefix("state.json: line 97, column 22: presets[0].left[0].gain_db: ") == true, "\(badPreset)")
         #expect(badPreset.first?.contains("left[0].gain_db: 99") == true, "\(badPreset)")
 
         let missingField = decode(try edited { $0.replacingOccurrences(of: "\"rule\": ", with: "\"rul\": ") })
-        #expect(missingField.first?.hasPrefix("state.json: presets[0]") == true, "\(missingField)")
+        #expect(missingField.first?.hasPrefix("state.json: line 89, column 5: presets[0].rule: missing") == true, "\(missingField)")
     }
 
     @Test func validateCatchesWhatDecodeWouldReject() throws {
@@ -169,11 +169,11 @@ import Testing
             Issue.record("accepted")
         } catch {
             #expect(error.problems.map(\.description) == [
-                "document.json: calibration_db_spl: 200 is out of range 80…130",
-                "document.json: channels: 0 is out of range 1…64",
-                "document.json: osc.host: '' is not a host name or address",
-                "document.json: osc.port: 70000 is out of range 0…65535",
-                "document.json: osc.allow[1]: expected an address or prefix such as \"192.168.1.0/24\", got \"\"",
+                "document.json: line 1, column 69: calibration_db_spl: 200 is out of range 80…130",
+                "document.json: line 1, column 86: channels: 0 is out of range 1…64",
+                "document.json: line 2, column 18: osc.host: '' is not a host name or address",
+                "document.json: line 2, column 30: osc.port: 70000 is out of range 0…65535",
+                "document.json: line 2, column 61: osc.allow[1]: expected an address or prefix such as \"192.168.1.0/24\", got \"\"",
             ])
         }
     }

@@ -1,6 +1,5 @@
-/// The band layout of a tech level: its band centres.
-///
-/// SoundFitDSP's own copy of the tech-level table (it does not depend on SoundFitHearing):
+/// The band layout of a tech level: its band centres. The one tech-level table: the hearing
+/// module's `Fitting.bandCentres` reads it.
 ///
 /// | tech level | bands | centres (Hz) |
 /// | --- | --- | --- |
@@ -35,7 +34,8 @@ public struct MultibandLayout: Sendable, Equatable {
     public var bandCount: Int { bandCentres.count }
 }
 
-/// One band's prescription and dynamics, in the units of the preset payload.
+/// One band's prescription and dynamics: what a personalization preset prescribes for a band and
+/// what the multiband processor applies (the preset payload's bands are these, in these units).
 ///
 /// Levels are band levels in dB SPL (see `MultibandPreset.calibration`), gains in dB. The static
 /// gain law (`gain(atLevel:)`) at band level `L`:
@@ -47,26 +47,28 @@ public struct MultibandLayout: Sendable, Equatable {
 ///   an expansion knee above `knee` acts at `knee`;
 /// - capped at `maximumGain`;
 /// - per-band limiter: the band output level `L + gain` never exceeds `outputLimit`.
+///
+/// The valid range of each field is in `Field.range`.
 public struct BandDynamics: Sendable, Equatable {
     /// Band centre (Hz); must match the layout within 0.5 Hz.
     public var centre: Double
-    /// Insertion gain (dB) at `referenceLevel`, `0...60`.
+    /// Insertion gain (dB) at `referenceLevel`.
     public var gain: Double
-    /// The band level (dB SPL) at which `gain` applies, `0...120`.
+    /// The band level (dB SPL) at which `gain` applies.
     public var referenceLevel: Double
-    /// Compression ratio above `knee`, `1...5` (1 = linear).
+    /// Compression ratio above `knee` (1 = linear).
     public var ratio: Double
-    /// Compression knee (dB SPL), `0...120`.
+    /// Compression knee (dB SPL).
     public var knee: Double
-    /// Expansion knee (dB SPL), `0...120`; nil = no expansion.
+    /// Expansion knee (dB SPL); nil = no expansion.
     public var expansionKnee: Double?
-    /// Expansion ratio below `expansionKnee`, `1...4`.
+    /// Expansion ratio below `expansionKnee`.
     public var expansionRatio: Double
-    /// Gain cap (dB), `0...60`.
+    /// Gain cap (dB).
     public var maximumGain: Double
-    /// Band output limit (dB SPL), `60...140`.
+    /// Band output limit (dB SPL): a per-band limiter.
     public var outputLimit: Double
-    /// Level detector attack and release time constants (ms): `0.5...200`, `5...2000`.
+    /// Level detector attack and release time constants (ms).
     public var attack: Double
     public var release: Double
 
@@ -96,15 +98,6 @@ public struct BandDynamics: Sendable, Equatable {
         g = min(g, maximumGain)
         return min(g, outputLimit - level)
     }
-
-    /// Valid ranges, checked by `MultibandPreset.validate`.
-    public static let ranges: [(name: String, range: ClosedRange<Double>, value: @Sendable (BandDynamics) -> Double?)] = [
-        ("gain", 0...60, { $0.gain }), ("referenceLevel", 0...120, { $0.referenceLevel }),
-        ("ratio", 1...5, { $0.ratio }), ("knee", 0...120, { $0.knee }),
-        ("expansionKnee", 0...120, { $0.expansionKnee }), ("expansionRatio", 1...4, { $0.expansionRatio }),
-        ("maximumGain", 0...60, { $0.maximumGain }), ("outputLimit", 60...140, { $0.outputLimit }),
-        ("attack", 0.5...200, { $0.attack }), ("release", 5...2000, { $0.release }),
-    ]
 }
 
 /// The DSP-side description of a personalization preset: what the multiband processor applies.
@@ -148,12 +141,12 @@ public struct MultibandPreset: Sendable, Equatable {
             }
             for (index, band) in bands.enumerated() {
                 guard band.centre.isFinite, abs(band.centre - layout.bandCentres[index]) < 0.5 else {
-                    throw MultibandPresetError("\(ear)[\(index)].centre: \(band.centre) Hz is not band \(index + 1) of tech level \(techLevel) (\(layout.bandCentres[index]) Hz)")
+                    throw MultibandPresetError("\(ear)[\(index)].centre_hz: \(band.centre) Hz is not band \(index + 1) of tech level \(techLevel) (\(layout.bandCentres[index]) Hz)")
                 }
-                for field in BandDynamics.ranges {
-                    guard let value = field.value(band) else { continue }
-                    guard value.isFinite, field.range.contains(value) else {
-                        throw MultibandPresetError("\(ear)[\(index)].\(field.name): \(value) is not in \(field.range.lowerBound)…\(field.range.upperBound)")
+                for field in BandDynamics.Field.allCases {
+                    guard let range = field.range, let value = band[field] else { continue }
+                    guard value.isFinite, range.contains(value) else {
+                        throw MultibandPresetError("\(ear)[\(index)].\(field.rawValue): \(value) is not in \(range.lowerBound)…\(range.upperBound)")
                     }
                 }
             }

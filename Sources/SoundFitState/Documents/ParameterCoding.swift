@@ -1,4 +1,5 @@
 import SoundFitEngine
+import SoundFitJSON
 
 /// How a document treats writable parameters it does not mention.
 public enum ParameterCompleteness: Sendable, Equatable {

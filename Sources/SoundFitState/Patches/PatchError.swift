@@ -1,3 +1,5 @@
+import SoundFitJSON
+
 /// Why a patch operation was refused. The descriptions are what OSC `/error` and the CLI report.
 public enum PatchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The name breaks a rule of `PatchName` (the message says which).

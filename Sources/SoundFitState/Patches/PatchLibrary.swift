@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 import SoundFitEngine
+import SoundFitJSON
+import Synchronization
 
 /// Names a patch: by number, or by name (case-insensitive).
 public enum PatchReference: Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import SoundFitJSON
+
 /// The rules for patch names.
 ///
 /// A name is 1…64 characters: letters (any script), digits 0–9, space and `- _ . ( ) '`; no

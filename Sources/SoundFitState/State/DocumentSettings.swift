@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitHearing
+import SoundFitJSON
 
 /// Document-level settings, as the seed's `fullStateForDocument`: how this installation is set
 /// up rather than what it sounds like. Kept apart from `StateDocument`, so importing a state
@@ -21,7 +22,7 @@ import SoundFitHearing
 public struct DocumentSettings: Sendable, Equatable {
     public static let format = "soundfit.document"
     public static let formatVersion = 1
-    public static let calibrationRange: ClosedRange<Double> = 80...130
+    public static var calibrationRange: ClosedRange<Double> { PresetPayload.calibrationRange }
     public static let channelRange: ClosedRange<Int> = 1...64
 
     /// dB SPL of a full-scale sine (personalization presets are generated for it).

@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitJSON
 import SoundFitProcessing
 import Synchronization
 import SoundFitEngine
@@ -203,8 +204,7 @@ public final class DurableStateStore: Sendable {
         do {
             return .document(try StateDocument.decode(data, file: url.path, descriptors: descriptors))
         } catch {
-            let problems = error.problems.map { problem in (problem.field.map { "\($0): " } ?? "") + problem.message }
-            return .unusable("\(url.path): \(problems.joined(separator: "; "))")
+            return .unusable("\(url.path): \(error.problems.map(\.detail).joined(separator: "; "))")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SoundFitEngine
 import SoundFitHearing
+import SoundFitJSON
 import SoundFitProcessing
 
 extension StateDocument {
@@ -29,8 +30,8 @@ extension StateDocument {
                 "number": .number(patch.number), "name": .string(patch.name), "modified": .bool(patch.isModified),
             ]))
         } ?? .null)
-        root.append("hearing_profile", hearingProfile.flatMap { try? JSONValue(encoding: $0) } ?? .null)
-        root.append("presets", .array(presets.compactMap { try? JSONValue(encoding: $0) }))
+        root.append("hearing_profile", hearingProfile?.json ?? .null)
+        root.append("presets", .array(presets.map(\.json)))
         return JSONValue.object(root).fileData()
     }
 
@@ -49,33 +50,13 @@ extension StateDocument {
         let currentPatch = decodeCurrentPatch(root, reader: &reader)
         var profile: HearingProfile?
         if let value = root["hearing_profile"], value != .null {
-            do {
-                profile = try HearingProfile.load(jsonData: value.compactData())
-            } catch {
-                reader.fail("hearing_profile", error.message)
-            }
+            profile = HearingProfile.read(value, field: "hearing_profile", reader: &reader)
         }
         var presets: [PresetPayload] = []
-        switch root["presets"] {
-        case nil, .null?: break
-        case .array(let elements)?:
-            for (index, element) in elements.enumerated() {
-                let field = "presets[\(index)]"
-                do {
-                    let payload = try element.decode(PresetPayload.self)
-                    do {
-                        try payload.validate(for: payload.techLevel)
-                        presets.append(payload)
-                    } catch {
-                        reader.fail(field, error.message)
-                    }
-                } catch {
-                    let problem = decodingProblem(error, below: field)
-                    reader.fail(problem.field, problem.message)
-                }
+        for (index, element) in (reader.array(root, "presets", required: false, expecting: "an array of presets") ?? []).enumerated() {
+            if let payload = PresetPayload.read(element, field: JSONDocument.path("presets", index: index), reader: &reader) {
+                presets.append(payload)
             }
-        case let other?:
-            reader.fail("presets", "expected an array of presets, got \(other.summary)")
         }
         try reader.check()
         return StateDocument(parameters: parameters, delivery: delivery!, session: session!, currentPatch: currentPatch,

@@ -1,6 +1,7 @@
 import Foundation
 import SoundFitEngine
 import SoundFitHearing
+import SoundFitJSON
 import SoundFitProcessing
 
 /// SoundFit's complete state, as the seed's `fullState`: what `soundfit state export` writes,

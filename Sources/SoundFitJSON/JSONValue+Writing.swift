@@ -3,15 +3,15 @@ import Foundation
 extension JSONValue {
     /// Pretty JSON for a file a person may edit: two-space indentation, `"key": value`, object
     /// keys in their order, arrays of plain values on one line, a final newline.
-    func fileData() -> Data {
+    public func fileData() -> Data {
         var text = ""
         write(to: &text, indent: 0)
         text += "\n"
         return Data(text.utf8)
     }
 
-    /// Compact JSON (for handing a subtree to `JSONDecoder`).
-    func compactData() -> Data {
+    /// Compact JSON: no whitespace at all (for a message or a datagram).
+    public func compactData() -> Data {
         var text = ""
         writeCompact(to: &text)
         return Data(text.utf8)
@@ -115,41 +115,5 @@ extension JSONValue {
             }
         }
         text += "\""
-    }
-}
-
-extension JSONValue {
-    /// The JSON that `JSONEncoder` makes of `value`, as a tree (object keys sorted).
-    init(encoding value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        self = try JSONParser.parse(encoder.encode(value))
-    }
-
-    /// Decodes this tree with `JSONDecoder`.
-    func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONDecoder().decode(type, from: compactData())
-    }
-}
-
-/// `.left[0].hz`: a Codable error's coding path in the notation of `DocumentProblem.field`.
-func fieldPath(_ codingPath: [any CodingKey]) -> String {
-    codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-}
-
-/// A sentence for a `DecodingError`, naming the path (below `field`) at fault.
-func decodingProblem(_ error: any Error, below field: String) -> (field: String, message: String) {
-    switch error {
-    case DecodingError.keyNotFound(let key, let context):
-        return (field + fieldPath(context.codingPath), "missing field \(key.stringValue)")
-    case DecodingError.typeMismatch(let type, let context):
-        return (field + fieldPath(context.codingPath), "expected a value of type \(type)")
-    case DecodingError.valueNotFound(let type, let context):
-        return (field + fieldPath(context.codingPath), "expected a value of type \(type), got null")
-    case DecodingError.dataCorrupted(let context):
-        let message = (context.underlyingError as? any CustomStringConvertible)?.description ?? context.debugDescription
-        return (field + fieldPath(context.codingPath), message)
-    default:
-        return (field, "\(error)")
     }
 }

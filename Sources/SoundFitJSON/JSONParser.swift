@@ -1,14 +1,20 @@
 import Foundation
 
-/// A JSON syntax error, with the line and column (1-based, in characters of the line's UTF-8
-/// bytes) where it was found.
-struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    var line: Int
-    var column: Int
-    var message: String
+/// A JSON syntax error: where it was found and what is wrong.
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var location: JSONLocation
+    public var message: String
+
+    public init(location: JSONLocation, message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    public var line: Int { location.line }
+    public var column: Int { location.column }
 
     /// `invalid JSON at line 3, column 5: expected ',' or '}'`.
-    var description: String { "invalid JSON at line \(line), column \(column): \(message)" }
+    public var description: String { "invalid JSON at \(location): \(message)" }
 }
 
 /// A strict RFC 8259 parser for SoundFit's files.
@@ -16,39 +22,100 @@ struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Strict where a lenient parser would hide a mistake in a hand-edited file: duplicate keys,
 /// trailing commas, comments, invalid UTF-8, raw control characters in strings and anything
 /// after the top-level value are errors. A UTF-8 byte order mark is skipped. Nesting is limited
-/// to `maximumDepth`, so a hostile file cannot exhaust the stack.
-struct JSONParser {
-    static let maximumDepth = 64
+/// (`Strictness.maximumDepth`), so a hostile file cannot exhaust the stack.
+///
+/// Pure and synchronous; safe on any thread.
+public struct JSONParser {
+    /// How strictly a document is read.
+    public enum Strictness: Sendable {
+        /// SoundFit's own files (state, patches, document settings): RFC 8259 and no more.
+        case strict
+        /// Files other tools write and SoundFit read with Foundation's `JSONDecoder` before
+        /// (hearing profiles): also what it accepted: a trailing comma in an array or object,
+        /// a key given twice (the first counts), UTF-16 text, nesting up to 512 levels.
+        case compatible
+
+        /// The deepest nesting accepted.
+        public var maximumDepth: Int {
+            switch self {
+            case .strict: 64
+            case .compatible: 512
+            }
+        }
+    }
+
+    private let strictness: Strictness
 
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
+    /// Where each value starts, by field path; nil when not asked for (`parse`).
+    private var locations: [String: JSONLocation]?
+    /// The line of `index`, kept up to date by `skipWhitespace` (the only place a line break is
+    /// valid), so a location costs no rescan of the file.
+    private var line = 1
+    /// The last column computed on `line`, and its byte offset (columns are counted on from it).
+    private var columnCache = (offset: 0, column: 1)
 
     /// Parses one JSON document.
-    static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
-        var parser = JSONParser(bytes: Array(data))
+    public static func parse(_ data: Data, strictness: Strictness = .strict) throws(JSONSyntaxError) -> JSONValue {
+        var parser = try JSONParser(data: data, strictness: strictness, recordsLocations: false)
         return try parser.document()
     }
 
-    private init(bytes: [UInt8]) {
-        self.bytes = bytes
+    /// Parses one JSON document and records where each of its values starts, so that a reader
+    /// can point at the value it rejects.
+    public static func parseDocument(_ data: Data, strictness: Strictness = .strict) throws(JSONSyntaxError) -> JSONDocument {
+        var parser = try JSONParser(data: data, strictness: strictness, recordsLocations: true)
+        let root = try parser.document()
+        return JSONDocument(root: root, locations: parser.locations ?? [:])
+    }
+
+    private init(data: Data, strictness: Strictness, recordsLocations: Bool) throws(JSONSyntaxError) {
+        self.strictness = strictness
+        locations = recordsLocations ? [:] : nil
+        bytes = strictness == .compatible ? try Self.utf8(fromUTF16: data) ?? Array(data) : Array(data)
+    }
+
+    /// The UTF-8 of `data` if it is UTF-16 text (a byte order mark, or a zero byte next to the
+    /// first character, as `JSONDecoder` detects it); nil for anything else.
+    private static func utf8(fromUTF16 data: Data) throws(JSONSyntaxError) -> [UInt8]? {
+        let bytes = Array(data.prefix(2))
+        guard bytes.count == 2 else { return nil }
+        let encoding: String.Encoding
+        switch (bytes[0], bytes[1]) {
+        case (0xFE, 0xFF), (0xFF, 0xFE): encoding = .utf16
+        case (0, let second) where second != 0: encoding = .utf16BigEndian
+        case (let first, 0) where first != 0: encoding = .utf16LittleEndian
+        default: return nil
+        }
+        guard let text = String(data: data, encoding: encoding) else {
+            throw JSONSyntaxError(location: JSONLocation(line: 1, column: 1), message: "the file is not valid UTF-16 (nor UTF-8)")
+        }
+        return Array(text.utf8)
     }
 
     private mutating func document() throws(JSONSyntaxError) -> JSONValue {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        columnCache = (index, 1)
         skipWhitespace()
         guard index < bytes.count else { throw error("the file is empty (expected a JSON value)") }
-        let value = try self.value()
+        let value = try self.value(at: "")
         skipWhitespace()
         guard index == bytes.count else { throw error("unexpected text after the end of the document") }
         return value
     }
 
-    private mutating func value() throws(JSONSyntaxError) -> JSONValue {
+    /// The value at `index`, whose field path is `path` (`""` for the root, `left[2].db_hl`).
+    private mutating func value(at path: String) throws(JSONSyntaxError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of the file (the file is truncated?)") }
+        if locations != nil {
+            let location = currentLocation()
+            locations?[path] = location
+        }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try object()
-        case UInt8(ascii: "["): return try array()
+        case UInt8(ascii: "{"): return try object(at: path)
+        case UInt8(ascii: "["): return try array(at: path)
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
@@ -59,7 +126,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func object() throws(JSONSyntaxError) -> JSONValue {
+    private mutating func object(at path: String) throws(JSONSyntaxError) -> JSONValue {
         try enter()
         index += 1
         var object = JSONObject()
@@ -77,27 +144,40 @@ struct JSONParser {
             }
             let keyStart = index
             let key = try string()
-            guard seen.insert(key).inserted else {
+            let isRepeated = !seen.insert(key).inserted
+            if isRepeated, strictness == .strict {
                 throw error("duplicate key \"\(NumberText.escapedForMessage(key))\"", at: keyStart)
             }
             skipWhitespace()
             guard peek(UInt8(ascii: ":")) else { throw error("expected ':' after the key") }
             index += 1
             skipWhitespace()
-            object.members.append(.init(key: key, value: try value()))
+            if isRepeated {
+                // Compatible: the first value counts; this one is only checked (and not located).
+                let recorded = locations
+                locations = nil
+                _ = try value(at: "")
+                locations = recorded
+            } else {
+                let memberPath = locations == nil ? "" : JSONDocument.path(path, key: key)
+                object.members.append(.init(key: key, value: try value(at: memberPath)))
+            }
             skipWhitespace()
             if peek(UInt8(ascii: ",")) {
                 index += 1
+                skipWhitespace()
+                if strictness == .compatible, peek(UInt8(ascii: "}")) { break }
                 continue
             }
             guard peek(UInt8(ascii: "}")) else { throw error(atEnd ? "unexpected end of the file (the file is truncated?)" : "expected ',' or '}'") }
-            index += 1
-            depth -= 1
-            return .object(object)
+            break
         }
+        index += 1
+        depth -= 1
+        return .object(object)
     }
 
-    private mutating func array() throws(JSONSyntaxError) -> JSONValue {
+    private mutating func array(at path: String) throws(JSONSyntaxError) -> JSONValue {
         try enter()
         index += 1
         var elements: [JSONValue] = []
@@ -110,17 +190,21 @@ struct JSONParser {
         while true {
             skipWhitespace()
             if peek(UInt8(ascii: "]")) { throw error("trailing comma before ']'") }
-            elements.append(try value())
+            let elementPath = locations == nil ? "" : JSONDocument.path(path, index: elements.count)
+            elements.append(try value(at: elementPath))
             skipWhitespace()
             if peek(UInt8(ascii: ",")) {
                 index += 1
+                skipWhitespace()
+                if strictness == .compatible, peek(UInt8(ascii: "]")) { break }
                 continue
             }
             guard peek(UInt8(ascii: "]")) else { throw error(atEnd ? "unexpected end of the file (the file is truncated?)" : "expected ',' or ']'") }
-            index += 1
-            depth -= 1
-            return .array(elements)
+            break
         }
+        index += 1
+        depth -= 1
+        return .array(elements)
     }
 
     private mutating func string() throws(JSONSyntaxError) -> String {
@@ -256,7 +340,7 @@ struct JSONParser {
 
     private mutating func enter() throws(JSONSyntaxError) {
         depth += 1
-        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        guard depth <= strictness.maximumDepth else { throw error("nesting deeper than \(strictness.maximumDepth) levels") }
     }
 
     private var atEnd: Bool { index >= bytes.count }
@@ -277,10 +361,22 @@ struct JSONParser {
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            case 0x0A:
+                index += 1
+                line += 1
+                columnCache = (index, 1)
+            case 0x20, 0x09, 0x0D: index += 1
             default: return
             }
         }
+    }
+
+    /// The line and column of `index` (the parser only moves forward, so the column is counted
+    /// on from the last one computed).
+    private mutating func currentLocation() -> JSONLocation {
+        columnCache.column = bytes[columnCache.offset..<index].reduce(columnCache.column) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        columnCache.offset = index
+        return JSONLocation(line: line, column: columnCache.column)
     }
 
     private func hex4(_ value: UInt32) -> String {
@@ -303,6 +399,6 @@ struct JSONParser {
         }
         // Columns count characters, not bytes: continuation bytes of multi-byte UTF-8 are skipped.
         let column = bytes[lineStart..<position].reduce(1) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
-        return JSONSyntaxError(line: line, column: column, message: message)
+        return JSONSyntaxError(location: JSONLocation(line: line, column: column), message: message)
     }
 }

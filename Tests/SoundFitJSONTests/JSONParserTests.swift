@@ -1,6 +1,5 @@
 import Foundation
-import SoundFitEngine
-@testable import SoundFitState
+import SoundFitJSON
 import Testing
 
 @Suite struct JSONParserTests {
@@ -92,5 +91,48 @@ import Testing
         #expect(error(deep) == "invalid JSON at line 1, column 65: nesting deeper than 64 levels")
         let fine = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         #expect(error(fine) == nil)
+    }
+}
+
+/// Compatible strictness: what Foundation's `JSONDecoder` accepted, for files SoundFit read with
+/// it before (hearing profiles).
+@Suite struct CompatibleJSONParserTests {
+    private func compatible(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
+        try JSONParser.parse(data, strictness: .compatible)
+    }
+
+    @Test func trailingCommasAreAccepted() throws {
+        #expect(try compatible(Data(#"{"a": [1, 2,], "b": {},}"#.utf8))
+            == .object(JSONObject(["a": .array([.number("1"), .number("2")]), "b": .object(JSONObject())])))
+        #expect(throws: JSONSyntaxError.self) { try compatible(Data("[1,,]".utf8)) }
+        #expect(throws: JSONSyntaxError.self) { try compatible(Data("[,]".utf8)) }
+    }
+
+    @Test func theFirstOfARepeatedKeyCounts() throws {
+        let document = try JSONParser.parseDocument(Data("{\"a\": 1,\n \"a\": [2]}".utf8), strictness: .compatible)
+        #expect(document.root == .object(JSONObject(["a": .number("1")])))
+        #expect(document.location(of: "a") == JSONLocation(line: 1, column: 7))
+        #expect(document.location(of: "a[0]") == JSONLocation(line: 1, column: 7), "the repeated value is not located")
+    }
+
+    @Test func utf16TextIsRead() throws {
+        let text = "{\"é\": [1]}"
+        let expected = JSONValue.object(JSONObject(["é": .array([.number("1")])]))
+        for encoding in [String.Encoding.utf16, .utf16LittleEndian, .utf16BigEndian] {
+            #expect(try compatible(text.data(using: encoding)!) == expected, "\(encoding)")
+            #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(text.data(using: encoding)!) }
+        }
+    }
+
+    @Test func nestingMayBeDeeper() throws {
+        let deep = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        #expect(throws: Never.self) { try compatible(Data(deep.utf8)) }
+        #expect(throws: JSONSyntaxError.self) { try compatible(Data(("[" + deep + "]").utf8)) }
+    }
+
+    @Test func everythingElseIsAsStrict() {
+        for text in ["{\"a\": 1 // c\n}", "[01]", "[.5]", "[NaN]", "{'a': 1}", "{a: 1}", "{} {}", "", "[\"a\tb\"]"] {
+            #expect(throws: JSONSyntaxError.self, "\(text)") { try compatible(Data(text.utf8)) }
+        }
     }
 }

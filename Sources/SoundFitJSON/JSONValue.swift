@@ -4,7 +4,7 @@
 /// written file lists parameters in address-space order), the literal text of numbers (so
 /// `0.7071` is written back as `0.7071`, not `0.707099974155426`), and the difference between
 /// `true` and `1`.
-enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// The number's literal text (valid JSON number syntax).
@@ -15,13 +15,13 @@ enum JSONValue: Sendable, Equatable {
 
     /// A number written the way a person would: integral values without a fraction (`1000`),
     /// others in the shortest form that reads back as the same `Float` (`0.7071`).
-    static func number(_ value: Float) -> JSONValue { .number(NumberText.format(value)) }
+    public static func number(_ value: Float) -> JSONValue { .number(NumberText.format(value)) }
     /// A number in the shortest form that reads back as the same `Double`.
-    static func number(_ value: Double) -> JSONValue { .number(NumberText.format(value)) }
-    static func number(_ value: Int) -> JSONValue { .number(String(value)) }
+    public static func number(_ value: Double) -> JSONValue { .number(NumberText.format(value)) }
+    public static func number(_ value: Int) -> JSONValue { .number(String(value)) }
 
     /// "a string \"abc\"", "true", "an object", … for messages about a value of the wrong kind.
-    var summary: String {
+    public var summary: String {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
@@ -33,64 +33,74 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// The number's value, for `.number`.
-    var double: Double? {
+    public var double: Double? {
         guard case .number(let text) = self else { return nil }
         return Double(text)
     }
 }
 
 /// A JSON object whose members keep their order.
-struct JSONObject: Sendable, Equatable {
-    struct Member: Sendable, Equatable {
-        var key: String
-        var value: JSONValue
+public struct JSONObject: Sendable, Equatable {
+    public struct Member: Sendable, Equatable {
+        public var key: String
+        public var value: JSONValue
+
+        public init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
-    var members: [Member]
+    public var members: [Member]
 
-    init(_ members: [Member] = []) {
+    public init(_ members: [Member] = []) {
         self.members = members
     }
 
-    init(_ pairs: KeyValuePairs<String, JSONValue>) {
+    public init(_ pairs: KeyValuePairs<String, JSONValue>) {
         members = pairs.map { Member(key: $0.key, value: $0.value) }
     }
 
     /// The first member named `key`. (The parser rejects duplicate keys.)
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         members.first { $0.key == key }?.value
     }
 
-    var keys: [String] { members.map(\.key) }
+    public var keys: [String] { members.map(\.key) }
 
     /// Appends a member; `nil` appends nothing (an absent optional field).
-    mutating func append(_ key: String, _ value: JSONValue?) {
+    public mutating func append(_ key: String, _ value: JSONValue?) {
         if let value { members.append(Member(key: key, value: value)) }
     }
 }
 
 /// Number and text formatting shared by the writer and by error messages.
-enum NumberText {
+public enum NumberText {
     /// `1000`, `-24`, `0.7071`, `1e-05`: integral values (below 1e7) without a fraction, others
     /// in Swift's shortest round-tripping form.
-    static func format(_ value: Float) -> String {
+    public static func format(_ value: Float) -> String {
         if value == value.rounded(), abs(value) < 1e7 { return String(Int(value)) }
         return "\(value)"
     }
 
     /// As `format(_: Float)`, for doubles (integral values below 1e15).
-    static func format(_ value: Double) -> String {
+    public static func format(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
     }
 
     /// `20…20000`, `-24…24`, `0.1…18`.
-    static func format(_ range: ClosedRange<Float>) -> String {
+    public static func format(_ range: ClosedRange<Float>) -> String {
+        "\(format(range.lowerBound))…\(format(range.upperBound))"
+    }
+
+    /// `0.001…86400`, `80…130`.
+    public static func format(_ range: ClosedRange<Double>) -> String {
         "\(format(range.lowerBound))…\(format(range.upperBound))"
     }
 
     /// Text quoted in a message: control characters shown as `\u{A}`, long text shortened.
-    static func escapedForMessage(_ text: String, limit: Int = 80) -> String {
+    public static func escapedForMessage(_ text: String, limit: Int = 80) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
