@@ -50,6 +50,11 @@ public enum OSCCodec {
             lo_message_deserialise(raw.baseAddress, raw.count, &result)
         }
         guard let message = decoded else {
+            // liblo refuses some well-formed messages (arrays, RGBA colours): those are read here
+            // so the surface can answer with a type error naming the address.
+            if let arguments = OSCTypeTagScanner.arguments(of: bytes, addressEnd: end) {
+                return OSCMessage(address, arguments)
+            }
             throw DecodingError(message: "malformed OSC message for \(address) (liblo error \(result))")
         }
         defer { lo_message_free(message) }
