@@ -5,9 +5,11 @@ import PackageDescription
 /// remote-controlled over OSC.
 ///
 /// Layers (see README "Architecture"):
+/// - `SoundFitModel`: the parameter model (one declarative entry per parameter) and the
+///   vocabulary every layer above shares; pure Swift, no dependencies.
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.
-/// - `SoundFitEngine`: the parameter registry and the real-time renderer with its
-///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
+/// - `SoundFitEngine`: the real-time renderer with its lock-free mailbox, one slot per engine
+///   parameter; runs on any driver (JACK or the in-memory test driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitHearing`: hearing profiles (audiograms) and personalization preset generation.
@@ -24,8 +26,8 @@ let package = Package(
         .library(
             name: "SoundFit",
             targets: [
-                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC",
+                "SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState",
+                "SoundFitRuntime", "SoundFitJack", "SoundFitOSC",
             ]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
         .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
@@ -45,17 +47,18 @@ let package = Package(
         .target(name: "CRealtimeSupport", path: "Sources/CRealtimeSupport"),
 
         // Swift modules.
+        .target(name: "SoundFitModel"),
         .target(name: "SoundFitDSP", swiftSettings: optimizedSettings),
         .target(
             name: "SoundFitEngine",
-            dependencies: ["SoundFitDSP", "CRealtimeSupport"],
+            dependencies: ["SoundFitModel", "SoundFitDSP", "CRealtimeSupport"],
             swiftSettings: optimizedSettings),
-        .target(name: "SoundFitProcessing"),
-        .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing"]),
-        .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
+        .target(name: "SoundFitProcessing", dependencies: ["SoundFitModel"]),
+        .target(name: "SoundFitHearing", dependencies: ["SoundFitModel"]),
+        .target(name: "SoundFitState", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitHearing"]),
         .target(
             name: "SoundFitRuntime",
-            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
+            dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
         .target(
             name: "SoundFitJack",
             dependencies: [
@@ -66,13 +69,13 @@ let package = Package(
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
+                "SoundFitModel", "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
+                "SoundFitModel", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
                 "SoundFitJack", "SoundFitOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,20 +94,26 @@ let package = Package(
         .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP"], path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
+        .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"]),
+        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitEngine", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(
+            name: "SoundFitHearingTests",
+            dependencies: ["SoundFitModel", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitModel", "SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
         .testTarget(
             name: "SoundFitStateTests",
-            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
+            dependencies: ["SoundFitModel", "SoundFitState", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
-            dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),
+            dependencies: [
+                "SoundFitModel", "SoundFitRuntime", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing",
+                "SoundFitState", "SoundFitTestSupport",
+            ]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
-                "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
+                "SoundFitModel", "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
                 "SoundFitTestSupport", "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 // Built so the tests can run the real binary (next to the test bundle).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SoundFitModel
 import SoundFitProcessing
 import SoundFitHearing
 

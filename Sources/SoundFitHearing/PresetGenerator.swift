@@ -1,4 +1,4 @@
-import SoundFitProcessing
+import SoundFitModel
 /// Generates personalization presets from a hearing profile: rule "soundfit-nal-rp-wdrc/1".
 ///
 /// The rule (ours, built on public practice; see docs/Personalization.md):

@@ -1,5 +1,5 @@
 import Foundation
-import SoundFitProcessing
+import SoundFitModel
 
 /// The personalization preset payload: what the multiband processor applies. Versioned JSON,
 /// generated from a hearing profile for one tech level (see `PresetGenerator`).

@@ -1,4 +1,4 @@
-import SoundFitProcessing
+import SoundFitModel
 
 /// What a processor can do at a tech level (our definition, `shared/reference/hearing.md`):
 ///

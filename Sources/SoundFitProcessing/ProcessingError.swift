@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Why a processing operation was rejected or failed (session, configuration, handler).
 ///
 /// Parameter-delivery failures (timeouts, superseded) are `ProcessingParameterError`.

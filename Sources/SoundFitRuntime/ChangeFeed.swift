@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitEngine
 import SoundFitProcessing
 

@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitEngine
 
 /// One entry of SoundFit's control address space, as a surface (OSC) sees it: a descriptor, a

@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
 import SoundFitProcessing
@@ -52,9 +53,10 @@ final class EngineProcessingHandler: ProcessingHandler {
 
     /// Publishes `changes` and waits for the audio thread; a newer value that reached it first
     /// makes this one superseded (in the processing model's words).
-    private func applyToEngine(_ changes: [(EngineParameter, ParameterValue)]) async throws {
+    private func applyToEngine(_ changes: [(EngineSlot, ParameterValue)]) async throws {
         do {
-            try await engine.apply(changes, timeout: timeout())
+            // The session validated the value when it accepted the request.
+            try await engine.waitUntilApplied(engine.submit(validated: changes), timeout: timeout())
         } catch EngineError.superseded {
             throw ProcessingParameterError.superseded
         }

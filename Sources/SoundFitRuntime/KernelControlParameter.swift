@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitEngine
 import SoundFitProcessing
 
@@ -6,22 +7,24 @@ import SoundFitProcessing
 /// applicator is the audio engine, so a change is `applied` only when the audio thread
 /// acknowledged the cycle in which it took effect.
 final class KernelControlParameter: ControlParameter {
-    let engineParameter: EngineParameter
+    let descriptor: ParameterDescriptor
+    /// The engine slot the entry is bound to.
+    let slot: EngineSlot
     let parameter: ProcessingParameter<ParameterValue>
     private let engine: AudioEngine
     private let ledger: OriginLedger
     /// Held strongly: the parameter holds its applicators weakly.
     private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
 
-    var descriptor: ParameterDescriptor { engineParameter.descriptor }
-
-    init(_ engineParameter: EngineParameter, engine: AudioEngine, controller: ProcessingController,
+    /// `descriptor` is a kernel entry of the model (bound to an engine slot).
+    init(_ descriptor: ParameterDescriptor, engine: AudioEngine, controller: ProcessingController,
          feed: ChangeFeed, ledger: OriginLedger) {
-        self.engineParameter = engineParameter
+        guard let slot = descriptor.binding?.engineSlot else { preconditionFailure("\(descriptor.address) is not bound to an engine slot") }
+        self.descriptor = descriptor
+        self.slot = slot
         self.engine = engine
         self.ledger = ledger
-        let descriptor = engineParameter.descriptor
-        parameter = controller.makeParameter(engine.value(of: engineParameter)) { value in
+        parameter = controller.makeParameter(engine.value(of: slot)) { value in
             try descriptor.validate(value)
         }
         parameter.publishChanges(address: descriptor.address, to: feed, ledger: ledger) { $0 }
@@ -38,9 +41,9 @@ final class KernelControlParameter: ControlParameter {
     /// the parameter reported as failed. Control side (the parameter's tasks).
     func attachEngine(timeout: @escaping @Sendable () -> Duration) {
         let engine = self.engine
-        let engineParameter = self.engineParameter
+        let slot = self.slot
         let handle = parameter.addStreamingApplicator { [weak parameter] value in
-            let submission = try engine.submit([(engineParameter, value)])
+            let submission = engine.submit(validated: [(slot, value)])
             return { [weak parameter] in
                 do {
                     try await engine.waitUntilApplied(submission, timeout: timeout())
@@ -48,7 +51,7 @@ final class KernelControlParameter: ControlParameter {
                     throw ProcessingParameterError.superseded
                 } catch {
                     if let kept = parameter?.value {
-                        _ = try? engine.restore([(engineParameter, kept)], replacing: submission)
+                        engine.restore([(slot, kept)], replacing: submission)
                     }
                     throw error
                 }

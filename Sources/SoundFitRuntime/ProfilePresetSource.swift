@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitHearing
 import SoundFitProcessing
 

@@ -1,27 +1,10 @@
-import SoundFitEngine
+import SoundFitModel
 import SoundFitProcessing
 
-/// The processing session's parameters in the control address space (`/processing/*`).
-/// Each resolves the active session on every call: sessions come and go with the JACK server.
+/// The processing session's parameters (the model entries bound to the session). Each resolves
+/// the active session on every call: sessions come and go with the JACK server.
 enum SessionControl {
     static let noSession = ControlError("no processing session is active (not connected to a JACK server, or deactivated with /session/deactivate)")
-
-    static let enabled = ParameterDescriptor(
-        address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),
-        summary: "Hearing personalization on/off. Fails while the session is interrupted.")
-    static let intensity = ParameterDescriptor(
-        address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5),
-        summary: "How much personalization is applied: 0 = transparent, 1 = the full preset.")
-    static let preset = ParameterDescriptor(
-        address: "/processing/preset", kind: .choice(["default", "up", "down", "none"]),
-        defaultValue: .choice("none"),
-        summary: "Personalization preset variant generated from the hearing profile (those available); none = no preset.")
-    static let canEnable = ParameterDescriptor(
-        address: "/processing/can_enable", kind: .bool, defaultValue: .bool(false), access: .readOnly,
-        summary: "True when a preset is applied.")
-    static let fitting = ParameterDescriptor(
-        address: "/processing/fitting", kind: .int(1...4), defaultValue: .int(3), access: .readOnly,
-        summary: "Tech level of the active session.")
 }
 
 /// `/processing/enabled` and `/processing/intensity`.
@@ -52,13 +35,13 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
 /// `/processing/preset`: a variant name is fetched from the preset source (reported `pending`
 /// meanwhile), then requested like any value; `none` removes the preset.
 struct SessionPresetControl: ControlParameter {
-    let descriptor = SessionControl.preset
+    let descriptor = ParameterModel.processingPreset
     let controller: ProcessingController
     let presets: ProfilePresetSource
     let ledger: OriginLedger
 
     static func controlValue(_ preset: PersonalizationPreset?) -> ParameterValue {
-        .choice(preset?.variant.rawValue ?? "none")
+        .choice(preset?.variant.rawValue ?? PresetVariant.noneName)
     }
 
     func currentValue() throws -> ParameterValue {

@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitEngine
 import SoundFitHearing
 import SoundFitProcessing
@@ -48,20 +49,20 @@ public final class SoundFitRuntime: Sendable {
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller
         let feed = self.feed, ledger = self.ledger
-        let kernels = EngineParameter.kernelParameters.map {
+        let kernels = ParameterModel.kernels.map {
             KernelControlParameter($0, engine: engine, controller: controller, feed: feed, ledger: ledger)
         }
         self.kernels = kernels
         let session: [any ControlParameter] = [
             SessionValueControl<Bool>(
-                descriptor: SessionControl.enabled, controller: controller, ledger: ledger, parameter: { $0.isEnabled },
+                descriptor: ParameterModel.processingEnabled, controller: controller, ledger: ledger, parameter: { $0.isEnabled },
                 toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } }),
             SessionValueControl<Float>(
-                descriptor: SessionControl.intensity, controller: controller, ledger: ledger, parameter: { $0.intensity },
+                descriptor: ParameterModel.processingIntensity, controller: controller, ledger: ledger, parameter: { $0.intensity },
                 toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
             SessionPresetControl(controller: controller, presets: presets, ledger: ledger),
-            SessionReadOnlyControl(descriptor: SessionControl.canEnable, controller: controller) { .bool($0.canEnable) },
-            SessionReadOnlyControl(descriptor: SessionControl.fitting, controller: controller) {
+            SessionReadOnlyControl(descriptor: ParameterModel.processingCanEnable, controller: controller) { .bool($0.canEnable) },
+            SessionReadOnlyControl(descriptor: ParameterModel.processingFitting, controller: controller) {
                 .int($0.fitting.techLevel)
             },
         ]
@@ -88,14 +89,14 @@ public final class SoundFitRuntime: Sendable {
         Task {
             for await session in sessions {
                 guard let session else { continue }
-                let enabled = SessionControl.enabled.address, intensity = SessionControl.intensity.address
-                let preset = SessionControl.preset.address, canEnable = SessionControl.canEnable.address
+                let enabled = ParameterModel.processingEnabled.address, intensity = ParameterModel.processingIntensity.address
+                let preset = ParameterModel.processingPreset.address, canEnable = ParameterModel.processingCanEnable.address
                 for (address, value) in [
                     (enabled, ParameterValue.bool(session.isEnabled.value)),
                     (intensity, .float(session.intensity.value)),
                     (preset, SessionPresetControl.controlValue(session.preset.value)),
                     (canEnable, .bool(session.canEnable)),
-                    (SessionControl.fitting.address, .int(session.fitting.techLevel)),
+                    (ParameterModel.processingFitting.address, .int(session.fitting.techLevel)),
                 ] {
                     feed.yield(ControlChange(address: address, value: value, origin: nil))
                 }
@@ -135,10 +136,7 @@ public final class SoundFitRuntime: Sendable {
 
     /// The address space without a runtime (for files and docs): the session's parameters,
     /// then the kernels'.
-    public static let descriptors: [ParameterDescriptor] = [
-        SessionControl.enabled, SessionControl.intensity, SessionControl.preset, SessionControl.canEnable,
-        SessionControl.fitting,
-    ] + EngineParameter.kernelParameters.map(\.descriptor)
+    public static var descriptors: [ParameterDescriptor] { ParameterModel.all }
 
     // MARK: Lifecycle
 
@@ -211,10 +209,10 @@ public final class SoundFitRuntime: Sendable {
     public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
                              origin: ControlOrigin?) -> [Result<ControlRequest, any Error>] {
         if case .continuous = controller.config.deliveryStyle {
-            let kernelChanges = changes.compactMap { control, value -> (EngineParameter, ParameterValue)? in
+            let kernelChanges = changes.compactMap { control, value -> (EngineSlot, ParameterValue)? in
                 guard let kernel = control as? KernelControlParameter,
                       (try? kernel.descriptor.validate(value)) != nil else { return nil }
-                return (kernel.engineParameter, value)
+                return (kernel.slot, value)
             }
             if kernelChanges.count > 1 {
                 _ = try? engine.submit(kernelChanges)

@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
 import SoundFitHearing
@@ -74,7 +75,7 @@ import Testing
         let ends = await requests.asyncMap { await terminalState($0)?.name }
         #expect(ends == [.superseded, .superseded, .applied])
         #expect(try cutoff.currentValue() == .float(700))
-        #expect(runtime.engine.mailbox.acknowledgement(index: EngineParameter.filterCutoff.rawValue).cycle == cycle)
+        #expect(runtime.engine.mailbox.acknowledgement(index: EngineSlot.filterCutoff.rawValue).cycle == cycle)
     }
 
     @Test func aFailedValueIsTakenBackOnlyWhenNothingNewerWasPublished() async throws {
@@ -128,7 +129,7 @@ import Testing
         // The very next cycle after the call returns has all three values: the batch was
         // published as one before any request was delivered on its own.
         let cycle = UInt32(truncatingIfNeeded: driver.renderSilentCycle())
-        for parameter in [EngineParameter.filterType, .filterCutoff, .filterQ] {
+        for parameter in [EngineSlot.filterType, .filterCutoff, .filterQ] {
             #expect(runtime.engine.mailbox.acknowledgement(index: parameter.rawValue).cycle == cycle)
         }
         let loop = RenderLoop(engine: runtime.engine)

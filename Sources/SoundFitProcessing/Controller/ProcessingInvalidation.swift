@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// The handler's way back to the controller: tells it that parameters of a session can no
 /// longer be relied on (e.g. the processor restarted, the JACK server went away and came back).
 ///

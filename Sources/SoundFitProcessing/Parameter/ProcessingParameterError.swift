@@ -1,7 +1,6 @@
 /// Why a parameter value was not applied.
 ///
-/// (Named after `ProcessingParameter`; SoundFitEngine has its own `ParameterError` for value
-/// validation.)
+/// (Named after `ProcessingParameter`; a value a parameter entry rejects is a `ParameterError`.)
 public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An applicator did not finish within its own `applyTimeout`.
     case applyTimeoutExceeded(Duration)

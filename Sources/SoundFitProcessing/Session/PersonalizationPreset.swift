@@ -1,16 +1,4 @@
-/// Which of a hearing profile's presets: FineTuning offers `default`, `up` and `down`,
-/// SinglePreset only `default`.
-public enum PresetVariant: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    /// The preset fitted to the hearing profile.
-    case `default`
-    /// A stronger variant (FineTuning only).
-    case up
-    /// A milder variant (FineTuning only).
-    case down
-
-    /// The raw name (`default`, `up`, `down`), as the OSC contract spells it.
-    public var description: String { rawValue }
-}
+import SoundFitModel
 
 /// The payload the personalization processor applies, generated from a hearing profile for
 /// one tech level.

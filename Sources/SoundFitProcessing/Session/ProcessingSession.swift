@@ -1,3 +1,4 @@
+import SoundFitModel
 import Synchronization
 
 /// The activated processing context: it exists while SoundFit is connected to a JACK server

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Events after which the session's parameters move to recommended values.
 public enum RecommendationEvent: String, Sendable, Hashable, CaseIterable {
     /// A session was activated. The controller follows it by itself during `activate`.

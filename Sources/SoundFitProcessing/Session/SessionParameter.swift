@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// The session's parameters as a `ProcessingHandler` sees them: which ones it is written,
 /// which ones it is read, and the values that travel.
 ///

@@ -1,4 +1,4 @@
-import SoundFitEngine
+import SoundFitModel
 
 /// How a document treats writable parameters it does not mention.
 public enum ParameterCompleteness: Sendable, Equatable {

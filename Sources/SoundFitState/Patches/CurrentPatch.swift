@@ -1,4 +1,4 @@
-import SoundFitEngine
+import SoundFitModel
 
 /// The patch loaded or saved last, as the seed's `currentPreset`, and whether the parameters
 /// have been changed since.

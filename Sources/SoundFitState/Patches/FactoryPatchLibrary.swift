@@ -1,5 +1,5 @@
 import Foundation
-import SoundFitEngine
+import SoundFitModel
 
 /// The factory patches: the `*.json` files of a directory (`patches/` in the repository).
 public enum FactoryPatchLibrary {

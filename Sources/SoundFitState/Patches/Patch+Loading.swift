@@ -1,19 +1,11 @@
-import SoundFitEngine
-
-/// The session parameters whose order matters when a patch is loaded (the OSC contract's names).
-enum SessionAddress {
-    static let enabled = "/processing/enabled"
-    static let intensity = "/processing/intensity"
-    static let preset = "/processing/preset"
-    /// `/processing/preset`'s value for "no preset".
-    static let noPreset = "none"
-}
+import SoundFitModel
 
 extension Patch {
     /// The personalization preset variant the patch selects (`default`, `up`, `down`), or nil
     /// when it selects none.
     public var personalizationPreset: String? {
-        guard case .choice(let name)? = parameters[SessionAddress.preset], name != SessionAddress.noPreset else { return nil }
+        guard case .choice(let name)? = parameters[ParameterModel.processingPreset.address],
+              name != PresetVariant.noneName else { return nil }
         return name
     }
 
@@ -34,17 +26,17 @@ extension Patch {
     /// anything when it cannot succeed as a whole (`needsHearingProfile` without a profile;
     /// no session for the `/processing/*` values): a patch is never applied half-way on purpose.
     public func loadingOrder(descriptors: [ParameterDescriptor]) -> [(address: String, value: ParameterValue)] {
-        let session = [SessionAddress.enabled, SessionAddress.preset, SessionAddress.intensity]
+        let enabledAddress = ParameterModel.processingEnabled.address
         var first: [(address: String, value: ParameterValue)] = []
         var last: [(address: String, value: ParameterValue)] = []
-        let enabled = parameters[SessionAddress.enabled]
-        if let enabled {
-            if enabled == .bool(true) { last.append((SessionAddress.enabled, enabled)) } else { first.append((SessionAddress.enabled, enabled)) }
+        if let enabled = parameters[enabledAddress] {
+            if enabled == .bool(true) { last.append((enabledAddress, enabled)) } else { first.append((enabledAddress, enabled)) }
         }
-        let kernels = descriptors.map(\.address).filter { !session.contains($0) }.compactMap { address in
+        // Everything not bound to the session (the kernels), in descriptor order.
+        let kernels = descriptors.filter { $0.binding?.isSession != true }.map(\.address).compactMap { address in
             parameters[address].map { (address: address, value: $0) }
         }
-        let personalization = [SessionAddress.preset, SessionAddress.intensity].compactMap { address in
+        let personalization = [ParameterModel.processingPreset, ParameterModel.processingIntensity].map(\.address).compactMap { address in
             parameters[address].map { (address: address, value: $0) }
         }
         return first + kernels + personalization + last

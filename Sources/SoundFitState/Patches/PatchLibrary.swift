@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import SoundFitEngine
+import SoundFitModel
 
 /// Names a patch: by number, or by name (case-insensitive).
 public enum PatchReference: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import Foundation
-import SoundFitEngine
+import SoundFitModel
 
 /// User patches on disk: one file per patch, `<state directory>/patches/user-<n>.json` for patch
 /// number −n, in the patch file format (`Patch`). Files are written atomically (`AtomicFile`),
