@@ -12,22 +12,21 @@ final class KernelControlParameter: ControlParameter {
     let slot: EngineSlot
     let parameter: ProcessingParameter<ParameterValue>
     private let engine: AudioEngine
-    private let ledger: OriginLedger
     /// Held strongly: the parameter holds its applicators weakly.
     private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
 
     /// `descriptor` is a kernel entry of the model (bound to an engine slot).
     init(_ descriptor: ParameterDescriptor, engine: AudioEngine, controller: ProcessingController,
-         feed: ChangeFeed, ledger: OriginLedger) {
+         feed: ChangeFeed) {
         guard let slot = descriptor.binding?.engineSlot else { preconditionFailure("\(descriptor.address) is not bound to an engine slot") }
         self.descriptor = descriptor
         self.slot = slot
         self.engine = engine
-        self.ledger = ledger
-        parameter = controller.makeParameter(engine.value(of: slot)) { value in
+        // The one validation of a kernel request: against the entry, when it is accepted.
+        parameter = controller.makeParameter(engine.value(of: slot), address: descriptor.address) { value in
             try descriptor.validate(value)
         }
-        parameter.publishChanges(address: descriptor.address, to: feed, ledger: ledger) { $0 }
+        parameter.publishChanges(to: feed) { $0 }
     }
 
     /// Adds the engine applicator, a streaming one: values stream into the audio engine without
@@ -67,7 +66,7 @@ final class KernelControlParameter: ControlParameter {
 
     func currentValue() throws -> ParameterValue { parameter.value }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
-        try parameter.controlRequest(value, address: descriptor.address, origin: origin, ledger: ledger) { $0 }
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
+        try parameter.request(value, origin: origin)
     }
 }

@@ -11,7 +11,6 @@ enum SessionControl {
 struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
     let descriptor: ParameterDescriptor
     let controller: ProcessingController
-    let ledger: OriginLedger
     let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
     let toControl: @Sendable (Value) -> ParameterValue
     let fromControl: @Sendable (ParameterValue) -> Value?
@@ -21,14 +20,13 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         return toControl(parameter(session).value)
     }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard let native = fromControl(value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
-        return try parameter(session).controlRequest(
-            native, address: descriptor.address, origin: origin, ledger: ledger, convert: toControl)
+        return try parameter(session).request(native, origin: origin, reportedAs: toControl)
     }
 }
 
@@ -38,7 +36,6 @@ struct SessionPresetControl: ControlParameter {
     let descriptor = ParameterModel.processingPreset
     let controller: ProcessingController
     let presets: ProfilePresetSource
-    let ledger: OriginLedger
 
     static func controlValue(_ preset: PersonalizationPreset?) -> ParameterValue {
         .choice(preset?.variant.rawValue ?? PresetVariant.noneName)
@@ -49,7 +46,7 @@ struct SessionPresetControl: ControlParameter {
         return Self.controlValue(session.preset.value)
     }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard case .choice(let name) = value else {
@@ -57,8 +54,7 @@ struct SessionPresetControl: ControlParameter {
         }
         let address = descriptor.address
         guard let variant = PresetVariant(rawValue: name) else {
-            return try session.preset.controlRequest(
-                nil, address: address, origin: origin, ledger: ledger, convert: Self.controlValue)
+            return try session.preset.request(nil, origin: origin, reportedAs: Self.controlValue)
         }
         guard session.configuration.personalization.variants.contains(variant) else {
             throw ProcessingError.presetVariantUnavailable(variant)
@@ -69,24 +65,25 @@ struct SessionPresetControl: ControlParameter {
                 ? "no hearing profile yet: submit one with /profile/audiogram or --profile"
                 : "preset variant \(variant) is not available for this hearing profile (available: \(available.map(\.rawValue).joined(separator: " ")))")
         }
-        let states = AsyncStream<ControlState> { continuation in
+        // Fetching the preset is asynchronous work of its own: this task does it, then requests
+        // the preset and passes its states on.
+        let states = AsyncStream<ParameterUpdateState<ParameterValue>> { continuation in
             let task = Task {
-                continuation.yield(ControlState(name: .pending, value: value))
+                continuation.yield(.pending(value))
                 do {
                     let preset = try await session.fetchPreset(variant)
-                    let request = try session.preset.controlRequest(
-                        preset, address: address, origin: origin, ledger: ledger, convert: Self.controlValue)
+                    let request = try session.preset.request(preset, origin: origin, reportedAs: Self.controlValue)
                     for await state in request.states where state.name != .pending {
                         continuation.yield(state)
                     }
                 } catch {
-                    continuation.yield(ControlState(name: .failed, value: value, error: "\(error)"))
+                    continuation.yield(.failed(value, error))
                 }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-        return ControlRequest(address: address, value: value, states: states)
+        return ParameterRequest(id: 0, address: address, value: value, states: states)
     }
 }
 
@@ -101,7 +98,7 @@ struct SessionReadOnlyControl: ControlParameter {
         return read(session)
     }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         throw ParameterError.readOnly(address: descriptor.address)
     }
 }

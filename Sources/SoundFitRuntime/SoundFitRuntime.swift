@@ -25,7 +25,6 @@ public final class SoundFitRuntime: Sendable {
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
     private let feed = ChangeFeed()
-    private let ledger = OriginLedger()
     private let lifecycle: Mutex<Lifecycle>
 
     private struct Lifecycle {
@@ -48,19 +47,19 @@ public final class SoundFitRuntime: Sendable {
         self.handler = handler
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller
-        let feed = self.feed, ledger = self.ledger
+        let feed = self.feed
         let kernels = ParameterModel.kernels.map {
-            KernelControlParameter($0, engine: engine, controller: controller, feed: feed, ledger: ledger)
+            KernelControlParameter($0, engine: engine, controller: controller, feed: feed)
         }
         self.kernels = kernels
         let session: [any ControlParameter] = [
             SessionValueControl<Bool>(
-                descriptor: ParameterModel.processingEnabled, controller: controller, ledger: ledger, parameter: { $0.isEnabled },
+                descriptor: ParameterModel.processingEnabled, controller: controller, parameter: { $0.isEnabled },
                 toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } }),
             SessionValueControl<Float>(
-                descriptor: ParameterModel.processingIntensity, controller: controller, ledger: ledger, parameter: { $0.intensity },
+                descriptor: ParameterModel.processingIntensity, controller: controller, parameter: { $0.intensity },
                 toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
-            SessionPresetControl(controller: controller, presets: presets, ledger: ledger),
+            SessionPresetControl(controller: controller, presets: presets),
             SessionReadOnlyControl(descriptor: ParameterModel.processingCanEnable, controller: controller) { .bool($0.canEnable) },
             SessionReadOnlyControl(descriptor: ParameterModel.processingFitting, controller: controller) {
                 .int($0.fitting.techLevel)
@@ -80,12 +79,12 @@ public final class SoundFitRuntime: Sendable {
     /// A new stream of every applied change of every parameter, with the requester's origin
     /// when a request named one. When a session is activated, its parameters' values are
     /// published too (a new session is a change for a surface). Buffers without bound: consume it.
-    public func changeUpdates() -> AsyncStream<ControlChange> { feed.subscribe() }
+    public func changeUpdates() -> AsyncStream<ParameterChange<ParameterValue>> { feed.subscribe() }
 
     /// Follows every session: publishes its values when it starts and its changes afterwards.
     private func publishSessionChanges() {
         let sessions = controller.sessionUpdates()
-        let feed = self.feed, ledger = self.ledger
+        let feed = self.feed
         Task {
             for await session in sessions {
                 guard let session else { continue }
@@ -98,18 +97,18 @@ public final class SoundFitRuntime: Sendable {
                     (canEnable, .bool(session.canEnable)),
                     (ParameterModel.processingFitting.address, .int(session.fitting.techLevel)),
                 ] {
-                    feed.yield(ControlChange(address: address, value: value, origin: nil))
+                    feed.yield(ParameterChange(address: address, value: value))
                 }
-                session.isEnabled.publishChanges(address: enabled, to: feed, ledger: ledger) { .bool($0) }
-                session.intensity.publishChanges(address: intensity, to: feed, ledger: ledger) { .float($0) }
-                session.preset.publishChanges(address: preset, to: feed, ledger: ledger, convert: SessionPresetControl.controlValue)
+                session.isEnabled.publishChanges(to: feed) { .bool($0) }
+                session.intensity.publishChanges(to: feed) { .float($0) }
+                session.preset.publishChanges(to: feed, convert: SessionPresetControl.controlValue)
                 // can_enable follows the preset.
                 let presetChanges = session.preset.changeUpdates()
                 Task {
                     var last = session.canEnable
                     for await change in presetChanges where (change.value != nil) != last {
                         last = change.value != nil
-                        feed.yield(ControlChange(address: canEnable, value: .bool(last), origin: nil))
+                        feed.yield(ParameterChange(address: canEnable, value: .bool(last)))
                     }
                 }
             }
@@ -207,7 +206,7 @@ public final class SoundFitRuntime: Sendable {
     /// effect in the same audio cycle; every change then goes through its parameter's apply
     /// sequence for its update states. Each result is the request or why it was refused.
     public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
-                             origin: ControlOrigin?) -> [Result<ControlRequest, any Error>] {
+                             origin: RequestOrigin?) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
         if case .continuous = controller.config.deliveryStyle {
             let kernelChanges = changes.compactMap { control, value -> (EngineSlot, ParameterValue)? in
                 guard let kernel = control as? KernelControlParameter,

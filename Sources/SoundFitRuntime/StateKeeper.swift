@@ -159,10 +159,10 @@ public final class StateKeeper: Sendable {
         for (result, (control, _)) in zip(runtime.requestBatch(controls, origin: nil), controls) {
             switch result {
             case .success(let request):
-                var last: ControlState?
+                var last: ParameterUpdateState<ParameterValue>?
                 for await state in request.states { last = state }
                 if let last, last.name != .applied {
-                    failures.append("\(control.descriptor.address): \(last.name.rawValue) \(last.error ?? "")")
+                    failures.append("\(control.descriptor.address): \(last.name) \(last.reason ?? "")")
                 }
             case .failure(let error):
                 failures.append("\(control.descriptor.address): \(error)")
