@@ -38,12 +38,20 @@ final class KernelControlParameter: ControlParameter {
     /// value back into the mailbox — only if nothing newer was published to the slot since, so a
     /// failed value never undoes a newer one in flight, and the audio thread never keeps a value
     /// the parameter reported as failed. Control side (the parameter's tasks).
-    func attachEngine(timeout: @escaping @Sendable () -> Duration) {
+    ///
+    /// While `batches` has a batch open (an OSC bundle, a patch), the value joins it and is
+    /// published with the batch, once.
+    func attachEngine(batches: OpenEngineBatch, timeout: @escaping @Sendable () -> Duration) {
         let engine = self.engine
         let slot = self.slot
         let handle = parameter.addStreamingApplicator { [weak parameter] value in
-            let submission = engine.submit(validated: [(slot, value)])
+            let batch = batches.batch
+            let position = batch?.add(slot, value)
+            let published = position == nil ? engine.submit(validated: [(slot, value)]) : nil
             return { [weak parameter] in
+                var submission = published
+                if let batch, let position { submission = await batch.submission(at: position) }
+                guard let submission else { return }
                 do {
                     try await engine.waitUntilApplied(submission, timeout: timeout())
                 } catch EngineError.superseded {

@@ -25,6 +25,7 @@ public final class SoundFitRuntime: Sendable {
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
     private let feed = ChangeFeed()
+    private let batches = OpenEngineBatch()
     private let lifecycle: Mutex<Lifecycle>
 
     private struct Lifecycle {
@@ -69,7 +70,7 @@ public final class SoundFitRuntime: Sendable {
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
         for kernel in kernels {
-            kernel.attachEngine { timeoutBox.value }
+            kernel.attachEngine(batches: batches) { timeoutBox.value }
         }
         publishSessionChanges()
     }
@@ -201,23 +202,17 @@ public final class SoundFitRuntime: Sendable {
 
     // MARK: Requests
 
-    /// Requests several changes that belong together (an OSC bundle). With continuous delivery
-    /// the kernel values are first published to the audio thread as one batch, so they take
-    /// effect in the same audio cycle; every change then goes through its parameter's apply
-    /// sequence for its update states. Each result is the request or why it was refused.
+    /// Requests several changes that belong together (an OSC bundle, a patch). With continuous
+    /// delivery the kernel values the engine takes at once are published to the audio thread as
+    /// one batch (each value once), so they take effect in the same audio cycle; every change
+    /// goes through its parameter's apply sequence for its update states. Each result is the
+    /// request or why it was refused.
     public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
                              origin: RequestOrigin?) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
-        if case .continuous = controller.config.deliveryStyle {
-            let kernelChanges = changes.compactMap { control, value -> (EngineSlot, ParameterValue)? in
-                guard let kernel = control as? KernelControlParameter,
-                      (try? kernel.descriptor.validate(value)) != nil else { return nil }
-                return (kernel.slot, value)
-            }
-            if kernelChanges.count > 1 {
-                _ = try? engine.submit(kernelChanges)
-            }
-        }
-        return changes.map { control, value in Result { try control.request(value, origin: origin) } }
+        let request = { changes.map { control, value in Result { try control.request(value, origin: origin) } } }
+        guard case .continuous = controller.config.deliveryStyle,
+              changes.count(where: { $0.0 is KernelControlParameter }) > 1 else { return request() }
+        return batches.collect(publishingTo: engine, request)
     }
 
     // MARK: Hearing profile

@@ -26,3 +26,23 @@ import Testing
             == ["default", "up", "down", "none"])
     }
 }
+
+@Suite struct RequestOriginTests {
+    private struct Peer: Hashable, Sendable {
+        var host: String
+        var port: UInt16
+    }
+
+    @Test func aSurfaceReadsItsOwnSenderBack() {
+        let origin = RequestOrigin(Peer(host: "127.0.0.1", port: 9000))
+        #expect(origin.sender(as: Peer.self) == Peer(host: "127.0.0.1", port: 9000))
+        #expect(origin.sender(as: String.self) == nil)
+    }
+
+    @Test func originsAreEqualOnlyForEqualSendersOfOneType() {
+        #expect(RequestOrigin(Peer(host: "a", port: 1)) == RequestOrigin(Peer(host: "a", port: 1)))
+        #expect(RequestOrigin(Peer(host: "a", port: 1)) != RequestOrigin(Peer(host: "a", port: 2)))
+        #expect(RequestOrigin("1") != RequestOrigin(1))
+        #expect(Set([RequestOrigin("x"), RequestOrigin("x"), RequestOrigin("y")]).count == 2)
+    }
+}

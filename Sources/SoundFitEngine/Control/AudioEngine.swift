@@ -201,4 +201,9 @@ public struct EngineSubmission: Sendable {
 
     /// The sequence number each change was published with, in order.
     public var sequences: [UInt32] { targets.map(\.sequence) }
+
+    /// The part of this submission that published its `position`th change, to wait on alone.
+    public func change(at position: Int) -> EngineSubmission {
+        EngineSubmission(targets: [targets[position]])
+    }
 }
