@@ -44,7 +44,7 @@ public final class SoundFitRuntime: Sendable {
         lifecycle = Mutex(Lifecycle(sessionConfiguration: sessionConfiguration))
         // The handler reads the controller's delivery timeout; the controller needs the handler.
         let timeoutBox = DeliveryTimeout(config.deliveryTimeout)
-        let handler = EngineProcessingHandler(engine: engine, presets: presets) { timeoutBox.value }
+        let handler = EngineProcessingHandler(engine: engine) { timeoutBox.value }
         self.handler = handler
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller

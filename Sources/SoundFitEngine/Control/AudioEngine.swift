@@ -149,23 +149,29 @@ public final class AudioEngine: Sendable {
             PersonalizationMailbox.unmanaged(previous)?.release()
             return generation
         }
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            personalization.releaseRetired()
-            if personalization.installedGeneration.pointee.load(ordering: .acquiring) == generation { return }
-            if personalization.rejectedGeneration.pointee.load(ordering: .acquiring) == generation {
-                throw EngineError.presetRejected
-            }
-            if ContinuousClock.now >= deadline {
-                // Take the word back unless the audio thread took it meanwhile.
-                let word = presetGeneration.withLock { _ in
-                    personalization.next.pointee.load(ordering: .acquiring) >> 48 == generation
-                        ? personalization.next.pointee.exchange(0, ordering: .acquiringAndReleasing) : 0
+        // The audio thread acknowledges the hand-over in the installed or rejected generation;
+        // the acknowledgement watcher polls for it with the parameters' acknowledgements.
+        do {
+            _ = try await watcher.wait(until: { [self] in
+                let personalization = mailbox.realtime.personalization
+                // One releaser at a time: the preset hand-over lock serializes them.
+                presetGeneration.withLock { _ in personalization.releaseRetired() }
+                if personalization.installedGeneration.pointee.load(ordering: .acquiring) == generation {
+                    return .success(0)
                 }
-                PersonalizationMailbox.unmanaged(word)?.release()
-                throw EngineError.timeout(seconds: timeout.seconds)
+                if personalization.rejectedGeneration.pointee.load(ordering: .acquiring) == generation {
+                    return .failure(EngineError.presetRejected)
+                }
+                return nil
+            }, timeout: timeout)
+        } catch let error as EngineError where error != .presetRejected {
+            // Take the word back unless the audio thread took it meanwhile.
+            let word = presetGeneration.withLock { _ in
+                personalization.next.pointee.load(ordering: .acquiring) >> 48 == generation
+                    ? personalization.next.pointee.exchange(0, ordering: .acquiringAndReleasing) : 0
             }
-            try await Task.sleep(for: .milliseconds(1))
+            PersonalizationMailbox.unmanaged(word)?.release()
+            throw error
         }
     }
 
