@@ -5,7 +5,7 @@ import SoundFitEngine
 import SoundFitHearing
 import SoundFitProcessing
 
-/// The audio engine as the processing session's handler (seed 000): writes isEnabled,
+/// The audio engine as the processing session's handler: writes isEnabled,
 /// intensity and the preset to the audio thread and answers reads from what the engine holds.
 ///
 /// A write completes only when the audio thread acknowledged the cycle in which the value took

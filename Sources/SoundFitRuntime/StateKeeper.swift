@@ -140,7 +140,7 @@ public final class StateKeeper: Sendable {
         if patch.needsHearingProfile, runtime.presets.profile == nil {
             throw ControlError("patch \(patch.number) '\(patch.name)' uses a personalization preset: submit a hearing profile first (/profile/audiogram)")
         }
-        if let name = patch.personalizationPreset, let variant = PresetVariant(rawValue: name),
+        if let name = patch.personalizationPresetVariant, let variant = PresetVariant(rawValue: name),
            let session = runtime.controller.session {
             guard session.configuration.personalization.variants.contains(variant) else {
                 throw ProcessingError.presetVariantUnavailable(variant)

@@ -55,7 +55,7 @@ import Testing
         #expect(speech.parameters["/filter/enabled"] == .bool(false))
         #expect(speech.parameters["/ringmod/enabled"] == .bool(false))
         #expect(speech.needsHearingProfile)
-        #expect(speech.personalizationPreset == "default")
+        #expect(speech.personalizationPresetVariant == "default")
     }
 
     @Test func lowpassIsTheBiquadDemosDefault() throws {

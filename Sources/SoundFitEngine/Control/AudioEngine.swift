@@ -68,7 +68,7 @@ public final class AudioEngine: Sendable {
     }
 
     /// Publishes `changes`, already validated against their entries, as one batch without
-    /// waiting. Callers that must keep the order of requests (the OSC receive thread) submit
+    /// waiting. Callers that must keep the order of requests (a surface's receive thread) submit
     /// synchronously, then wait.
     public func submit(validated changes: [(EngineSlot, ParameterValue)]) -> EngineSubmission {
         assert(Self.areValid(changes), "unvalidated values reached the engine")

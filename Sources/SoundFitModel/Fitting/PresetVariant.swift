@@ -8,7 +8,7 @@ public enum PresetVariant: String, Sendable, Hashable, CaseIterable, Codable, Cu
     /// A milder variant (FineTuning only).
     case down
 
-    /// The raw name (`default`, `up`, `down`), as the OSC contract spells it.
+    /// The raw name (`default`, `up`, `down`), as files and surfaces spell it.
     public var description: String { rawValue }
 
     /// The value of `/processing/preset` (and of a patch's) when no preset is applied.

@@ -4,9 +4,8 @@ import SoundFitModel
 /// the surfaces (one type all the way: a surface sees `ParameterRequest<ParameterValue>`).
 ///
 /// Returned by `ProcessingParameter.request(_:)`. `states` yields this request's states only
-/// (see `ParameterUpdateState`), ends with exactly one terminal state and then finishes. The
-/// OSC surface forwards them as `/state address pending|applying|applied|failed|superseded`
-/// to the sender of the change.
+/// (see `ParameterUpdateState`), ends with exactly one terminal state and then finishes;
+/// surfaces report them to the requester.
 public struct ParameterRequest<Value: Sendable>: Sendable {
     /// Unique per parameter, increasing in the order requests were accepted.
     public let id: UInt64

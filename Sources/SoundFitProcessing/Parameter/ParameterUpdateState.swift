@@ -79,7 +79,7 @@ public enum ParameterUpdateState<Value: Sendable>: Sendable, CustomStringConvert
     }
 }
 
-/// The name of an update state, as the OSC contract spells it (`rawValue`).
+/// The name of an update state, as surfaces and files spell it (`rawValue`).
 public enum UpdateStateName: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case pending, applying, applied, failed, superseded
 

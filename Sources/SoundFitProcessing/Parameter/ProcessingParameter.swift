@@ -8,7 +8,7 @@ import SoundFitModel
 /// A parameter has a current `value` (the value of the newest request every out-of-date
 /// applicator applied), an `updateState`, streams of both, and applicators (`addApplicator`,
 /// `addStreamingApplicator`). New values go through `request(_:)` (per-request states, for
-/// remote control surfaces) or `apply(_:)` (await the outcome). Both follow the seed's apply
+/// remote control surfaces) or `apply(_:)` (await the outcome). Both follow the apply
 /// sequence:
 ///
 /// 1. The out-of-date applicators are found (see below) when the delivery starts.
@@ -147,7 +147,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// Accepts `value` for delivery and returns its request, whose `states` report every state
     /// it goes through and end with exactly one terminal state.
     ///
-    /// Synchronous, so callers that must keep the order of their requests (the OSC receive
+    /// Synchronous, so callers that must keep the order of their requests (a surface's receive
     /// thread) get it: requests are delivered (or superseded) in the order they were accepted.
     /// Throws, reporting nothing, when the value is rejected: by the `validate` closure (e.g.
     /// `ProcessingError.invalidIntensity`, `.interrupted`) or because the parameter was closed

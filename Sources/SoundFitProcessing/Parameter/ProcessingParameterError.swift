@@ -15,7 +15,7 @@ public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringCo
     /// The parameter no longer accepts values (its owner closed it without a specific reason).
     case closed
 
-    /// A sentence for logs and OSC `/state ... failed` reports.
+    /// A sentence for logs and the `failed` reports of surfaces.
     public var description: String {
         switch self {
         case .applyTimeoutExceeded(let timeout): "an applicator did not apply the value within \(timeout)"

@@ -1,7 +1,7 @@
 import SoundFitModel
 
 extension Fitting {
-    /// The seed's spelling: `try Fitting.techLevel(4)`. Throws
+    /// `try Fitting.techLevel(4)`, throwing
     /// `ProcessingError.invalidTechLevel` outside `techLevels`.
     public static func techLevel(_ techLevel: Int) throws(ProcessingError) -> Fitting {
         do throws(FittingError) {
@@ -37,7 +37,7 @@ public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertib
             }
         }
 
-        /// `fine_tuning` or `single_preset`, as the OSC contract spells the mode.
+        /// `fine_tuning` or `single_preset`, as files and surfaces spell the mode.
         public var modeName: String {
             switch self {
             case .fineTuning: "fine_tuning"

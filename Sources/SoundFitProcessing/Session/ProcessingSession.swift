@@ -2,7 +2,7 @@ import SoundFitModel
 import Synchronization
 
 /// The activated processing context: it exists while SoundFit is connected to a JACK server
-/// (the way the seed's session follows the headphone connection) and holds the processing
+/// (the way a headphone's processing session follows its connection) and holds the processing
 /// parameters.
 ///
 /// Get one from `ProcessingController.activate(configuration:)`; it stays active until

@@ -3,7 +3,7 @@ import SoundFitModel
 extension Patch {
     /// The personalization preset variant the patch selects (`default`, `up`, `down`), or nil
     /// when it selects none.
-    public var personalizationPreset: String? {
+    public var personalizationPresetVariant: String? {
         guard case .choice(let name)? = parameters[ParameterModel.processingPreset.address],
               name != PresetVariant.noneName else { return nil }
         return name
@@ -11,7 +11,7 @@ extension Patch {
 
     /// Whether loading the patch needs a hearing profile: its personalization preset is
     /// generated from one. Without a profile, refuse the load (see `loadingOrder`).
-    public var needsHearingProfile: Bool { personalizationPreset != nil }
+    public var needsHearingProfile: Bool { personalizationPresetVariant != nil }
 
     /// The values to request when loading the patch, in the order to request them:
     ///
@@ -20,7 +20,7 @@ extension Patch {
     /// 2. every other parameter in descriptor order (the kernels);
     /// 3. `/processing/preset`, then `/processing/intensity`;
     /// 4. `/processing/enabled` last when the patch turns personalization on, so it starts
-    ///    with its preset and intensity in place (the order of the seed's recommendation).
+    ///    with its preset and intensity in place (the order of the recommendation for a new profile).
     ///
     /// Loading sets every parameter the patch holds. Refuse the load before requesting
     /// anything when it cannot succeed as a whole (`needsHearingProfile` without a profile;
