@@ -5,9 +5,11 @@ import PackageDescription
 /// remote-controlled over OSC.
 ///
 /// Layers (see README "Architecture"):
+/// - `SoundFitModel`: the parameter model (one declarative entry per parameter) and the
+///   vocabulary every layer above shares; pure Swift, no dependencies.
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.
-/// - `SoundFitEngine`: the parameter registry and the real-time renderer with its
-///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
+/// - `SoundFitEngine`: the real-time renderer with its lock-free mailbox, one slot per engine
+///   parameter; runs on any driver (JACK or the in-memory test driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitJSON`: the one JSON stack of every file a user edits or exchanges: a strict parser
@@ -27,7 +29,7 @@ let package = Package(
         .library(
             name: "SoundFit",
             targets: [
-                "SoundFitDSP", "SoundFitEngine", "SoundFitJSON", "SoundFitProcessing", "SoundFitHearing", "SoundFitState",
+                "SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitJSON", "SoundFitProcessing", "SoundFitHearing", "SoundFitState",
                 "SoundFitRuntime", "SoundFitJack", "SoundFitOSC",
             ]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
@@ -48,18 +50,19 @@ let package = Package(
         .target(name: "CRealtimeSupport", path: "Sources/CRealtimeSupport"),
 
         // Swift modules.
+        .target(name: "SoundFitModel"),
         .target(name: "SoundFitDSP", swiftSettings: optimizedSettings),
         .target(
             name: "SoundFitEngine",
-            dependencies: ["SoundFitDSP", "CRealtimeSupport"],
+            dependencies: ["SoundFitModel", "SoundFitDSP", "CRealtimeSupport"],
             swiftSettings: optimizedSettings),
         .target(name: "SoundFitJSON"),
-        .target(name: "SoundFitProcessing"),
-        .target(name: "SoundFitHearing", dependencies: ["SoundFitDSP", "SoundFitProcessing", "SoundFitJSON"]),
-        .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitJSON"]),
+        .target(name: "SoundFitProcessing", dependencies: ["SoundFitModel"]),
+        .target(name: "SoundFitHearing", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitJSON"]),
+        .target(name: "SoundFitState", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitHearing", "SoundFitJSON"]),
         .target(
             name: "SoundFitRuntime",
-            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
+            dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState"]),
         .target(
             name: "SoundFitJack",
             dependencies: [
@@ -70,13 +73,13 @@ let package = Package(
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
+                "SoundFitModel", "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
+                "SoundFitModel", "SoundFitEngine", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
                 "SoundFitJack", "SoundFitOSC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,22 +98,28 @@ let package = Package(
         .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP", "SoundFitHearing"], path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"]),
+        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitEngine", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitJSONTests", dependencies: ["SoundFitJSON"]),
-        .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
+        .testTarget(
+            name: "SoundFitHearingTests",
+            dependencies: ["SoundFitModel", "SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitModel", "SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
         .testTarget(
             name: "SoundFitStateTests",
-            dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"],
+            dependencies: ["SoundFitModel", "SoundFitState", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
-            dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),
+            dependencies: [
+                "SoundFitModel", "SoundFitRuntime", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing",
+                "SoundFitState", "SoundFitTestSupport",
+            ]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
-                "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
+                "SoundFitModel", "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
                 "SoundFitTestSupport", "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 // Built so the tests can run the real binary (next to the test bundle).

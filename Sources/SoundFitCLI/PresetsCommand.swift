@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SoundFitModel
+import SoundFitProcessing
 import SoundFitHearing
 import SoundFitJSON
 import SoundFitProcessing

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SoundFitModel
 import SoundFitEngine
 import SoundFitHearing
 import SoundFitJack
@@ -173,7 +174,7 @@ struct RunCommand: AsyncParsableCommand {
         // restored profile and its session values (the recommendation for a new profile follows).
         if hearingProfile != nil {
             document.hearingProfile = nil
-            for address in document.parameters.keys where address.hasPrefix("/processing/") {
+            for address in document.parameters.keys where ParameterModel.entry(at: address)?.binding?.isSession == true {
                 document.parameters[address] = nil
             }
         }

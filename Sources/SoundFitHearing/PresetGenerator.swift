@@ -1,5 +1,5 @@
 import SoundFitDSP
-import SoundFitProcessing
+import SoundFitModel
 /// Generates personalization presets from a hearing profile: rule "soundfit-nal-rp-wdrc/1".
 ///
 /// The rule (ours, built on public practice; see docs/Personalization.md):

@@ -1,7 +1,7 @@
 import Foundation
 import SoundFitDSP
 import SoundFitJSON
-import SoundFitProcessing
+import SoundFitModel
 
 /// A personalization preset as JSON: what `soundfit presets` prints and the `presets` of a state
 /// document.

@@ -1,5 +1,6 @@
+import Foundation
 import SoundFitDSP
-import SoundFitProcessing
+import SoundFitModel
 
 /// The personalization preset payload: what the multiband processor applies. Versioned JSON,
 /// generated from a hearing profile for one tech level (see `PresetGenerator`).

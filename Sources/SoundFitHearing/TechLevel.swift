@@ -1,5 +1,5 @@
 import SoundFitDSP
-import SoundFitProcessing
+import SoundFitModel
 
 /// What a processor can do at a tech level:
 ///

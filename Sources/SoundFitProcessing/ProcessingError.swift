@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Why a processing operation was rejected or failed (session, configuration, handler).
 ///
 /// Parameter-delivery failures (timeouts, superseded) are `ProcessingParameterError`.
@@ -28,7 +30,7 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
     /// A `ProcessingHandler` answered a read with another parameter's value.
     case unexpectedReading(requested: SessionParameter.Readable, received: SessionParameter.ReadValue)
 
-    /// A sentence for logs and OSC `/error` replies.
+    /// A sentence for logs and the error replies of surfaces.
     public var description: String {
         switch self {
         case .invalidTechLevel(let level):

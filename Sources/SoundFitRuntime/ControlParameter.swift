@@ -1,4 +1,5 @@
-import SoundFitEngine
+import SoundFitModel
+import SoundFitProcessing
 
 /// One entry of SoundFit's control address space, as a surface (OSC) sees it: a descriptor, a
 /// current value, and requests whose every update state is reported.
@@ -15,37 +16,10 @@ public protocol ControlParameter: Sendable {
 
     /// Accepts a validated value for delivery and returns the request, whose states end in
     /// exactly one terminal state. Throws (nothing is requested) for a value that is invalid or
-    /// not allowed now. Synchronous, so requests keep the order in which they arrived. `origin`
-    /// is attached to the change the request makes (see `SoundFitRuntime.changeUpdates()`).
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest
-}
-
-/// One accepted change and its states.
-public struct ControlRequest: Sendable {
-    public let address: String
-    public let value: ParameterValue
-    /// `pending`, `applying`, then one terminal state. One consumer.
-    public let states: AsyncStream<ControlState>
-}
-
-/// What happened to one request, in the words of the OSC contract.
-public struct ControlState: Sendable, Equatable {
-    public enum Name: String, Sendable {
-        case pending, applying, applied, failed, superseded
-    }
-
-    public var name: Name
-    public var value: ParameterValue
-    /// The reason of a `failed` state.
-    public var error: String?
-
-    public var isTerminal: Bool { name == .applied || name == .failed || name == .superseded }
-
-    public init(name: Name, value: ParameterValue, error: String? = nil) {
-        self.name = name
-        self.value = value
-        self.error = error
-    }
+    /// not allowed now: the value is validated here, once, against the parameter's entry; the
+    /// layers below trust it. Synchronous, so requests keep the order in which they arrived.
+    /// `origin` is attached to the change the request makes (see `SoundFitRuntime.changeUpdates()`).
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue>
 }
 
 /// Why a control request was refused.

@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitEngine
 import SoundFitProcessing
 
@@ -6,25 +7,26 @@ import SoundFitProcessing
 /// applicator is the audio engine, so a change is `applied` only when the audio thread
 /// acknowledged the cycle in which it took effect.
 final class KernelControlParameter: ControlParameter {
-    let engineParameter: EngineParameter
+    let descriptor: ParameterDescriptor
+    /// The engine slot the entry is bound to.
+    let slot: EngineSlot
     let parameter: ProcessingParameter<ParameterValue>
     private let engine: AudioEngine
-    private let ledger: OriginLedger
     /// Held strongly: the parameter holds its applicators weakly.
     private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
 
-    var descriptor: ParameterDescriptor { engineParameter.descriptor }
-
-    init(_ engineParameter: EngineParameter, engine: AudioEngine, controller: ProcessingController,
-         feed: ChangeFeed, ledger: OriginLedger) {
-        self.engineParameter = engineParameter
+    /// `descriptor` is a kernel entry of the model (bound to an engine slot).
+    init(_ descriptor: ParameterDescriptor, engine: AudioEngine, controller: ProcessingController,
+         feed: ChangeFeed) {
+        guard let slot = descriptor.binding?.engineSlot else { preconditionFailure("\(descriptor.address) is not bound to an engine slot") }
+        self.descriptor = descriptor
+        self.slot = slot
         self.engine = engine
-        self.ledger = ledger
-        let descriptor = engineParameter.descriptor
-        parameter = controller.makeParameter(engine.value(of: engineParameter)) { value in
+        // The one validation of a kernel request: against the entry, when it is accepted.
+        parameter = controller.makeParameter(engine.value(of: slot), address: descriptor.address) { value in
             try descriptor.validate(value)
         }
-        parameter.publishChanges(address: descriptor.address, to: feed, ledger: ledger) { $0 }
+        parameter.publishChanges(to: feed) { $0 }
     }
 
     /// Adds the engine applicator, a streaming one: values stream into the audio engine without
@@ -36,19 +38,27 @@ final class KernelControlParameter: ControlParameter {
     /// value back into the mailbox — only if nothing newer was published to the slot since, so a
     /// failed value never undoes a newer one in flight, and the audio thread never keeps a value
     /// the parameter reported as failed. Control side (the parameter's tasks).
-    func attachEngine(timeout: @escaping @Sendable () -> Duration) {
+    ///
+    /// While `batches` has a batch open (an OSC bundle, a patch), the value joins it and is
+    /// published with the batch, once.
+    func attachEngine(batches: OpenEngineBatch, timeout: @escaping @Sendable () -> Duration) {
         let engine = self.engine
-        let engineParameter = self.engineParameter
+        let slot = self.slot
         let handle = parameter.addStreamingApplicator { [weak parameter] value in
-            let submission = try engine.submit([(engineParameter, value)])
+            let batch = batches.batch
+            let position = batch?.add(slot, value)
+            let published = position == nil ? engine.submit(validated: [(slot, value)]) : nil
             return { [weak parameter] in
+                var submission = published
+                if let batch, let position { submission = await batch.submission(at: position) }
+                guard let submission else { return }
                 do {
                     try await engine.waitUntilApplied(submission, timeout: timeout())
                 } catch EngineError.superseded {
                     throw ProcessingParameterError.superseded
                 } catch {
                     if let kept = parameter?.value {
-                        _ = try? engine.restore([(engineParameter, kept)], replacing: submission)
+                        engine.restore([(slot, kept)], replacing: submission)
                     }
                     throw error
                 }
@@ -64,7 +74,7 @@ final class KernelControlParameter: ControlParameter {
 
     func currentValue() throws -> ParameterValue { parameter.value }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
-        try parameter.controlRequest(value, address: descriptor.address, origin: origin, ledger: ledger) { $0 }
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
+        try parameter.request(value, origin: origin)
     }
 }

@@ -1,17 +1,17 @@
 import Synchronization
+import SoundFitModel
 import SoundFitHearing
 import SoundFitProcessing
 
 /// The preset source behind the session's `preset` parameter: generates personalization presets
-/// from the current hearing profile (`PresetGenerator`) and keeps the payload of every preset it
-/// handed out, by preset id, for the engine to install.
+/// from the current hearing profile (`PresetGenerator`); each preset carries its payload
+/// (`PresetPayload`) to the engine.
 ///
 /// Thread rules: any thread except the audio thread.
 public final class ProfilePresetSource: PresetSource {
     private struct State {
         var profile: HearingProfile?
         var generation = 0
-        var payloads: [String: PresetPayload] = [:]
     }
 
     private let state = Mutex(State())
@@ -50,13 +50,7 @@ public final class ProfilePresetSource: PresetSource {
                     "preset variant \(variant) is not available for this hearing profile (available: \(payloads.map(\.variant.rawValue).joined(separator: ", ")))")
             }
             let id = "profile-\(state.generation)-\(variant)-tl\(fitting.techLevel)"
-            state.payloads[id] = payload
-            return PersonalizationPreset(id: id, variant: variant, fitting: fitting)
+            return PersonalizationPreset(id: id, variant: variant, fitting: fitting, payload: payload)
         }
-    }
-
-    /// The payload of a preset this source generated.
-    public func payload(for preset: PersonalizationPreset) -> PresetPayload? {
-        state.withLock { $0.payloads[preset.id] }
     }
 }

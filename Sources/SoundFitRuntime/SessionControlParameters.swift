@@ -1,34 +1,16 @@
-import SoundFitEngine
+import SoundFitModel
 import SoundFitProcessing
 
-/// The processing session's parameters in the control address space (`/processing/*`).
-/// Each resolves the active session on every call: sessions come and go with the JACK server.
+/// The processing session's parameters (the model entries bound to the session). Each resolves
+/// the active session on every call: sessions come and go with the JACK server.
 enum SessionControl {
     static let noSession = ControlError("no processing session is active (not connected to a JACK server, or deactivated with /session/deactivate)")
-
-    static let enabled = ParameterDescriptor(
-        address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),
-        summary: "Hearing personalization on/off. Fails while the session is interrupted.")
-    static let intensity = ParameterDescriptor(
-        address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5),
-        summary: "How much personalization is applied: 0 = transparent, 1 = the full preset.")
-    static let preset = ParameterDescriptor(
-        address: "/processing/preset", kind: .choice(["default", "up", "down", "none"]),
-        defaultValue: .choice("none"),
-        summary: "Personalization preset variant generated from the hearing profile (those available); none = no preset.")
-    static let canEnable = ParameterDescriptor(
-        address: "/processing/can_enable", kind: .bool, defaultValue: .bool(false), access: .readOnly,
-        summary: "True when a preset is applied.")
-    static let fitting = ParameterDescriptor(
-        address: "/processing/fitting", kind: .int(1...4), defaultValue: .int(3), access: .readOnly,
-        summary: "Tech level of the active session.")
 }
 
 /// `/processing/enabled` and `/processing/intensity`.
 struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
     let descriptor: ParameterDescriptor
     let controller: ProcessingController
-    let ledger: OriginLedger
     let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
     let toControl: @Sendable (Value) -> ParameterValue
     let fromControl: @Sendable (ParameterValue) -> Value?
@@ -38,27 +20,25 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         return toControl(parameter(session).value)
     }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard let native = fromControl(value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
-        return try parameter(session).controlRequest(
-            native, address: descriptor.address, origin: origin, ledger: ledger, convert: toControl)
+        return try parameter(session).request(native, origin: origin, reportedAs: toControl)
     }
 }
 
 /// `/processing/preset`: a variant name is fetched from the preset source (reported `pending`
 /// meanwhile), then requested like any value; `none` removes the preset.
 struct SessionPresetControl: ControlParameter {
-    let descriptor = SessionControl.preset
+    let descriptor = ParameterModel.processingPreset
     let controller: ProcessingController
     let presets: ProfilePresetSource
-    let ledger: OriginLedger
 
     static func controlValue(_ preset: PersonalizationPreset?) -> ParameterValue {
-        .choice(preset?.variant.rawValue ?? "none")
+        .choice(preset?.variant.rawValue ?? PresetVariant.noneName)
     }
 
     func currentValue() throws -> ParameterValue {
@@ -66,7 +46,7 @@ struct SessionPresetControl: ControlParameter {
         return Self.controlValue(session.preset.value)
     }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard case .choice(let name) = value else {
@@ -74,8 +54,7 @@ struct SessionPresetControl: ControlParameter {
         }
         let address = descriptor.address
         guard let variant = PresetVariant(rawValue: name) else {
-            return try session.preset.controlRequest(
-                nil, address: address, origin: origin, ledger: ledger, convert: Self.controlValue)
+            return try session.preset.request(nil, origin: origin, reportedAs: Self.controlValue)
         }
         guard session.configuration.personalization.variants.contains(variant) else {
             throw ProcessingError.presetVariantUnavailable(variant)
@@ -86,24 +65,25 @@ struct SessionPresetControl: ControlParameter {
                 ? "no hearing profile yet: submit one with /profile/audiogram or --profile"
                 : "preset variant \(variant) is not available for this hearing profile (available: \(available.map(\.rawValue).joined(separator: " ")))")
         }
-        let states = AsyncStream<ControlState> { continuation in
+        // Fetching the preset is asynchronous work of its own: this task does it, then requests
+        // the preset and passes its states on.
+        let states = AsyncStream<ParameterUpdateState<ParameterValue>> { continuation in
             let task = Task {
-                continuation.yield(ControlState(name: .pending, value: value))
+                continuation.yield(.pending(value))
                 do {
                     let preset = try await session.fetchPreset(variant)
-                    let request = try session.preset.controlRequest(
-                        preset, address: address, origin: origin, ledger: ledger, convert: Self.controlValue)
+                    let request = try session.preset.request(preset, origin: origin, reportedAs: Self.controlValue)
                     for await state in request.states where state.name != .pending {
                         continuation.yield(state)
                     }
                 } catch {
-                    continuation.yield(ControlState(name: .failed, value: value, error: "\(error)"))
+                    continuation.yield(.failed(value, error))
                 }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-        return ControlRequest(address: address, value: value, states: states)
+        return ParameterRequest(id: 0, address: address, value: value, states: states)
     }
 }
 
@@ -118,7 +98,7 @@ struct SessionReadOnlyControl: ControlParameter {
         return read(session)
     }
 
-    func request(_ value: ParameterValue, origin: ControlOrigin?) throws -> ControlRequest {
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         throw ParameterError.readOnly(address: descriptor.address)
     }
 }

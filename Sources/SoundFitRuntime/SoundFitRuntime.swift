@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 import SoundFitEngine
 import SoundFitHearing
 import SoundFitProcessing
@@ -24,7 +25,7 @@ public final class SoundFitRuntime: Sendable {
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
     private let feed = ChangeFeed()
-    private let ledger = OriginLedger()
+    private let batches = OpenEngineBatch()
     private let lifecycle: Mutex<Lifecycle>
 
     private struct Lifecycle {
@@ -43,25 +44,25 @@ public final class SoundFitRuntime: Sendable {
         lifecycle = Mutex(Lifecycle(sessionConfiguration: sessionConfiguration))
         // The handler reads the controller's delivery timeout; the controller needs the handler.
         let timeoutBox = DeliveryTimeout(config.deliveryTimeout)
-        let handler = EngineProcessingHandler(engine: engine, presets: presets) { timeoutBox.value }
+        let handler = EngineProcessingHandler(engine: engine) { timeoutBox.value }
         self.handler = handler
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller
-        let feed = self.feed, ledger = self.ledger
-        let kernels = EngineParameter.kernelParameters.map {
-            KernelControlParameter($0, engine: engine, controller: controller, feed: feed, ledger: ledger)
+        let feed = self.feed
+        let kernels = ParameterModel.kernels.map {
+            KernelControlParameter($0, engine: engine, controller: controller, feed: feed)
         }
         self.kernels = kernels
         let session: [any ControlParameter] = [
             SessionValueControl<Bool>(
-                descriptor: SessionControl.enabled, controller: controller, ledger: ledger, parameter: { $0.isEnabled },
+                descriptor: ParameterModel.processingEnabled, controller: controller, parameter: { $0.isEnabled },
                 toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } }),
             SessionValueControl<Float>(
-                descriptor: SessionControl.intensity, controller: controller, ledger: ledger, parameter: { $0.intensity },
+                descriptor: ParameterModel.processingIntensity, controller: controller, parameter: { $0.intensity },
                 toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
-            SessionPresetControl(controller: controller, presets: presets, ledger: ledger),
-            SessionReadOnlyControl(descriptor: SessionControl.canEnable, controller: controller) { .bool($0.canEnable) },
-            SessionReadOnlyControl(descriptor: SessionControl.fitting, controller: controller) {
+            SessionPresetControl(controller: controller, presets: presets),
+            SessionReadOnlyControl(descriptor: ParameterModel.processingCanEnable, controller: controller) { .bool($0.canEnable) },
+            SessionReadOnlyControl(descriptor: ParameterModel.processingFitting, controller: controller) {
                 .int($0.fitting.techLevel)
             },
         ]
@@ -69,7 +70,7 @@ public final class SoundFitRuntime: Sendable {
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
         for kernel in kernels {
-            kernel.attachEngine { timeoutBox.value }
+            kernel.attachEngine(batches: batches) { timeoutBox.value }
         }
         publishSessionChanges()
     }
@@ -79,36 +80,36 @@ public final class SoundFitRuntime: Sendable {
     /// A new stream of every applied change of every parameter, with the requester's origin
     /// when a request named one. When a session is activated, its parameters' values are
     /// published too (a new session is a change for a surface). Buffers without bound: consume it.
-    public func changeUpdates() -> AsyncStream<ControlChange> { feed.subscribe() }
+    public func changeUpdates() -> AsyncStream<ParameterChange<ParameterValue>> { feed.subscribe() }
 
     /// Follows every session: publishes its values when it starts and its changes afterwards.
     private func publishSessionChanges() {
         let sessions = controller.sessionUpdates()
-        let feed = self.feed, ledger = self.ledger
+        let feed = self.feed
         Task {
             for await session in sessions {
                 guard let session else { continue }
-                let enabled = SessionControl.enabled.address, intensity = SessionControl.intensity.address
-                let preset = SessionControl.preset.address, canEnable = SessionControl.canEnable.address
+                let enabled = ParameterModel.processingEnabled.address, intensity = ParameterModel.processingIntensity.address
+                let preset = ParameterModel.processingPreset.address, canEnable = ParameterModel.processingCanEnable.address
                 for (address, value) in [
                     (enabled, ParameterValue.bool(session.isEnabled.value)),
                     (intensity, .float(session.intensity.value)),
                     (preset, SessionPresetControl.controlValue(session.preset.value)),
                     (canEnable, .bool(session.canEnable)),
-                    (SessionControl.fitting.address, .int(session.fitting.techLevel)),
+                    (ParameterModel.processingFitting.address, .int(session.fitting.techLevel)),
                 ] {
-                    feed.yield(ControlChange(address: address, value: value, origin: nil))
+                    feed.yield(ParameterChange(address: address, value: value))
                 }
-                session.isEnabled.publishChanges(address: enabled, to: feed, ledger: ledger) { .bool($0) }
-                session.intensity.publishChanges(address: intensity, to: feed, ledger: ledger) { .float($0) }
-                session.preset.publishChanges(address: preset, to: feed, ledger: ledger, convert: SessionPresetControl.controlValue)
+                session.isEnabled.publishChanges(to: feed) { .bool($0) }
+                session.intensity.publishChanges(to: feed) { .float($0) }
+                session.preset.publishChanges(to: feed, convert: SessionPresetControl.controlValue)
                 // can_enable follows the preset.
                 let presetChanges = session.preset.changeUpdates()
                 Task {
                     var last = session.canEnable
                     for await change in presetChanges where (change.value != nil) != last {
                         last = change.value != nil
-                        feed.yield(ControlChange(address: canEnable, value: .bool(last), origin: nil))
+                        feed.yield(ParameterChange(address: canEnable, value: .bool(last)))
                     }
                 }
             }
@@ -135,10 +136,7 @@ public final class SoundFitRuntime: Sendable {
 
     /// The address space without a runtime (for files and docs): the session's parameters,
     /// then the kernels'.
-    public static let descriptors: [ParameterDescriptor] = [
-        SessionControl.enabled, SessionControl.intensity, SessionControl.preset, SessionControl.canEnable,
-        SessionControl.fitting,
-    ] + EngineParameter.kernelParameters.map(\.descriptor)
+    public static var descriptors: [ParameterDescriptor] { ParameterModel.all }
 
     // MARK: Lifecycle
 
@@ -204,23 +202,17 @@ public final class SoundFitRuntime: Sendable {
 
     // MARK: Requests
 
-    /// Requests several changes that belong together (an OSC bundle). With continuous delivery
-    /// the kernel values are first published to the audio thread as one batch, so they take
-    /// effect in the same audio cycle; every change then goes through its parameter's apply
-    /// sequence for its update states. Each result is the request or why it was refused.
+    /// Requests several changes that belong together (an OSC bundle, a patch). With continuous
+    /// delivery the kernel values the engine takes at once are published to the audio thread as
+    /// one batch (each value once), so they take effect in the same audio cycle; every change
+    /// goes through its parameter's apply sequence for its update states. Each result is the
+    /// request or why it was refused.
     public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
-                             origin: ControlOrigin?) -> [Result<ControlRequest, any Error>] {
-        if case .continuous = controller.config.deliveryStyle {
-            let kernelChanges = changes.compactMap { control, value -> (EngineParameter, ParameterValue)? in
-                guard let kernel = control as? KernelControlParameter,
-                      (try? kernel.descriptor.validate(value)) != nil else { return nil }
-                return (kernel.engineParameter, value)
-            }
-            if kernelChanges.count > 1 {
-                _ = try? engine.submit(kernelChanges)
-            }
-        }
-        return changes.map { control, value in Result { try control.request(value, origin: origin) } }
+                             origin: RequestOrigin?) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
+        let request = { changes.map { control, value in Result { try control.request(value, origin: origin) } } }
+        guard case .continuous = controller.config.deliveryStyle,
+              changes.count(where: { $0.0 is KernelControlParameter }) > 1 else { return request() }
+        return batches.collect(publishingTo: engine, request)
     }
 
     // MARK: Hearing profile

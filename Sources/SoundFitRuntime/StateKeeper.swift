@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
 import SoundFitHearing
@@ -27,16 +28,14 @@ public final class StateKeeper: Sendable {
     }
 
     /// The writable parameters, the ones a patch or the state file sets.
-    public static var writableDescriptors: [ParameterDescriptor] {
-        SoundFitRuntime.descriptors.filter { $0.access == .readWrite }
-    }
+    public static var writableDescriptors: [ParameterDescriptor] { ParameterModel.writable }
 
     /// The kernel values of a state document, for the engine to start with.
     public static func chainSettings(_ document: StateDocument) -> ChainSettings {
         var settings = ChainSettings()
-        for parameter in EngineParameter.kernelParameters {
-            if let value = document.parameters[parameter.descriptor.address] {
-                parameter.store(parameter.encode(value), into: &settings)
+        for entry in ParameterModel.kernels {
+            if let slot = entry.binding?.engineSlot, let value = document.parameters[entry.address] {
+                slot.store(slot.encode(value), into: &settings)
             }
         }
         return settings
@@ -56,7 +55,7 @@ public final class StateKeeper: Sendable {
         runtime.sessionConfiguration = document.session
         if let profile = document.hearingProfile { runtime.presets.setProfile(profile) }
         let restoredPatch = document.currentPatch.flatMap { try? library.patch(.number($0.number)) }
-        let sessionAddresses = [SessionControl.preset.address, SessionControl.intensity.address, SessionControl.enabled.address]
+        let sessionAddresses = [SessionBinding.preset, .intensity, .enabled].map { ParameterModel.entry(for: $0).address }
         state = Mutex(State(
             tracker: CurrentPatchTracker(restoring: document.currentPatch, patch: restoredPatch, values: document.parameters),
             values: document.parameters,
@@ -99,7 +98,8 @@ public final class StateKeeper: Sendable {
             return state.pendingSessionValues
         }
         for (address, value) in pending {
-            if address == SessionControl.preset.address, value != .choice("none"), runtime.presets.profile == nil { continue }
+            if address == ParameterModel.processingPreset.address, value != .choice(PresetVariant.noneName),
+               runtime.presets.profile == nil { continue }
             guard let control = runtime.parameter(at: address), let request = try? control.request(value, origin: nil) else { continue }
             for await _ in request.states {}
         }
@@ -133,14 +133,14 @@ public final class StateKeeper: Sendable {
     public func loadPatch(_ reference: PatchReference) async throws -> Patch {
         let patch = try library.patch(reference)
         let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
-        let touchesSession = order.contains { $0.address.hasPrefix("/processing/") }
+        let touchesSession = order.contains { ParameterModel.entry(at: $0.address)?.binding?.isSession == true }
         if touchesSession, runtime.controller.session == nil {
             throw ControlError("patch \(patch.number) '\(patch.name)' sets /processing/* values, and no processing session is active")
         }
         if patch.needsHearingProfile, runtime.presets.profile == nil {
             throw ControlError("patch \(patch.number) '\(patch.name)' uses a personalization preset: submit a hearing profile first (/profile/audiogram)")
         }
-        if let name = patch.personalizationPreset, let variant = PresetVariant(rawValue: name),
+        if let name = patch.personalizationPresetVariant, let variant = PresetVariant(rawValue: name),
            let session = runtime.controller.session {
             guard session.configuration.personalization.variants.contains(variant) else {
                 throw ProcessingError.presetVariantUnavailable(variant)
@@ -159,10 +159,10 @@ public final class StateKeeper: Sendable {
         for (result, (control, _)) in zip(runtime.requestBatch(controls, origin: nil), controls) {
             switch result {
             case .success(let request):
-                var last: ControlState?
+                var last: ParameterUpdateState<ParameterValue>?
                 for await state in request.states { last = state }
                 if let last, last.name != .applied {
-                    failures.append("\(control.descriptor.address): \(last.name.rawValue) \(last.error ?? "")")
+                    failures.append("\(control.descriptor.address): \(last.name) \(last.reason ?? "")")
                 }
             case .failure(let error):
                 failures.append("\(control.descriptor.address): \(error)")

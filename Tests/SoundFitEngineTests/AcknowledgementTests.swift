@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitModel
 import SoundFitDSP
 @testable import SoundFitEngine
 import Synchronization
@@ -7,7 +8,7 @@ import Testing
 /// Exact acknowledgements: several values of one parameter in flight at once, each resolved to
 /// the cycle that took it, or to superseded when the audio thread never rendered it.
 @Suite struct AcknowledgementTests {
-    private let gain = EngineParameter.outputGain
+    private let gain = EngineSlot.outputGain
 
     private func submitGain(_ engine: AudioEngine, _ decibels: Float) throws -> EngineSubmission {
         try engine.submit([(gain, .float(decibels))])

@@ -1,34 +1,35 @@
 import Foundation
+import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
 import Testing
 
 @Suite struct ParameterRegistryTests {
     @Test func addressesAreUniqueAndFollowTheContract() {
-        let addresses = EngineParameter.allCases.map(\.descriptor.address)
+        let addresses = EngineSlot.allCases.map(\.descriptor.address)
         #expect(Set(addresses).count == addresses.count)
         // The DESIGN.md contract names these; they must never be renamed.
         for address in ["/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
                         "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"] {
-            #expect(EngineParameter(address: address) != nil, "missing \(address)")
+            #expect(EngineSlot(address: address) != nil, "missing \(address)")
         }
-        #expect(EngineParameter(address: "/filter/nope") == nil)
+        #expect(EngineSlot(address: "/filter/nope") == nil)
     }
 
     @Test func defaultsMatchTheContract() {
-        #expect(EngineParameter.filterEnabled.descriptor.defaultValue == .bool(false))
-        #expect(EngineParameter.filterType.descriptor.defaultValue == .choice("lowpass"))
-        #expect(EngineParameter.filterCutoff.descriptor.defaultValue == .float(1000))
-        #expect(EngineParameter.filterQ.descriptor.defaultValue == .float(0.7071))
-        #expect(EngineParameter.filterGain.descriptor.defaultValue == .float(0))
-        #expect(EngineParameter.ringModulatorEnabled.descriptor.defaultValue == .bool(false))
-        #expect(EngineParameter.ringModulatorFrequency.descriptor.defaultValue == .float(22))
-        #expect(EngineParameter.ringModulatorMix.descriptor.defaultValue == .float(1))
-        #expect(EngineParameter.outputGain.descriptor.defaultValue == .float(0))
+        #expect(EngineSlot.filterEnabled.descriptor.defaultValue == .bool(false))
+        #expect(EngineSlot.filterType.descriptor.defaultValue == .choice("lowpass"))
+        #expect(EngineSlot.filterCutoff.descriptor.defaultValue == .float(1000))
+        #expect(EngineSlot.filterQ.descriptor.defaultValue == .float(0.7071))
+        #expect(EngineSlot.filterGain.descriptor.defaultValue == .float(0))
+        #expect(EngineSlot.ringModulatorEnabled.descriptor.defaultValue == .bool(false))
+        #expect(EngineSlot.ringModulatorFrequency.descriptor.defaultValue == .float(22))
+        #expect(EngineSlot.ringModulatorMix.descriptor.defaultValue == .float(1))
+        #expect(EngineSlot.outputGain.descriptor.defaultValue == .float(0))
     }
 
-    @Test(arguments: EngineParameter.allCases)
-    func encodingRoundTripsEveryDefaultAndBoundary(_ parameter: EngineParameter) throws {
+    @Test(arguments: EngineSlot.allCases)
+    func encodingRoundTripsEveryDefaultAndBoundary(_ parameter: EngineSlot) throws {
         let descriptor = parameter.descriptor
         var values = [descriptor.defaultValue]
         switch descriptor.kind {
@@ -47,7 +48,7 @@ import Testing
     }
 
     @Test func validationRejectsWithoutClamping() {
-        let cutoff = EngineParameter.filterCutoff.descriptor
+        let cutoff = EngineSlot.filterCutoff.descriptor
         #expect(throws: ParameterError.outOfRange(address: "/filter/cutoff", value: "5.0", range: "20.0…20000.0")) {
             try cutoff.validate(.float(5))
         }
@@ -56,10 +57,10 @@ import Testing
             try cutoff.validate(.choice("loud"))
         }
         #expect(throws: ParameterError.self) {
-            try EngineParameter.filterType.descriptor.validate(.choice("bogus"))
+            try EngineSlot.filterType.descriptor.validate(.choice("bogus"))
         }
         #expect(throws: ParameterError.self) {
-            try EngineParameter.outputGain.descriptor.validate(.float(12.5))
+            try EngineSlot.outputGain.descriptor.validate(.float(12.5))
         }
     }
 

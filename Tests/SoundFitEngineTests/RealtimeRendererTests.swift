@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
 import SoundFitTestSupport
@@ -9,7 +10,7 @@ import Testing
         let engine = AudioEngine()
         var driver = InMemoryDriver(engine: engine)
         let cycle = driver.renderSilentCycle()
-        for parameter in EngineParameter.allCases {
+        for parameter in EngineSlot.allCases {
             let ack = engine.mailbox.acknowledgement(index: parameter.rawValue)
             #expect(ack.cycle == UInt32(cycle))
         }
@@ -21,7 +22,7 @@ import Testing
         driver.renderSilentCycle()
         _ = try engine.submit([(.filterType, .choice("highpass")), (.filterCutoff, .float(250)), (.filterQ, .float(2))])
         let cycle = driver.renderSilentCycle()
-        let acks = [EngineParameter.filterType, .filterCutoff, .filterQ].map {
+        let acks = [EngineSlot.filterType, .filterCutoff, .filterQ].map {
             engine.mailbox.acknowledgement(index: $0.rawValue)
         }
         #expect(acks.allSatisfy { $0.cycle == UInt32(cycle) })
@@ -36,7 +37,7 @@ import Testing
             _ = try engine.submit([(.outputGain, .float(-6)), (.filterCutoff, .float(99999))])
         }
         #expect(engine.value(of: .outputGain) == .float(0))
-        #expect(engine.mailbox.publishedSequence(index: EngineParameter.outputGain.rawValue) == 0)
+        #expect(engine.mailbox.publishedSequence(index: EngineSlot.outputGain.rawValue) == 0)
     }
 
     @Test func applyCompletesOnlyWhenACycleRuns() async throws {

@@ -1,3 +1,4 @@
+import SoundFitModel
 import Foundation
 import SoundFitHearing
 import SoundFitJSON

@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitModel
 import SoundFitProcessing
 import SoundFitHearing
 import SoundFitTestSupport

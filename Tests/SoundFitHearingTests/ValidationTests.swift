@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitDSP
+import SoundFitModel
 import SoundFitProcessing
 import SoundFitHearing
 import SoundFitJSON

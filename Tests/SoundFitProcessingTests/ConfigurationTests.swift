@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitTestSupport
 import Testing
 @testable import SoundFitProcessing
@@ -9,7 +10,7 @@ struct ConfigurationTests {
 
     @Test(arguments: [0, 5, -1, 100])
     func techLevelsOutsideOneToFourAreRejected(_ level: Int) {
-        #expect(throws: ProcessingError.invalidTechLevel(level)) { try Fitting(techLevel: level) }
+        #expect(throws: ProcessingError.invalidTechLevel(level)) { try Fitting.techLevel(level) }
     }
 
     @Test func techLevelsOneToFourAreValid() throws {

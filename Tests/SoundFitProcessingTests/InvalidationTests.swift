@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitTestSupport
 import Testing
 @testable import SoundFitProcessing

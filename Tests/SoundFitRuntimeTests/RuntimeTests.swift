@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
 import SoundFitHearing
@@ -13,8 +14,8 @@ import Testing
             config: ProcessingConfig(deliveryTimeout: timeout))
     }
 
-    private func terminalState(_ request: ControlRequest) async -> ControlState? {
-        var last: ControlState?
+    private func terminalState(_ request: ParameterRequest<ParameterValue>) async -> ParameterUpdateState<ParameterValue>? {
+        var last: ParameterUpdateState<ParameterValue>?
         for await state in request.states { last = state }
         return last
     }
@@ -53,7 +54,7 @@ import Testing
         let gain = try #require(runtime.parameter(at: "/output/gain"))
         let state = await terminalState(try gain.request(.float(-6), origin: nil))
         #expect(state?.name == .failed)
-        #expect(state?.error?.isEmpty == false)
+        #expect(state?.reason?.isEmpty == false)
         #expect(try gain.currentValue() == .float(0))
         // The mailbox holds the kept value again: a returning server does not pick up -6 dB.
         #expect(runtime.engine.value(of: .outputGain) == .float(0))
@@ -74,7 +75,7 @@ import Testing
         let ends = await requests.asyncMap { await terminalState($0)?.name }
         #expect(ends == [.superseded, .superseded, .applied])
         #expect(try cutoff.currentValue() == .float(700))
-        #expect(runtime.engine.mailbox.acknowledgement(index: EngineParameter.filterCutoff.rawValue).cycle == cycle)
+        #expect(runtime.engine.mailbox.acknowledgement(index: EngineSlot.filterCutoff.rawValue).cycle == cycle)
     }
 
     @Test func aFailedValueIsTakenBackOnlyWhenNothingNewerWasPublished() async throws {
@@ -128,7 +129,7 @@ import Testing
         // The very next cycle after the call returns has all three values: the batch was
         // published as one before any request was delivered on its own.
         let cycle = UInt32(truncatingIfNeeded: driver.renderSilentCycle())
-        for parameter in [EngineParameter.filterType, .filterCutoff, .filterQ] {
+        for parameter in [EngineSlot.filterType, .filterCutoff, .filterQ] {
             #expect(runtime.engine.mailbox.acknowledgement(index: parameter.rawValue).cycle == cycle)
         }
         let loop = RenderLoop(engine: runtime.engine)
@@ -158,7 +159,7 @@ import Testing
         #expect(try runtime.parameter(at: "/processing/can_enable")?.currentValue() == .bool(true))
 
         let states = try preset.request(.choice("up"), origin: nil).states
-        var names: [ControlState.Name] = []
+        var names: [UpdateStateName] = []
         for await state in states { names.append(state.name) }
         #expect(names == [.pending, .applying, .applied])
         #expect(try preset.currentValue() == .choice("up"))
@@ -186,16 +187,18 @@ import Testing
         try await runtime.audioSystemConnected()
         var changes = runtime.changeUpdates().makeAsyncIterator()
         let gain = try #require(runtime.parameter(at: "/output/gain"))
-        let origin = ControlOrigin("client-a")
+        let origin = RequestOrigin("client-a")
         var states = try gain.request(.float(-3), origin: origin).states.makeAsyncIterator()
         while let state = await states.next(), !state.isTerminal {}
         let change = await changes.next()
-        #expect(change == ControlChange(address: "/output/gain", value: .float(-3), origin: origin))
+        // (Which request made it is the parameter's bookkeeping; the change is address, value, origin.)
+        #expect(change.map { ParameterChange(address: $0.address, value: $0.value, origin: $0.origin) }
+            == ParameterChange(address: "/output/gain", value: .float(-3), origin: origin))
 
         // A change nobody requested through a control (a recommendation) has no origin.
         _ = try await runtime.submitProfile(try HearingProfile(
             left: try Audiogram([(500, 40), (1000, 45), (2000, 50), (4000, 60)]), right: nil))
-        var seen: [ControlChange] = []
+        var seen: [ParameterChange<ParameterValue>] = []
         while seen.count < 3, let next = await changes.next() { seen.append(next) }
         #expect(seen.allSatisfy { $0.origin == nil })
         #expect(Set(seen.map(\.address)).isSuperset(of: ["/processing/preset", "/processing/intensity"]))

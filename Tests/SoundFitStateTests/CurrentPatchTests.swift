@@ -1,4 +1,4 @@
-import SoundFitEngine
+import SoundFitModel
 import SoundFitState
 import Testing
 

@@ -1,6 +1,6 @@
 import SoundFitTestSupport
 import Foundation
-import SoundFitEngine
+import SoundFitModel
 import SoundFitProcessing
 @testable import SoundFitState
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 import SoundFitState
 import Testing
 
@@ -56,7 +56,7 @@ import Testing
         #expect(speech.parameters["/filter/enabled"] == .bool(false))
         #expect(speech.parameters["/ringmod/enabled"] == .bool(false))
         #expect(speech.needsHearingProfile)
-        #expect(speech.personalizationPreset == "default")
+        #expect(speech.personalizationPresetVariant == "default")
     }
 
     @Test func lowpassIsTheBiquadDemosDefault() throws {

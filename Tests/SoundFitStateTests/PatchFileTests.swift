@@ -1,6 +1,6 @@
 import Foundation
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 import SoundFitState
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import SoundFitEngine
+import SoundFitModel
 @testable import SoundFitState
 import Testing
 

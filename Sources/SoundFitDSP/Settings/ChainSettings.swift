@@ -16,7 +16,8 @@ public struct ChainSettings: Sendable, Equatable {
         self.outputGain = outputGain
     }
 
-    /// Every stage's settings clamped into range. Real-time safe.
+    /// Every stage's settings clamped into safe bounds (numerical safety, not the parameter
+    /// ranges, which are checked before values reach the engine). Real-time safe.
     public func clamped() -> ChainSettings {
         ChainSettings(filter: filter.clamped(), ringModulator: ringModulator.clamped(),
                       outputGain: outputGain.clamped(), personalization: personalization.clamped())

@@ -2,16 +2,11 @@
 public struct FilterSettings: Sendable, Equatable {
     public var isEnabled: Bool
     public var type: FilterType
-    /// Hz, `20...20000`. Kernels also keep it below Nyquist at low sample rates.
+    /// Hz. Kernels also keep it below Nyquist at low sample rates.
     public var cutoff: Float
-    /// `0.1...18`.
     public var q: Float
-    /// dB, `-24...24`; used by the peak and shelf types.
+    /// dB; used by the peak and shelf types.
     public var gain: Float
-
-    public static var cutoffRange: ClosedRange<Float> { 20...20000 }
-    public static var qRange: ClosedRange<Float> { 0.1...18 }
-    public static var gainRange: ClosedRange<Float> { -24...24 }
 
     public init(isEnabled: Bool = false, type: FilterType = .lowpass, cutoff: Float = 1000,
                 q: Float = 0.7071, gain: Float = 0) {
@@ -22,7 +17,10 @@ public struct FilterSettings: Sendable, Equatable {
         self.gain = gain
     }
 
-    /// These settings with every value clamped into its range (NaN becomes the default).
+    /// These settings clamped into safe bounds.
+    /// Numerical safety for code that drives the kernels directly (NaN becomes the default,
+    /// values are kept where the filters stay stable); not the parameter range, which the
+    /// parameter model checks (rejecting, never clamping) before a value reaches the engine.
     /// Real-time safe.
     public func clamped() -> FilterSettings {
         FilterSettings(

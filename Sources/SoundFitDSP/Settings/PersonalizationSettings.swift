@@ -6,18 +6,21 @@
 public struct PersonalizationSettings: Sendable, Equatable {
     /// Off: after a 15 ms fade the stage is skipped and the samples pass bit-exact.
     public var isEnabled: Bool
-    /// How much of the preset is applied, `0...1`: each band's linear gain is
+    /// How much of the preset is applied: each band's linear gain is
     /// `1 + intensity·(gain − 1)`. 0 is transparent (bit-exact once faded).
     public var intensity: Float
 
-    public static var intensityRange: ClosedRange<Float> { 0...1 }
 
     public init(isEnabled: Bool = false, intensity: Float = 0.5) {
         self.isEnabled = isEnabled
         self.intensity = intensity
     }
 
-    /// These settings with the intensity clamped into `0...1` (NaN becomes 0.5). Real-time safe.
+    /// These settings clamped into safe bounds.
+    /// Numerical safety for code that drives the kernels directly (NaN becomes the default,
+    /// values are kept where the filters stay stable); not the parameter range, which the
+    /// parameter model checks (rejecting, never clamping) before a value reaches the engine.
+    /// Real-time safe.
     public func clamped() -> PersonalizationSettings {
         PersonalizationSettings(isEnabled: isEnabled, intensity: clampParameter(intensity, 0, 1, fallback: 0.5))
     }

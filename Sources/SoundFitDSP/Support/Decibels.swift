@@ -13,7 +13,8 @@ public enum Decibels {
     }
 }
 
-/// Clamps a parameter into `lower...upper`; NaN becomes `fallback`, infinities the nearest bound.
+/// Clamps a setting into the safe bounds `lower...upper`; NaN becomes `fallback`, infinities the
+/// nearest bound. Real-time safe.
 @inline(__always)
 func clampParameter(_ value: Float, _ lower: Float, _ upper: Float, fallback: Float) -> Float {
     if value.isNaN { return fallback }

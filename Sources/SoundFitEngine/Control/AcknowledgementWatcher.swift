@@ -12,11 +12,15 @@ import Synchronization
 /// `RealtimeMailbox.historyDepth` pickups behind (starved for several cycles) cannot tell; it then
 /// counts the target as applied by the later value that is known to have taken its place —
 /// the rule that was exact while one value at a time was in flight.
+///
+/// Preset hand-overs wait here too (`wait(until:timeout:)`), on their own acknowledgement words.
 final class AcknowledgementWatcher: Sendable {
     private struct Waiter {
-        var targets: [(index: Int, sequence: UInt32)]
-        /// The sequence published last among the targets (a batch is published in order).
-        var newestSequence: UInt32 { targets.last?.sequence ?? 0 }
+        /// The outcome once the audio thread acknowledged what is waited for, else nil.
+        var resolve: @Sendable () -> Result<UInt32, any Error>?
+        /// The sequence published last among the targets (a batch is published in order); 0
+        /// for other acknowledgements.
+        var newestSequence: UInt32
         var deadline: ContinuousClock.Instant
         var timeout: Duration
         var continuation: CheckedContinuation<UInt32, any Error>
@@ -41,7 +45,16 @@ final class AcknowledgementWatcher: Sendable {
     /// of its parameter came first), `EngineError.timeout` when not all were resolved within
     /// `timeout`, and `CancellationError` when the waiting task is cancelled.
     func wait(for targets: [(index: Int, sequence: UInt32)], timeout: Duration) async throws -> UInt32 {
-        if let result = resolve(targets) { return try result.get() }
+        try await wait(until: { [self] in resolve(targets) }, newestSequence: targets.last?.sequence ?? 0,
+                       timeout: timeout)
+    }
+
+    /// Waits until `resolve` reports an outcome (polled with the parameters' acknowledgements),
+    /// and returns or throws it; `EngineError.timeout` when none came within `timeout`,
+    /// `CancellationError` when the waiting task is cancelled.
+    func wait(until resolve: @escaping @Sendable () -> Result<UInt32, any Error>?, newestSequence: UInt32 = 0,
+              timeout: Duration) async throws -> UInt32 {
+        if let result = resolve() { return try result.get() }
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -50,7 +63,7 @@ final class AcknowledgementWatcher: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 let startPoller = state.withLock { state -> Bool in
                     state.waiters[id] = Waiter(
-                        targets: targets, deadline: .now + timeout, timeout: timeout, continuation: continuation)
+                        resolve: resolve, newestSequence: newestSequence, deadline: .now + timeout, timeout: timeout, continuation: continuation)
                     defer { state.polling = true }
                     return !state.polling
                 }
@@ -92,7 +105,7 @@ final class AcknowledgementWatcher: Sendable {
             var finished: [(waiter: Waiter, result: Result<UInt32, any Error>)] = []
             let keepPolling = state.withLock { state -> Bool in
                 for (id, waiter) in state.waiters {
-                    if let result = resolve(waiter.targets) {
+                    if let result = waiter.resolve() {
                         finished.append((waiter, result))
                         state.waiters[id] = nil
                     } else if now >= waiter.deadline {

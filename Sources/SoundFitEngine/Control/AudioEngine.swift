@@ -1,8 +1,13 @@
 import SoundFitDSP
+import SoundFitModel
 import Synchronization
 
-/// The control side of the audio engine: validates values, publishes them to the audio thread
-/// and reports when they took effect.
+/// The control side of the audio engine: publishes values to the audio thread and reports when
+/// they took effect.
+///
+/// `submit` and `apply` validate against each slot's parameter entry, for callers that drive the
+/// engine directly. The control plane validates every request once, where it is accepted, and
+/// hands the engine values it already checked (`submit(validated:)`, `restore`).
 ///
 /// A change counts as applied only when the audio thread acknowledged the cycle in which it
 /// took effect; if no cycle runs (no server, a stalled server) `apply` fails with a timeout
@@ -17,7 +22,7 @@ public final class AudioEngine: Sendable {
     /// Creates the engine with every parameter at its value in `settings` and the
     /// personalization stage at `techLevel`.
     public init(settings: ChainSettings = ChainSettings(), techLevel: Int = 3) {
-        mailbox = EngineMailbox(initialWords: EngineParameter.allCases.map { $0.load(from: settings) },
+        mailbox = EngineMailbox(initialWords: EngineSlot.allCases.map { $0.load(from: settings) },
                                 techLevel: techLevel)
         watcher = AcknowledgementWatcher(mailbox: mailbox)
     }
@@ -28,14 +33,14 @@ public final class AudioEngine: Sendable {
     }
 
     /// The value most recently published for `parameter` (what the engine is, or is about to be, running).
-    public func value(of parameter: EngineParameter) -> ParameterValue {
+    public func value(of parameter: EngineSlot) -> ParameterValue {
         parameter.decode(mailbox.publishedBits(index: parameter.rawValue))
     }
 
     /// All current values as chain settings.
     public var settings: ChainSettings {
         var settings = ChainSettings()
-        for parameter in EngineParameter.allCases {
+        for parameter in EngineSlot.allCases {
             parameter.store(mailbox.publishedBits(index: parameter.rawValue), into: &settings)
         }
         return settings
@@ -48,17 +53,25 @@ public final class AudioEngine: Sendable {
     /// this batch, reached the audio thread first (this one was never rendered), and
     /// `EngineError.timeout` when no acknowledgement arrives within `timeout`.
     @discardableResult
-    public func apply(_ changes: [(EngineParameter, ParameterValue)], timeout: Duration) async throws -> UInt32 {
+    public func apply(_ changes: [(EngineSlot, ParameterValue)], timeout: Duration) async throws -> UInt32 {
         let submission = try submit(changes)
         return try await waitUntilApplied(submission, timeout: timeout)
     }
 
-    /// Validates and publishes `changes` as one batch without waiting. Callers that must keep
-    /// the order of requests (the OSC receive thread) submit synchronously, then wait.
-    public func submit(_ changes: [(EngineParameter, ParameterValue)]) throws(ParameterError) -> EngineSubmission {
-        for (parameter, value) in changes {
-            try parameter.descriptor.validate(value)
+    /// Validates and publishes `changes` as one batch without waiting. Throws `ParameterError`
+    /// for an invalid value (nothing is published).
+    public func submit(_ changes: [(EngineSlot, ParameterValue)]) throws(ParameterError) -> EngineSubmission {
+        for (slot, value) in changes {
+            try slot.descriptor.validate(value)
         }
+        return submit(validated: changes)
+    }
+
+    /// Publishes `changes`, already validated against their entries, as one batch without
+    /// waiting. Callers that must keep the order of requests (a surface's receive thread) submit
+    /// synchronously, then wait.
+    public func submit(validated changes: [(EngineSlot, ParameterValue)]) -> EngineSubmission {
+        assert(Self.areValid(changes), "unvalidated values reached the engine")
         let sequences = mailbox.publish(changes.map { (index: $0.0.rawValue, bits: $0.0.encode($0.1)) })
         return EngineSubmission(targets: zip(changes, sequences).map { (index: $0.0.rawValue, sequence: $1) })
     }
@@ -79,14 +92,11 @@ public final class AudioEngine: Sendable {
     /// as current) only to the slots whose latest value is still the one `submission` published
     /// there. A slot to which a newer value was published since keeps that newer value, so a
     /// failed change never undoes a newer one in flight. Returns the submission of what was
-    /// published (empty when every slot had moved on). Throws `ParameterError` for an invalid
-    /// value (nothing is published).
+    /// published (empty when every slot had moved on). The values must be valid.
     @discardableResult
-    public func restore(_ changes: [(EngineParameter, ParameterValue)],
-                        replacing submission: EngineSubmission) throws(ParameterError) -> EngineSubmission {
-        for (parameter, value) in changes {
-            try parameter.descriptor.validate(value)
-        }
+    public func restore(_ changes: [(EngineSlot, ParameterValue)],
+                        replacing submission: EngineSubmission) -> EngineSubmission {
+        assert(Self.areValid(changes), "unvalidated values reached the engine")
         // A slot the submission did not publish to is left alone.
         let restorable = changes.compactMap { parameter, value -> (index: Int, bits: UInt32, expected: UInt32?)? in
             guard let target = submission.targets.first(where: { $0.index == parameter.rawValue }) else { return nil }
@@ -96,6 +106,11 @@ public final class AudioEngine: Sendable {
         return EngineSubmission(targets: zip(restorable, sequences).compactMap { change, sequence in
             sequence.map { (index: change.index, sequence: $0) }
         })
+    }
+
+    /// Debug check: whether every value is valid for its slot's entry.
+    private static func areValid(_ changes: [(EngineSlot, ParameterValue)]) -> Bool {
+        changes.allSatisfy { (try? $0.0.descriptor.validate($0.1)) != nil }
     }
 
     // MARK: Personalization presets
@@ -134,23 +149,29 @@ public final class AudioEngine: Sendable {
             PersonalizationMailbox.unmanaged(previous)?.release()
             return generation
         }
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            personalization.releaseRetired()
-            if personalization.installedGeneration.pointee.load(ordering: .acquiring) == generation { return }
-            if personalization.rejectedGeneration.pointee.load(ordering: .acquiring) == generation {
-                throw EngineError.presetRejected
-            }
-            if ContinuousClock.now >= deadline {
-                // Take the word back unless the audio thread took it meanwhile.
-                let word = presetGeneration.withLock { _ in
-                    personalization.next.pointee.load(ordering: .acquiring) >> 48 == generation
-                        ? personalization.next.pointee.exchange(0, ordering: .acquiringAndReleasing) : 0
+        // The audio thread acknowledges the hand-over in the installed or rejected generation;
+        // the acknowledgement watcher polls for it with the parameters' acknowledgements.
+        do {
+            _ = try await watcher.wait(until: { [self] in
+                let personalization = mailbox.realtime.personalization
+                // One releaser at a time: the preset hand-over lock serializes them.
+                presetGeneration.withLock { _ in personalization.releaseRetired() }
+                if personalization.installedGeneration.pointee.load(ordering: .acquiring) == generation {
+                    return .success(0)
                 }
-                PersonalizationMailbox.unmanaged(word)?.release()
-                throw EngineError.timeout(seconds: timeout.seconds)
+                if personalization.rejectedGeneration.pointee.load(ordering: .acquiring) == generation {
+                    return .failure(EngineError.presetRejected)
+                }
+                return nil
+            }, timeout: timeout)
+        } catch let error as EngineError where error != .presetRejected {
+            // Take the word back unless the audio thread took it meanwhile.
+            let word = presetGeneration.withLock { _ in
+                personalization.next.pointee.load(ordering: .acquiring) >> 48 == generation
+                    ? personalization.next.pointee.exchange(0, ordering: .acquiringAndReleasing) : 0
             }
-            try await Task.sleep(for: .milliseconds(1))
+            PersonalizationMailbox.unmanaged(word)?.release()
+            throw error
         }
     }
 
@@ -186,11 +207,9 @@ public struct EngineSubmission: Sendable {
 
     /// The sequence number each change was published with, in order.
     public var sequences: [UInt32] { targets.map(\.sequence) }
-}
 
-extension Duration {
-    /// The duration in seconds.
-    public var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    /// The part of this submission that published its `position`th change, to wait on alone.
+    public func change(at position: Int) -> EngineSubmission {
+        EngineSubmission(targets: [targets[position]])
     }
 }

@@ -1,11 +1,12 @@
+import SoundFitModel
 import Synchronization
 
 /// The lock-free meeting point between the control side and the audio thread.
 ///
-/// - Control → audio: one latest-value slot per `EngineParameter` (an `Atomic<UInt64>` packing
+/// - Control → audio: one latest-value slot per `EngineSlot` (an `Atomic<UInt64>` packing
 ///   a 32-bit sequence number and the 32-bit value). Bursts coalesce; the audio thread reads
 ///   every slot once per cycle. A generation counter (a seqlock) lets the control side publish
-///   several slots as one batch, so an OSC bundle takes effect in a single cycle.
+///   several slots as one batch, so changes that belong together take effect in a single cycle.
 /// - Audio → control: one acknowledgement word per parameter packing the sequence number that
 ///   took effect last and the cycle index in which it did; per parameter a history of the last
 ///   `historyDepth` pickups (the same words) guarded by a write counter, so the control side can

@@ -1,4 +1,5 @@
 import SoundFitDSP
+import SoundFitModel
 import Synchronization
 
 /// Runs the processing chain for one driver (a JACK client, or the in-memory driver in tests),
@@ -27,7 +28,7 @@ public struct RealtimeRenderer: ~Copyable {
         while !mailbox.snapshot(into: snapshot) {}
         var settings = ChainSettings()
         for index in 0..<count {
-            let parameter = EngineParameter(rawValue: index)!
+            let parameter = EngineSlot(rawValue: index)!
             parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
             // Not yet acknowledged: the first cycle applies and acknowledges every slot.
             applied[index] = .max
@@ -113,7 +114,7 @@ public struct RealtimeRenderer: ~Copyable {
         guard mailbox.snapshot(into: snapshot) else { return }
         var changed = false
         for index in 0..<mailbox.parameterCount where snapshot[index] != applied[index] {
-            let parameter = EngineParameter(rawValue: index).unsafelyUnwrapped
+            let parameter = EngineSlot(rawValue: index).unsafelyUnwrapped
             parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
             changed = true
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitModel
 import SoundFitEngine
 
 /// Generates `docs/OSC.md`, the full OSC reference, from the parameter registry and the command

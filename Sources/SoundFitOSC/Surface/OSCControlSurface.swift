@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SoundFitModel
 import SoundFitEngine
 import SoundFitProcessing
 import SoundFitRuntime
@@ -78,13 +79,8 @@ public final class OSCControlSurface: Sendable {
     }
 
     /// The origin of a request from `peer`, and back.
-    static func origin(_ peer: OSCPeer) -> ControlOrigin { ControlOrigin("osc:\(peer)") }
-    static func peer(_ origin: ControlOrigin) -> OSCPeer? {
-        guard origin.id.hasPrefix("osc:") else { return nil }
-        let text = origin.id.dropFirst(4)
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
-        return OSCPeer(host: String(text[..<colon]), port: port)
-    }
+    static func origin(_ peer: OSCPeer) -> RequestOrigin { RequestOrigin(peer) }
+    static func peer(_ origin: RequestOrigin) -> OSCPeer? { origin.sender(as: OSCPeer.self) }
 
     /// Queues feedback for subscribers and, when the queue was empty, sends it shortly: bursts
     /// within the flush delay coalesce (latest value per address wins).
@@ -121,7 +117,7 @@ public final class OSCControlSurface: Sendable {
             send(OSCMessage("/error", [.string(""), .string(error.description)]), to: peer)
             return
         }
-        var changes: [ParameterChange] = []
+        var changes: [RequestedValue] = []
         for message in packet.messages where !ReplyForms.isReply(message) {
             if let change = route(message, from: peer) {
                 changes.append(change)
@@ -139,7 +135,7 @@ public final class OSCControlSurface: Sendable {
     }
 
     /// Answers a command or query at once; returns a validated parameter change to request.
-    private func route(_ message: OSCMessage, from peer: OSCPeer) -> ParameterChange? {
+    private func route(_ message: OSCMessage, from peer: OSCPeer) -> RequestedValue? {
         if runCommand(message, from: peer) {
             return nil
         }
@@ -157,7 +153,7 @@ public final class OSCControlSurface: Sendable {
     /// A set (one argument, and an optional request id) or a query (none) of a parameter, in
     /// native units or as a fader position (`<address>/normalized`).
     private func parameterChange(_ control: any ControlParameter, _ message: OSCMessage,
-                                 from peer: OSCPeer, normalized: Bool = false) -> ParameterChange? {
+                                 from peer: OSCPeer, normalized: Bool = false) -> RequestedValue? {
         let descriptor = control.descriptor
         var arguments = message.arguments
         if arguments.isEmpty {
@@ -185,8 +181,8 @@ public final class OSCControlSurface: Sendable {
             let value = normalized
                 ? try FaderTaper.value(from: arguments[0], for: descriptor)
                 : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
-            try descriptor.validate(value)
-            return ParameterChange(control: control, address: message.address, value: value, requestID: requestID)
+            // Validated once, against the entry, when the runtime accepts the request.
+            return RequestedValue(control: control, address: message.address, value: value, requestID: requestID)
         } catch {
             reject(message.address, error.description, to: peer)
             return nil
@@ -194,18 +190,18 @@ public final class OSCControlSurface: Sendable {
     }
 
     /// Sends the requester every state of its request, and subscribers its terminal state.
-    private func report(_ request: ControlRequest, requestID: Int32?, to peer: OSCPeer) {
+    private func report(_ request: ParameterRequest<ParameterValue>, requestID: Int32?, to peer: OSCPeer) {
         Task { [self] in
             for await state in request.states {
                 var arguments: [OSCArgument] = [.string(request.address), .string(state.name.rawValue),
                                                 state.value.oscArgument]
-                if let error = state.error { arguments.append(.string(error)) }
+                if let reason = state.reason { arguments.append(.string(reason)) }
                 if let requestID { arguments.append(.int32(requestID)) }
                 send(OSCMessage("/state", arguments), to: peer)
                 if state.isTerminal {
                     enqueueForSubscribers {
                         $0.enqueueTerminalState(address: request.address, state: state.name.rawValue,
-                                                value: state.value, error: state.error, origin: peer)
+                                                value: state.value, error: state.reason, origin: peer)
                     }
                 }
             }
@@ -334,8 +330,8 @@ public final class OSCControlSurface: Sendable {
     }
 }
 
-/// A validated parameter change from one OSC message.
-struct ParameterChange: Sendable {
+/// A value one OSC message asks a parameter to take.
+struct RequestedValue: Sendable {
     var control: any ControlParameter
     /// The address the message used (the parameter's own, or its `/normalized` form).
     var address: String

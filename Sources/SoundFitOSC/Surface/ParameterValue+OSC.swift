@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitEngine
 
 extension ParameterValue {

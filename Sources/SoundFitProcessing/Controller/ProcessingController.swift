@@ -140,11 +140,12 @@ public final class ProcessingController: Sendable {
     /// holds it weakly; its owner adds the applicators (e.g. the audio engine).
     public func makeParameter<Value: Sendable & Equatable>(
         _ initialValue: Value,
+        address: String = "",
         validate: (@Sendable (Value) throws -> Void)? = nil,
         load: (@Sendable (Value) async throws -> Value)? = nil
     ) -> ProcessingParameter<Value> {
         state.withLock { state in
-            let parameter = ProcessingParameter(initialValue, config: state.config, clock: clock,
+            let parameter = ProcessingParameter(initialValue, address: address, config: state.config, clock: clock,
                                                 validate: validate, load: load)
             state.parameters.removeAll { $0.parameter == nil }
             state.parameters.append(WeakParameter(parameter: parameter))

@@ -1,5 +1,5 @@
 /// The component that does the actual processing and exchanges the session's parameters with
-/// the controller (the seed's `MimiProcessingHandler`). In SoundFit: the audio engine's adapter.
+/// the controller. In SoundFit: the audio engine's adapter.
 ///
 /// The controller installs the handler as an applicator of the session's writable parameters:
 /// a value counts as applied only when `set` returned. Reads happen when the handler

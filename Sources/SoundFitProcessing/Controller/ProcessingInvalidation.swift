@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// The handler's way back to the controller: tells it that parameters of a session can no
 /// longer be relied on (e.g. the processor restarted, the JACK server went away and came back).
 ///
@@ -21,7 +23,7 @@ public final class ProcessingInvalidation: Sendable {
         return await controller.recover(session, invalidating: parameters, cause: cause)
     }
 
-    /// The seed's spelling: `invalidate(parameters: .isEnabled, .intensity, cause: error)`.
+    /// The variadic spelling: `invalidate(parameters: .isEnabled, .intensity, cause: error)`.
     @discardableResult
     public func invalidate(parameters: SessionParameter.Name..., cause: (any Error)? = nil) async -> InvalidationReport? {
         await invalidate(parameters: Set(parameters), cause: cause)

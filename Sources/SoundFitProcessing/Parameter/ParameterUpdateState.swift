@@ -45,15 +45,17 @@ public enum ParameterUpdateState<Value: Sendable>: Sendable, CustomStringConvert
         return nil
     }
 
-    /// The state's word as the OSC contract spells it: `pending`, `applying`, `applied`,
-    /// `failed` or `superseded`.
-    public var name: String {
+    /// Why a `failed` state failed, as surfaces report it.
+    public var reason: String? { error.map { "\($0)" } }
+
+    /// Which state it is, without the value.
+    public var name: UpdateStateName {
         switch self {
-        case .pending: "pending"
-        case .applying: "applying"
-        case .applied: "applied"
-        case .failed: "failed"
-        case .superseded: "superseded"
+        case .pending: .pending
+        case .applying: .applying
+        case .applied: .applied
+        case .failed: .failed
+        case .superseded: .superseded
         }
     }
 
@@ -64,4 +66,25 @@ public enum ParameterUpdateState<Value: Sendable>: Sendable, CustomStringConvert
         default: "\(name)(\(value))"
         }
     }
+
+    /// The same state with the value in another type (a surface's).
+    public func map<Other: Sendable>(_ convert: (Value) -> Other) -> ParameterUpdateState<Other> {
+        switch self {
+        case .pending(let value): .pending(convert(value))
+        case .applying(let value): .applying(convert(value))
+        case .applied(let value): .applied(convert(value))
+        case .failed(let value, let error): .failed(convert(value), error)
+        case .superseded(let value): .superseded(convert(value))
+        }
+    }
+}
+
+/// The name of an update state, as surfaces and files spell it (`rawValue`).
+public enum UpdateStateName: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case pending, applying, applied, failed, superseded
+
+    /// Whether a request's states end with this one.
+    public var isTerminal: Bool { self == .applied || self == .failed || self == .superseded }
+
+    public var description: String { rawValue }
 }

@@ -34,14 +34,14 @@ public struct ProcessingConfig: Sendable, Hashable, CustomStringConvertible {
     /// `ProcessingHandler`. Default 10 s.
     public var deliveryTimeout: Duration
 
-    /// A configuration; both values default to the seed's defaults.
+    /// A configuration; by default continuous delivery with a 10 s timeout.
     public init(deliveryStyle: DeliveryStyle = .continuous, deliveryTimeout: Duration = .seconds(10)) {
         self.deliveryStyle = deliveryStyle
         self.deliveryTimeout = deliveryTimeout
     }
 
     /// Throws `ProcessingError.invalidConfig` unless the settle time is >= 0 and the delivery
-    /// timeout > 0. Callers taking values from users (OSC) validate before setting: an invalid
+    /// timeout > 0. Callers taking values from users (surfaces) validate before setting: an invalid
     /// configuration is used as given (a negative settle time delivers at once, a zero timeout
     /// fails every delivery that has applicators).
     public func validate() throws(ProcessingError) {

@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 
 /// The parameter's locked state, the carrying out of delivery transitions, and the jobs (the
 /// apply sequence and synchronization) that run applicators.
@@ -47,8 +48,10 @@ extension ProcessingParameter {
         var config: ProcessingConfig
         var machine: Machine
         var applicators: [ApplicatorEntry] = []
-        /// The states stream of each request that has not ended.
-        var reporters: [UInt64: AsyncStream<ParameterUpdateState<Value>>.Continuation] = [:]
+        /// Where each request that has not ended reports its states.
+        var reporters: [UInt64: Reporter] = [:]
+        /// The origin of each request that named one, until it ends (its change carries it).
+        var origins: [UInt64: RequestOrigin] = [:]
         var nextRequestID: UInt64 = 0
         var nextApplicatorID: UInt64 = 0
         /// The job order given to the last job started.
@@ -113,16 +116,36 @@ extension ProcessingParameter {
         }
     }
 
-    func accept(_ value: Value, in state: inout State) throws -> ParameterRequest<Value> {
+    /// Reports one request's states into its stream, in the requester's value type: the
+    /// conversion runs as each state is reported (under the parameter's lock), so no task sits
+    /// between the parameter and the requester.
+    struct Reporter: Sendable {
+        let yield: @Sendable (ParameterUpdateState<Value>) -> Void
+        let finish: @Sendable () -> Void
+
+        static func reporting<Reported: Sendable>(
+            as convert: @escaping @Sendable (Value) -> Reported
+        ) -> (Reporter, AsyncStream<ParameterUpdateState<Reported>>) {
+            let (stream, continuation) = AsyncStream.makeStream(of: ParameterUpdateState<Reported>.self)
+            let reporter = Reporter(
+                yield: { continuation.yield($0.map(convert)) },
+                finish: { continuation.finish() })
+            return (reporter, stream)
+        }
+    }
+
+    func accept<Reported: Sendable>(_ value: Value, origin: RequestOrigin?, in state: inout State,
+                                    reportedAs convert: @escaping @Sendable (Value) -> Reported) throws -> ParameterRequest<Reported> {
         if let error = state.closeError { throw error }
         try validator?(value)
         state.nextRequestID += 1
         let id = state.nextRequestID
-        let (stream, reporter) = AsyncStream.makeStream(of: ParameterUpdateState<Value>.self)
+        let (reporter, stream) = Reporter.reporting(as: convert)
         state.reporters[id] = reporter
+        if let origin { state.origins[id] = origin }
         let mayOverlap = state.mayOverlap
         perform(state.machine.submit(.init(id: id, value: value), now: clock.now(), mayOverlap: mayOverlap), in: &state)
-        return ParameterRequest(id: id, value: value, states: stream)
+        return ParameterRequest(id: id, address: address, value: convert(value), states: stream)
     }
 
     /// Carries out a machine transition. Called with the lock held, so states are reported in
@@ -159,6 +182,7 @@ extension ProcessingParameter {
         if update.isTerminal {
             reporter.finish()
             state.reporters[id] = nil
+            state.origins[id] = nil
         }
     }
 
@@ -227,7 +251,8 @@ extension ProcessingParameter {
         guard state.value != value else { return }
         state.value = value
         values.yield(value)
-        changes.yield(ParameterChange(value: value, requestID: requestID))
+        changes.yield(ParameterChange(address: address, value: value, requestID: requestID,
+                                      origin: state.origins[requestID]))
     }
 
     /// The apply sequence for one requested value, as planned when it started.

@@ -1,4 +1,5 @@
 import Synchronization
+import SoundFitModel
 
 /// One value that only counts as changed when everything that must apply it did: the
 /// processing session's `isEnabled`, `intensity` and `preset`, and any other subsystem's
@@ -7,7 +8,7 @@ import Synchronization
 /// A parameter has a current `value` (the value of the newest request every out-of-date
 /// applicator applied), an `updateState`, streams of both, and applicators (`addApplicator`,
 /// `addStreamingApplicator`). New values go through `request(_:)` (per-request states, for
-/// remote control surfaces) or `apply(_:)` (await the outcome). Both follow the seed's apply
+/// remote control surfaces) or `apply(_:)` (await the outcome). Both follow the apply
 /// sequence:
 ///
 /// 1. The out-of-date applicators are found (see below) when the delivery starts.
@@ -52,6 +53,9 @@ import Synchronization
 public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     typealias Machine = DeliveryStateMachine<Value>
 
+    /// The parameter's address in the parameter model (empty for a parameter outside it); its
+    /// requests and changes carry it.
+    public let address: String
     let state: Mutex<State>
     let clock: ProcessingClock
     let validator: (@Sendable (Value) throws -> Void)?
@@ -70,13 +74,16 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     ///     call back into this parameter.
     ///   - load: makes the parameter remote: `load()` calls it with the current value to fetch
     ///     a new value (e.g. from a server or a preset source), then applies that.
+    ///   - address: the parameter's address in the parameter model, if it has one.
     public init(
         _ initialValue: Value,
+        address: String = "",
         config: ProcessingConfig = .default,
         clock: any Clock<Duration> = ContinuousClock(),
         validate: (@Sendable (Value) throws -> Void)? = nil,
         load: (@Sendable (Value) async throws -> Value)? = nil
     ) {
+        self.address = address
         self.state = Mutex(State(value: initialValue, config: config))
         self.clock = ProcessingClock(clock)
         self.validator = validate
@@ -140,13 +147,24 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// Accepts `value` for delivery and returns its request, whose `states` report every state
     /// it goes through and end with exactly one terminal state.
     ///
-    /// Synchronous, so callers that must keep the order of their requests (the OSC receive
+    /// Synchronous, so callers that must keep the order of their requests (a surface's receive
     /// thread) get it: requests are delivered (or superseded) in the order they were accepted.
     /// Throws, reporting nothing, when the value is rejected: by the `validate` closure (e.g.
     /// `ProcessingError.invalidIntensity`, `.interrupted`) or because the parameter was closed
     /// (e.g. `ProcessingError.sessionInactive`).
-    public func request(_ value: Value) throws -> ParameterRequest<Value> {
-        try state.withLock { state in try accept(value, in: &state) }
+    ///
+    /// `origin` names the requester; the change the request makes carries it (so a surface can
+    /// tell its own changes from others').
+    public func request(_ value: Value, origin: RequestOrigin? = nil) throws -> ParameterRequest<Value> {
+        try state.withLock { state in try accept(value, origin: origin, in: &state) { $0 } }
+    }
+
+    /// `request(_:origin:)` with the states reported in another value type (a surface's), converted
+    /// with `convert` as they happen.
+    public func request<Reported: Sendable>(
+        _ value: Value, origin: RequestOrigin?, reportedAs convert: @escaping @Sendable (Value) -> Reported
+    ) throws -> ParameterRequest<Reported> {
+        try state.withLock { state in try accept(value, origin: origin, in: &state, reportedAs: convert) }
     }
 
     /// Applies `value` and returns when it was applied: it is then the parameter's value, unless
@@ -294,7 +312,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     func requestCapturingLatest(_ value: Value) throws -> (request: ParameterRequest<Value>, latest: Value) {
         try state.withLock { state in
             let latest = state.machine.latestValue ?? state.value
-            return (try accept(value, in: &state), latest)
+            return (try accept(value, origin: nil, in: &state) { $0 }, latest)
         }
     }
 

@@ -1,7 +1,6 @@
 /// Why a parameter value was not applied.
 ///
-/// (Named after `ProcessingParameter`; SoundFitEngine has its own `ParameterError` for value
-/// validation.)
+/// (Named after `ProcessingParameter`; a value a parameter entry rejects is a `ParameterError`.)
 public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An applicator did not finish within its own `applyTimeout`.
     case applyTimeoutExceeded(Duration)
@@ -16,7 +15,7 @@ public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringCo
     /// The parameter no longer accepts values (its owner closed it without a specific reason).
     case closed
 
-    /// A sentence for logs and OSC `/state ... failed` reports.
+    /// A sentence for logs and the `failed` reports of surfaces.
     public var description: String {
         switch self {
         case .applyTimeoutExceeded(let timeout): "an applicator did not apply the value within \(timeout)"

@@ -1,23 +1,13 @@
-/// Which of a hearing profile's presets: FineTuning offers `default`, `up` and `down`,
-/// SinglePreset only `default`.
-public enum PresetVariant: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    /// The preset fitted to the hearing profile.
-    case `default`
-    /// A stronger variant (FineTuning only).
-    case up
-    /// A milder variant (FineTuning only).
-    case down
+import SoundFitModel
 
-    /// The raw name (`default`, `up`, `down`), as the OSC contract spells it.
-    public var description: String { rawValue }
-}
-
-/// The payload the personalization processor applies, generated from a hearing profile for
-/// one tech level.
+/// A personalization preset: the payload the personalization processor applies, generated from
+/// a hearing profile for one tech level, with what the processing model needs to know about it.
 ///
-/// Opaque to the processing model: it only checks `fitting` against the session and passes the
-/// preset to the applicators. The payload's keys (per-ear, per-band gains and compression
-/// settings) belong to the hearing-profile code that generates presets.
+/// The payload travels with the preset and is opaque to the processing model: it only checks
+/// `fitting` against the session and passes the preset to the applicators, which know the
+/// payload's type (per-ear, per-band gains and compression settings, from the hearing-profile
+/// code that generates presets). Presets are equal when their id, variant and fitting are: the
+/// id names the payload.
 public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible {
     /// Identifies the preset (e.g. the profile it was generated from plus the variant).
     public var id: String
@@ -25,15 +15,28 @@ public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible
     public var variant: PresetVariant
     /// The tech level the preset was generated for.
     public var fitting: Fitting
-    /// Named arrays of values for the processor.
-    public var payload: [String: [Float]]
+    /// What the processor applies, in the type its applicator expects.
+    public var payload: (any Sendable)?
 
     /// A preset.
-    public init(id: String, variant: PresetVariant, fitting: Fitting, payload: [String: [Float]] = [:]) {
+    public init(id: String, variant: PresetVariant, fitting: Fitting, payload: (any Sendable)? = nil) {
         self.id = id
         self.variant = variant
         self.fitting = fitting
         self.payload = payload
+    }
+
+    /// The payload, when it is a `Payload`.
+    public func payload<Payload>(as type: Payload.Type) -> Payload? { payload as? Payload }
+
+    public static func == (lhs: PersonalizationPreset, rhs: PersonalizationPreset) -> Bool {
+        lhs.id == rhs.id && lhs.variant == rhs.variant && lhs.fitting == rhs.fitting
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(variant)
+        hasher.combine(fitting)
     }
 
     /// `default preset 'id' (tech level 3)`.

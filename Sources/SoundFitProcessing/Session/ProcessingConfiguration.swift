@@ -1,39 +1,14 @@
-/// What the processor can do: its tech level (number of bands, compression or not).
-///
-/// Presets are generated for a tech level, and a session rejects presets made for another.
-/// Read it from the processing system before activating a session.
-public struct Fitting: Sendable, Hashable, CustomStringConvertible {
-    /// The valid tech levels.
-    public static let techLevels: ClosedRange<Int> = 1...4
+import SoundFitModel
 
-    /// 1…4.
-    public let techLevel: Int
-
-    /// Throws `ProcessingError.invalidTechLevel` outside `techLevels`.
-    public init(techLevel: Int) throws(ProcessingError) {
-        guard Self.techLevels.contains(techLevel) else { throw .invalidTechLevel(techLevel) }
-        self.techLevel = techLevel
-    }
-
-    /// The seed's spelling: `try Fitting.techLevel(4)`.
+extension Fitting {
+    /// `try Fitting.techLevel(4)`, throwing
+    /// `ProcessingError.invalidTechLevel` outside `techLevels`.
     public static func techLevel(_ techLevel: Int) throws(ProcessingError) -> Fitting {
-        try Fitting(techLevel: techLevel)
-    }
-
-    /// `tech level 3`.
-    public var description: String { "tech level \(techLevel)" }
-}
-
-extension Fitting: Codable {
-    /// Decodes a bare tech level number, validated.
-    public init(from decoder: any Decoder) throws {
-        try self.init(techLevel: decoder.singleValueContainer().decode(Int.self))
-    }
-
-    /// Encodes the bare tech level number.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(techLevel)
+        do throws(FittingError) {
+            return try Fitting(techLevel: techLevel)
+        } catch {
+            throw .invalidTechLevel(techLevel)
+        }
     }
 }
 
@@ -62,7 +37,7 @@ public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertib
             }
         }
 
-        /// `fine_tuning` or `single_preset`, as the OSC contract spells the mode.
+        /// `fine_tuning` or `single_preset`, as files and surfaces spell the mode.
         public var modeName: String {
             switch self {
             case .fineTuning: "fine_tuning"

@@ -1,7 +1,8 @@
+import SoundFitModel
 import Synchronization
 
 /// The activated processing context: it exists while SoundFit is connected to a JACK server
-/// (the way the seed's session follows the headphone connection) and holds the processing
+/// (the way a headphone's processing session follows its connection) and holds the processing
 /// parameters.
 ///
 /// Get one from `ProcessingController.activate(configuration:)`; it stays active until
@@ -49,20 +50,20 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
         let personalization = configuration.personalization
         let isInterrupted = interruptions.isInterrupted.load(ordering: .sequentiallyConsistent)
         let isEnabled = ProcessingParameter(
-            held.isEnabled && !isInterrupted, config: config, clock: clock,
+            held.isEnabled && !isInterrupted, address: ParameterModel.entry(for: .enabled).address, config: config, clock: clock,
             validate: { [interruptions] value in
                 if value, interruptions.isInterrupted.load(ordering: .sequentiallyConsistent) {
                     throw ProcessingError.interrupted
                 }
             })
         let intensity = ProcessingParameter(
-            held.intensity ?? 0, config: config, clock: clock,
+            held.intensity ?? 0, address: ParameterModel.entry(for: .intensity).address, config: config, clock: clock,
             validate: { value in
                 guard (0...1).contains(value) else { throw ProcessingError.invalidIntensity(value) }
             })
         let heldPreset = held.preset.flatMap { (try? Self.validate($0, for: personalization)) == nil ? nil : $0 }
         let preset = ProcessingParameter(
-            heldPreset, config: config, clock: clock,
+            heldPreset, address: ParameterModel.entry(for: .preset).address, config: config, clock: clock,
             validate: { value in try Self.validate(value, for: personalization) },
             load: { current in
                 try await Self.fetch(current?.variant ?? .default, for: personalization, from: presetSource)

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Events after which the session's parameters move to recommended values.
 public enum RecommendationEvent: String, Sendable, Hashable, CaseIterable {
     /// A session was activated. The controller follows it by itself during `activate`.
@@ -21,9 +23,14 @@ public enum RecommendationEvent: String, Sendable, Hashable, CaseIterable {
 /// While the session is interrupted, a recommended `isEnabled` becomes the value restored when
 /// the last interruption is resolved.
 public struct Recommendation: Sendable, Hashable {
-    /// The intensity recommended when a session starts without one: 0.5 (the OSC contract's
-    /// default for `/processing/intensity`).
-    public static let activationIntensity: Float = 0.5
+    /// The intensity recommended when a session starts without one: the parameter model's
+    /// default for the session's intensity (0.5).
+    public static let activationIntensity: Float = {
+        guard case .float(let intensity) = ParameterModel.entry(for: .intensity).defaultValue else {
+            preconditionFailure("the session's intensity is a float")
+        }
+        return intensity
+    }()
     /// The intensity recommended for a freshly submitted hearing profile: 0.75, strong enough
     /// to hear the personalization, leaving headroom for fine-tuning up.
     public static let profileIntensity: Float = 0.75

@@ -1,8 +1,9 @@
+import SoundFitModel
+
 /// The session's parameters as a `ProcessingHandler` sees them: which ones it is written,
 /// which ones it is read, and the values that travel.
 ///
-/// Mirrors the seed's `MimiProcessingParameter.Writable/Readable`; the seed's `WriteResult`
-/// and `ReadResult` are the handler's `async throws` results.
+/// A write's or read's result is the handler's `async throws` result.
 public enum SessionParameter {
     /// Every session parameter, for invalidation.
     public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 
 /// How a document treats writable parameters it does not mention.
 public enum ParameterCompleteness: Sendable, Equatable {

@@ -1,6 +1,6 @@
-import SoundFitEngine
+import SoundFitModel
 
-/// The patch loaded or saved last, as the seed's `currentPreset`, and whether the parameters
+/// The patch loaded or saved last (an AUv3 host's current preset), and whether the parameters
 /// have been changed since.
 public struct CurrentPatch: Sendable, Equatable, CustomStringConvertible {
     public var number: Int

@@ -1,6 +1,6 @@
 import Foundation
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 
 /// The factory patches: the `*.json` files of a directory (`patches/` in the repository).
 public enum FactoryPatchLibrary {

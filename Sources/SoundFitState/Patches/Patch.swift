@@ -1,6 +1,6 @@
 import Foundation
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 
 /// A named snapshot of every writable parameter, AUv3-style: factory patches have numbers ≥ 0
 /// and ship as files in `patches/`; user patches have numbers < 0 and live in the state

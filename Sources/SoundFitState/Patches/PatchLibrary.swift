@@ -1,6 +1,6 @@
 import Foundation
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 import Synchronization
 
 /// Names a patch: by number, or by name (case-insensitive).

@@ -1,6 +1,6 @@
 import Foundation
-import SoundFitEngine
 import SoundFitJSON
+import SoundFitModel
 
 /// User patches on disk: one file per patch, `<state directory>/patches/user-<n>.json` for patch
 /// number −n, in the patch file format (`Patch`). Files are written atomically (`AtomicFile`),

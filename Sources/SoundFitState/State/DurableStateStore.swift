@@ -2,7 +2,7 @@ import Foundation
 import SoundFitJSON
 import SoundFitProcessing
 import Synchronization
-import SoundFitEngine
+import SoundFitModel
 
 /// Keeps the current state on disk so that a restart, also after `kill -9` or a power loss,
 /// comes back with the last applied state.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SoundFitModel
 import SoundFitEngine
 import SoundFitJack
 import SoundFitOSC

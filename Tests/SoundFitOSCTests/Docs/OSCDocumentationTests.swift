@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitEngine
 @testable import SoundFitOSC
 import Testing
@@ -6,7 +7,7 @@ import Testing
     /// The engine's parameters plus descriptors shaped like the session's (`/processing/*`), so
     /// the generator is exercised on every kind and access.
     static let parameters: [ParameterDescriptor] = {
-        let engine = EngineParameter.allCases.map(\.descriptor)
+        let engine = EngineSlot.allCases.map(\.descriptor)
         return engine + sessionShaped.filter { session in !engine.contains { $0.address == session.address } }
     }()
 
@@ -93,7 +94,7 @@ import Testing
     }
 
     @Test func theFaderTableShowsEachTaper() {
-        let descriptors = [EngineParameter.filterCutoff, .filterGain, .filterQ, .filterType, .filterEnabled].map(\.descriptor)
+        let descriptors = [EngineSlot.filterCutoff, .filterGain, .filterQ, .filterType, .filterEnabled].map(\.descriptor)
             + [Self.sessionShaped.last!]
         #expect(OSCDocumentation.faderTable(descriptors) == """
             | fader address | taper | 0 | 0.5 | 1 |
@@ -108,7 +109,7 @@ import Testing
     }
 
     @Test func parameterExamples() {
-        let descriptors = [EngineParameter.filterEnabled, .filterType, .filterCutoff, .outputGain].map(\.descriptor)
+        let descriptors = [EngineSlot.filterEnabled, .filterType, .filterCutoff, .outputGain].map(\.descriptor)
             + [Self.sessionShaped.last!]
         #expect(OSCDocumentation.parameterExamples(descriptors) == [
             "oscsend localhost 7700 /filter/enabled i 1",

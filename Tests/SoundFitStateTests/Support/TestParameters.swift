@@ -1,21 +1,13 @@
 import Foundation
-import SoundFitEngine
+import SoundFitModel
 import SoundFitState
 
-/// The runtime's address space, rebuilt here (SoundFitState does not depend on the runtime): the
-/// session's descriptors as `SoundFitRuntime` declares them, then the kernels' from the engine.
+/// The parameter model's address space: the session's entries, then the kernels'.
 enum TestParameters {
-    static let session: [ParameterDescriptor] = [
-        ParameterDescriptor(address: "/processing/enabled", kind: .bool, defaultValue: .bool(false), summary: ""),
-        ParameterDescriptor(address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5), summary: ""),
-        ParameterDescriptor(address: "/processing/preset", kind: .choice(["default", "up", "down", "none"]),
-                            defaultValue: .choice("none"), summary: ""),
-        ParameterDescriptor(address: "/processing/can_enable", kind: .bool, defaultValue: .bool(false), access: .readOnly, summary: ""),
-        ParameterDescriptor(address: "/processing/fitting", kind: .int(1...4), defaultValue: .int(3), access: .readOnly, summary: ""),
-    ]
+    static let session: [ParameterDescriptor] = ParameterModel.session
 
     /// Every descriptor, in the runtime's order.
-    static let descriptors = session + EngineParameter.kernelParameters.map(\.descriptor)
+    static let descriptors = ParameterModel.all
 
     /// The addresses a patch must set.
     static let writableAddresses = descriptors.filter { $0.access == .readWrite }.map(\.address)

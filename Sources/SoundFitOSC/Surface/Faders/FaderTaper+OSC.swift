@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitEngine
 
 /// The OSC form of fader positions: `<address>/normalized`.

@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitEngine
 import Synchronization
 

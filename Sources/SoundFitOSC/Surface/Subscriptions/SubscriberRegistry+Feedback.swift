@@ -1,3 +1,4 @@
+import SoundFitModel
 import SoundFitEngine
 
 /// One message for one peer, as `drain()` returns them.

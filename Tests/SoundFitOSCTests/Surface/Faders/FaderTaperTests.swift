@@ -1,15 +1,16 @@
 import Foundation
+import SoundFitModel
 import SoundFitEngine
 import SoundFitOSC
 import Testing
 
 @Suite struct FaderTaperTests {
-    let cutoff = EngineParameter.filterCutoff.descriptor
-    let filterGain = EngineParameter.filterGain.descriptor
-    let outputGain = EngineParameter.outputGain.descriptor
-    let q = EngineParameter.filterQ.descriptor
-    let filterType = EngineParameter.filterType.descriptor
-    let filterEnabled = EngineParameter.filterEnabled.descriptor
+    let cutoff = EngineSlot.filterCutoff.descriptor
+    let filterGain = EngineSlot.filterGain.descriptor
+    let outputGain = EngineSlot.outputGain.descriptor
+    let q = EngineSlot.filterQ.descriptor
+    let filterType = EngineSlot.filterType.descriptor
+    let filterEnabled = EngineSlot.filterEnabled.descriptor
     /// Like `/processing/fitting`.
     let techLevel = ParameterDescriptor(address: "/processing/fitting", kind: .int(1...4), defaultValue: .int(3),
                                         access: .readOnly, summary: "Tech level.")
@@ -24,11 +25,11 @@ import Testing
 
     @Test func theTaperFollowsTheUnitAndKind() {
         #expect(FaderTaper(cutoff) == .logarithmic(20...20000))
-        #expect(FaderTaper(EngineParameter.ringModulatorFrequency.descriptor) == .logarithmic(15...40))
+        #expect(FaderTaper(EngineSlot.ringModulatorFrequency.descriptor) == .logarithmic(15...40))
         #expect(FaderTaper(filterGain) == .decibel(-24...24))
         #expect(FaderTaper(outputGain) == .decibel(-60...12))
         #expect(FaderTaper(q) == .linear(0.1...18))
-        #expect(FaderTaper(EngineParameter.ringModulatorMix.descriptor) == .linear(0...1))
+        #expect(FaderTaper(EngineSlot.ringModulatorMix.descriptor) == .linear(0...1))
         #expect(FaderTaper(filterEnabled) == .toggle)
         #expect(FaderTaper(filterType) == .steps(["lowpass", "highpass", "bandpass", "notch", "peak",
                                                   "lowshelf", "highshelf", "allpass"]))
@@ -137,13 +138,13 @@ import Testing
         #expect(FaderTaper.message(.choice("notch"), for: filterType)
                 == OSCMessage("/filter/type/normalized", [.float(Float(3.0 / 7.0))]))
         // No parameter address can be mistaken for a fader address.
-        for parameter in EngineParameter.allCases {
+        for parameter in EngineSlot.allCases {
             #expect(FaderTaper.parameterAddress(forNormalized: parameter.descriptor.address) == nil)
         }
     }
 
-    @Test(arguments: EngineParameter.allCases)
-    func positionsRoundTripThroughNativeValues(_ parameter: EngineParameter) throws {
+    @Test(arguments: EngineSlot.allCases)
+    func positionsRoundTripThroughNativeValues(_ parameter: EngineSlot) throws {
         let descriptor = parameter.descriptor
         let taper = FaderTaper(descriptor)
         for position: Float in [0, 0.25, 0.5, 0.75, 1] {

@@ -1,10 +1,11 @@
+import SoundFitModel
 import SoundFitEngine
 import SoundFitOSC
 import Testing
 
 @Suite struct SubscriberRegistryTests {
-    let cutoff = EngineParameter.filterCutoff.descriptor
-    let q = EngineParameter.filterQ.descriptor
+    let cutoff = EngineSlot.filterCutoff.descriptor
+    let q = EngineSlot.filterQ.descriptor
 
     private func peer(_ host: String, _ port: UInt16) -> OSCPeer { OSCPeer(host: host, port: port)! }
     private func url(_ peer: OSCPeer) -> SubscriptionRequest { SubscriptionRequest(url: peer) }
@@ -176,7 +177,7 @@ import Testing
 
     @Test func theSnapshotBringsASubscriberInSync() {
         let values: [(ParameterDescriptor, ParameterValue)] = [
-            (EngineParameter.filterEnabled.descriptor, .bool(true)), (cutoff, .float(20)),
+            (EngineSlot.filterEnabled.descriptor, .bool(true)), (cutoff, .float(20)),
         ]
         #expect(SubscriberRegistry.snapshot(values, feedback: .native)
                 == [OSCMessage("/filter/enabled", [.int32(1)]), OSCMessage("/filter/cutoff", [.float(20)])])
@@ -194,7 +195,7 @@ import Testing
         let dead = OSCPeer(host: "127.0.0.1", port: 5002)!
         try shared.subscribe(from: alive)
         try shared.subscribe(from: dead)
-        let cutoff = EngineParameter.filterCutoff.descriptor
+        let cutoff = EngineSlot.filterCutoff.descriptor
 
         var sent: [String] = []
         for value: Float in [100, 200] {

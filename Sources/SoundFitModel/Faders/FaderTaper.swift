@@ -1,10 +1,10 @@
 import Foundation
-import SoundFitEngine
 
 /// How a parameter maps onto a 0…1 fader position, so TouchOSC and Open Stage Control faders
 /// (which send 0…1 by default) can drive every parameter.
 ///
-/// The taper follows the descriptor:
+/// Each parameter entry holds its taper; the usual one follows the kind and unit
+/// (`init(kind:unit:)`):
 /// - frequencies (unit `Hz`, positive range): logarithmic, equal travel per octave
 ///   (`/filter/cutoff` 0.5 = √(20·20000) ≈ 632.5 Hz);
 /// - gains (unit `dB`): linear in dB;
@@ -14,7 +14,7 @@ import SoundFitEngine
 /// - choices: index / (count − 1), a position selects the nearest index (halfway rounds up).
 ///
 /// A position outside 0…1 or not finite is rejected, never clamped, like any other value.
-/// The OSC form is `<address>/normalized` (see `FaderTaper+OSC.swift`).
+/// Surfaces give it their own form (OSC: `<address>/normalized`).
 ///
 /// A pure value type: usable from any thread except the JACK process callback (it allocates
 /// for choices and error messages).
@@ -32,9 +32,14 @@ public enum FaderTaper: Sendable, Equatable {
     /// Choices, evenly spaced in declaration order.
     case steps([String])
 
-    /// The taper for a parameter.
+    /// The taper of a parameter entry.
     public init(_ descriptor: ParameterDescriptor) {
-        switch descriptor.kind {
+        self = descriptor.taper
+    }
+
+    /// The usual taper for a value of `kind` in `unit`.
+    public init(kind: ParameterKind, unit: String) {
+        switch kind {
         case .bool:
             self = .toggle
         case .int(let range):
@@ -42,7 +47,7 @@ public enum FaderTaper: Sendable, Equatable {
         case .choice(let names):
             self = .steps(names)
         case .float(let range):
-            switch descriptor.unit.lowercased() {
+            switch unit.lowercased() {
             case "hz" where range.lowerBound > 0: self = .logarithmic(range)
             case "db": self = .decibel(range)
             default: self = .linear(range)

@@ -1,7 +1,7 @@
-/// The parameter table in Markdown, generated from the registry. The README's table is this
-/// text; a test keeps the two identical.
+/// The parameter table in Markdown, generated from the model's entries. The README's table and
+/// the one in docs/OSC.md are this text; tests keep them identical.
 public enum ParameterTable {
-    public static func markdown(_ descriptors: [ParameterDescriptor] = EngineParameter.kernelParameters.map(\.descriptor)) -> String {
+    public static func markdown(_ descriptors: [ParameterDescriptor] = ParameterModel.all) -> String {
         var lines = [
             "| address | type | access | range / values | default | unit | what it does |",
             "| --- | --- | --- | --- | --- | --- | --- |",

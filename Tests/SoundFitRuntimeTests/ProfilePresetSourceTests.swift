@@ -1,0 +1,18 @@
+import SoundFitModel
+import SoundFitHearing
+import SoundFitProcessing
+import SoundFitRuntime
+import Testing
+
+@Suite struct ProfilePresetSourceTests {
+    /// The generated payload travels with the personalization preset (no side table by id).
+    @Test func aPresetCarriesItsPayload() async throws {
+        let source = ProfilePresetSource()
+        source.setProfile(try HearingProfile(left: try Audiogram([(500, 40), (1000, 45), (2000, 50), (4000, 60)]), right: nil))
+        let fitting = try Fitting(techLevel: 3)
+        let preset = try await source.preset(.default, for: fitting)
+        let payload = try #require(preset.payload(as: PresetPayload.self))
+        #expect(payload.variant == .default)
+        #expect(payload.fitting == fitting)
+    }
+}
