@@ -26,6 +26,9 @@ public struct ProcessingChain: ~Copyable {
     private var filter: BiquadFilter
     private var ringModulator: RingModulator
     private var outputGain: OutputGain
+    // Last — the output safety limit: always on, whatever the other stages do (bypassed ones
+    // too); transparent below its ceiling. No limit until `setOutputCeiling` is called.
+    private var outputLimiter: OutputLimiter
     /// Output channel pointers offset to the current chunk.
     private let chunkPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
@@ -42,6 +45,7 @@ public struct ProcessingChain: ~Copyable {
         filter = BiquadFilter(spec: spec, settings: settings.filter)
         ringModulator = RingModulator(spec: spec, settings: settings.ringModulator)
         outputGain = OutputGain(spec: spec, settings: settings.outputGain)
+        outputLimiter = OutputLimiter(sampleRate: spec.sampleRate)
         chunkPointers = .allocate(capacity: spec.channelCount)
         chunkPointers.initialize(repeating: UnsafeMutablePointer(bitPattern: 0x10)!, count: spec.channelCount)
     }
@@ -95,6 +99,18 @@ public struct ProcessingChain: ~Copyable {
         filter.setSampleRate(sampleRate)
         ringModulator.setSampleRate(sampleRate)
         outputGain.setSampleRate(sampleRate)
+        outputLimiter.setSampleRate(sampleRate)
+    }
+
+    /// The output safety limit's ceiling (linear peak, `.infinity` = none). Real-time safe.
+    public mutating func setOutputCeiling(_ ceiling: Float) {
+        if ceiling != outputLimiter.ceiling { outputLimiter.setCeiling(ceiling) }
+    }
+
+    /// The smallest gain the output limit applied since the last call (1 = nothing limited).
+    /// Real-time safe.
+    public mutating func takeOutputLimitReduction() -> Float {
+        outputLimiter.takeLargestReduction()
     }
 
     /// Clears filter states, resets the modulator phase and jumps every smoother to its target.
@@ -146,6 +162,7 @@ public struct ProcessingChain: ~Copyable {
         filter.process(buffers, frameCount: count)
         ringModulator.process(buffers, frameCount: count)
         outputGain.process(buffers, frameCount: count)
+        outputLimiter.process(buffers, channelCount: spec.channelCount, frameCount: count)
     }
 }
 

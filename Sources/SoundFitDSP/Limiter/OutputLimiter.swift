@@ -24,8 +24,9 @@ public struct OutputLimiter: Sendable, Equatable {
     /// The smallest gain applied since the last `takeLargestReduction()`.
     public private(set) var largestReduction: Float = 1
 
-    public init(ceiling: Float, sampleRate: Double) {
-        precondition(ceiling > 0 && ceiling.isFinite && sampleRate > 0)
+    /// `ceiling` may be `.infinity`: no limit (the stage then only scans for peaks).
+    public init(ceiling: Float = .infinity, sampleRate: Double) {
+        precondition(ceiling > 0 && !ceiling.isNaN && sampleRate > 0)
         self.ceiling = ceiling
         self.sampleRate = sampleRate
         release = Self.releaseCoefficient(sampleRate)
@@ -36,8 +37,9 @@ public struct OutputLimiter: Sendable, Equatable {
         Float(Decibels.amplitude(maximumSPL - fullScaleSPL))
     }
 
+    /// Real-time safe. A ceiling that is not a positive number is ignored.
     public mutating func setCeiling(_ newCeiling: Float) {
-        precondition(newCeiling > 0 && newCeiling.isFinite)
+        guard newCeiling > 0, !newCeiling.isNaN else { return }
         ceiling = newCeiling
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import SoundFitDSP
 import SoundFitModel
 import Synchronization
@@ -177,6 +178,25 @@ public final class AudioEngine: Sendable {
 
     /// Cycles rendered so far by every renderer of this engine.
     public var cycleCount: UInt64 { mailbox.cycleCount }
+
+    /// The output safety limit: no output sample exceeds `ceiling` (linear peak; `.infinity`
+    /// lifts the limit). Takes effect in the next cycle. Any thread but the audio thread.
+    public func setOutputCeiling(_ ceiling: Float) {
+        precondition(ceiling > 0 && !ceiling.isNaN)
+        mailbox.realtime.outputCeiling.pointee.store(ceiling.bitPattern, ordering: .relaxed)
+    }
+
+    /// The output safety limit's ceiling now (linear peak).
+    public var outputCeiling: Float {
+        Float(bitPattern: mailbox.realtime.outputCeiling.pointee.load(ordering: .relaxed))
+    }
+
+    /// The largest reduction the output limit applied since the last call, in dB (0 = none).
+    /// A racing audio-thread update may land in the next interval; nothing is lost for long.
+    public func takeOutputLimitReduction() -> Double {
+        let bits = mailbox.realtime.outputLimitReduction.pointee.exchange(Float(1).bitPattern, ordering: .relaxed)
+        return -20 * log10(Double(Float(bitPattern: bits)))
+    }
 }
 
 /// Why the engine could not apply a change.

@@ -29,6 +29,11 @@ public struct RealtimeMailbox: @unchecked Sendable {
     @usableFromInline let cycles: UnsafeMutablePointer<Atomic<UInt64>>
     /// The sample rate the current renderer runs at (Double bits; 0 before the first renderer).
     let sampleRate: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The output safety limit's ceiling (Float bits, linear peak; infinity = none), set by the
+    /// control side, read by the audio thread every cycle.
+    let outputCeiling: UnsafeMutablePointer<Atomic<UInt32>>
+    /// The smallest output-limit gain (Float bits) since the control side last took it.
+    let outputLimitReduction: UnsafeMutablePointer<Atomic<UInt32>>
     /// Preset hand-over for the personalization stage.
     let personalization: PersonalizationMailbox
     public let parameterCount: Int
@@ -114,10 +119,15 @@ public final class EngineMailbox: Sendable {
         cycles.initialize(to: Atomic(0))
         let sampleRate = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
         sampleRate.initialize(to: Atomic(0))
+        let outputCeiling = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
+        outputCeiling.initialize(to: Atomic(Float.infinity.bitPattern))
+        let outputLimitReduction = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
+        outputLimitReduction.initialize(to: Atomic(Float(1).bitPattern))
         realtime = RealtimeMailbox(
             slots: slots, acknowledgements: acknowledgements, history: history, historyWrites: historyWrites,
             generation: generation, cycles: cycles,
-            sampleRate: sampleRate, personalization: .allocate(techLevel: techLevel), parameterCount: count)
+            sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
+            personalization: .allocate(techLevel: techLevel), parameterCount: count)
     }
 
     deinit {
@@ -134,6 +144,8 @@ public final class EngineMailbox: Sendable {
         realtime.cycles.deinitialize(count: 1)
         realtime.cycles.deallocate()
         realtime.sampleRate.deallocate()
+        realtime.outputCeiling.deallocate()
+        realtime.outputLimitReduction.deallocate()
         let personalization = realtime.personalization
         personalization.releaseRetired()
         PersonalizationMailbox.unmanaged(personalization.takeNext())?.release()

@@ -67,7 +67,16 @@ public struct RealtimeRenderer: ~Copyable {
         let cycle = mailbox.beginCycle()
         takePersonalizationChanges()
         takeParameterChanges(cycle: cycle)
+        chain.setOutputCeiling(Float(bitPattern: mailbox.outputCeiling.pointee.load(ordering: .relaxed)))
         chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
+        let reduction = chain.takeOutputLimitReduction()
+        if reduction < 1 {
+            // Keep the smallest gain until the control side takes it.
+            let published = mailbox.outputLimitReduction.pointee.load(ordering: .relaxed)
+            if reduction < Float(bitPattern: published) {
+                mailbox.outputLimitReduction.pointee.store(reduction.bitPattern, ordering: .relaxed)
+            }
+        }
         return cycle
     }
 
