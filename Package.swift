@@ -94,7 +94,12 @@ let package = Package(
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
+        .testTarget(
+            name: "SoundFitOSCTests",
+            dependencies: [
+                "SoundFitOSC", "SoundFitEngine", "SoundFitProcessing", "SoundFitRuntime",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "SoundFitStateTests",
             dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
