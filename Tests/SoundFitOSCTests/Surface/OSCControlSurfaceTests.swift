@@ -62,6 +62,11 @@ import Testing
             surface.send(OSCMessage("/processing/fitting", [.int32(2)]))
             let readOnly = await surface.next()
             #expect(readOnly?.address == "/error" && readOnly?.arguments.first == .string("/processing/fitting"))
+            // At an address that is also a reply's, a malformed request is answered, not dropped.
+            surface.send(OSCMessage("/session", [.int32(1)]))
+            #expect(await surface.next()?.arguments.first == .string("/session"))
+            surface.send(OSCMessage("/config/delivery", [.string("continuous"), .float(0.3)]))
+            #expect(await surface.next()?.arguments.first == .string("/config/delivery"))
             surface.transport.receive([1, 2, 3, 4], from: Self.client)
             let undecodable = await surface.next()
             #expect(undecodable?.address == "/error" && undecodable?.arguments.first == .string(""), "\(String(describing: undecodable))")

@@ -4,7 +4,8 @@ import SoundFitProcessing
 extension OSCCommandTable {
     static let configuration = [delivery, timeout]
 
-    /// `,s continuous ,f 0` is a reply: continuous delivery takes no settle time as a request.
+    /// `,s continuous ,f 0` is a reply (continuous delivery takes no settle time as a request);
+    /// `,s discrete ,f 0.2` is a request as well as a reply, so it is answered.
     static let delivery = OSCCommand(
         OSCCommandDescription(
             "/config/delivery", section: .configuration,
@@ -32,7 +33,10 @@ extension OSCCommandTable {
             OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"])])),
             OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"]), .any])),
         ],
-        replies: [OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous", "discrete"]), .any]))],
+        replies: [
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous"]), .floatValue(0)])),
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"]), .float])),
+        ],
         handle: answerDelivery)
 
     /// `/config/delivery ,s continuous` or `,s discrete [,f settle_seconds]`; no argument queries.

@@ -7,7 +7,7 @@ extension OSCCommandTable {
     static let patches = [patchList, patchLoad, patchSave, patchDelete, patchCurrent]
 
     /// `/patch/current ,i number ,s name ,i modified`: the reply of loading and of querying.
-    static let currentPatchReply = OSCMessageForm("/patch/current", .atLeast(1))
+    static let currentPatchReply = OSCMessageForm("/patch/current", .exactly([.int, .string(), .int]))
 
     static let patchList = OSCCommand(
         OSCCommandDescription(

@@ -4,8 +4,10 @@
 /// the same — SoundFit included: one `/subscribe` aimed at SoundFit's own port, or one packet
 /// with a forged source, would start an exchange that never ends (`/error` answering `/error`).
 /// So a message that matches a reply form of the table and no request form at its address is
-/// dropped without an answer. Some addresses are a request without arguments and a reply with
-/// them (`/session`, `/status`, `/patch/current`); some only ever a reply (`/error`, `/pong`, …).
+/// dropped without an answer. Some addresses only ever carry replies (`/error`, `/pong`, …);
+/// some are a request without arguments and a reply with them (`/session`, `/status`,
+/// `/patch/current`): there a malformed request (`/session ,i 1`) is no reply form, and is
+/// answered with `/error`.
 extension OSCCommandTable {
     /// Whether `message` can only be one of SoundFit's replies (or another server's reply of the
     /// same form), and must therefore not be answered.
@@ -25,10 +27,4 @@ extension OSCCommandTable {
         }
         return forms
     }()
-
-    /// The addresses SoundFit only ever sends, whatever their arguments.
-    static var replyOnlyAddresses: Set<String> {
-        let requests = Set(entries.flatMap(\.requestForms).map(\.address))
-        return Set(entries.flatMap(\.replyForms).map(\.address)).subtracting(requests)
-    }
 }

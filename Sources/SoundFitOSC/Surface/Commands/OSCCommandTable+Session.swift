@@ -6,7 +6,11 @@ extension OSCCommandTable {
     static let session = [sessionQuery, activate, deactivate, interrupt, resolve]
 
     /// `/session ,s active|inactive [,s mode ,i tech_level]`: the reply of every session command.
-    static let sessionReply = OSCMessageForm("/session", .atLeast(1))
+    static let sessionReplies = [
+        OSCMessageForm("/session", .exactly([.string(oneOf: ["inactive"])])),
+        OSCMessageForm("/session", .exactly([.string(oneOf: ["active"]), .string(oneOf: ["fine_tuning", "single_preset"]),
+                                             .int])),
+    ]
 
     static let sessionQuery = OSCCommand(
         OSCCommandDescription(
@@ -15,7 +19,7 @@ extension OSCCommandTable {
             reply: "`/session ,s active|inactive [,s mode ,i tech_level]`.",
             examples: ["oscsend localhost 7700 /session"]),
         requests: [.bare("/session")],
-        replies: [sessionReply],
+        replies: sessionReplies,
         handle: { request in
             guard request.arguments.isEmpty else {
                 request.reject("/session takes no arguments (use /session/activate or /session/deactivate)")
@@ -41,7 +45,7 @@ extension OSCCommandTable {
             ],
             examples: ["oscsend localhost 7700 /session/activate si fine_tuning 4"]),
         requests: [OSCMessageForm("/session/activate", .any)],
-        replies: [sessionReply],
+        replies: sessionReplies,
         handle: answerActivate)
 
     /// `/session/activate ,s fine_tuning|single_preset ,i tech_level`.
@@ -77,7 +81,7 @@ extension OSCCommandTable {
             reply: "`/session ,s inactive`; subscribers get the same.",
             examples: ["oscsend localhost 7700 /session/deactivate"]),
         requests: [OSCMessageForm("/session/deactivate", .any)],
-        replies: [sessionReply],
+        replies: sessionReplies,
         handle: { request in
             guard request.arguments.isEmpty else {
                 request.reject("/session/deactivate takes no arguments")

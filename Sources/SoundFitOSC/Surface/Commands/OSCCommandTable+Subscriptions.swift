@@ -36,7 +36,7 @@ extension OSCCommandTable {
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 normalized",
             ]),
         requests: [OSCMessageForm("/subscribe", .any)],
-        replies: [OSCMessageForm("/subscribed", .any), OSCMessageForm("/session", .atLeast(1))],
+        replies: [OSCMessageForm("/subscribed", .any)] + sessionReplies,
         handle: answerSubscribe)
 
     /// `/subscribe [,s url] [,s native|normalized|both]` → `/subscribed ,s url ,s feedback`, then

@@ -1,6 +1,7 @@
 /// The shape of a message at one address: what a command accepts (its request forms) or what
-/// it sends (its reply forms). Forms are loose on purpose: they decide which handler a message
-/// goes to and whether it can only be a reply; the handler validates the arguments exactly.
+/// it sends (its reply forms). Request forms are loose (the handler validates the arguments
+/// exactly and answers `/error`); reply forms at an address that requests use too are exact,
+/// so a malformed request there is answered, not taken for a reply.
 struct OSCMessageForm: Sendable, CustomStringConvertible {
     /// What the arguments may be.
     enum Arguments: Sendable {
@@ -20,6 +21,8 @@ struct OSCMessageForm: Sendable, CustomStringConvertible {
         case string(oneOf: Set<String>? = nil)
         /// A float (`f`).
         case float
+        /// A float (`f`) with this value.
+        case floatValue(Float)
         /// An int (`i`).
         case int
     }
@@ -61,6 +64,7 @@ extension OSCMessageForm.Argument: CustomStringConvertible {
         case (.any, _): true
         case (.string(let values), .string(let text)): values?.contains(text) ?? true
         case (.float, .float), (.int, .int32): true
+        case (.floatValue(let expected), .float(let value)): value == expected
         default: false
         }
     }
@@ -70,6 +74,7 @@ extension OSCMessageForm.Argument: CustomStringConvertible {
         case .any: ",?"
         case .string(let values): values.map { ",s \($0.sorted().joined(separator: "|"))" } ?? ",s"
         case .float: ",f"
+        case .floatValue(let value): ",f \(value)"
         case .int: ",i"
         }
     }
