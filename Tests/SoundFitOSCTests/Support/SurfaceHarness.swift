@@ -9,6 +9,9 @@ import SoundFitRuntime
 /// would, and what the surface sends is read back from the transport.
 final class SurfaceHarness {
     static let client = OSCPeer(host: "127.0.0.1", port: 9000)!
+    /// How long to wait for an expected message. Generous: when the whole unit suite runs, the
+    /// DSP tests can keep the tasks that send replies waiting for seconds.
+    static let patience: Duration = .seconds(60)
 
     let runtime: SoundFitRuntime
     let transport = InMemoryOSCTransport()
@@ -59,7 +62,7 @@ final class SurfaceHarness {
 
     /// The next message sent to `peer`, or nil after `timeout`. Messages to other peers read
     /// meanwhile are kept for them.
-    func next(to peer: OSCPeer = client, timeout: Duration = .seconds(5)) async -> OSCMessage? {
+    func next(to peer: OSCPeer = client, timeout: Duration = SurfaceHarness.patience) async -> OSCMessage? {
         if let message = unread[peer]?.first {
             unread[peer]?.removeFirst()
             return message
@@ -77,7 +80,7 @@ final class SurfaceHarness {
 
     /// Messages sent to `peer` up to and including the first at `address`.
     func messages(to peer: OSCPeer = client, through address: String,
-                  timeout: Duration = .seconds(5)) async -> [OSCMessage] {
+                  timeout: Duration = SurfaceHarness.patience) async -> [OSCMessage] {
         var messages: [OSCMessage] = []
         while let message = await next(to: peer, timeout: timeout) {
             messages.append(message)
@@ -87,7 +90,7 @@ final class SurfaceHarness {
     }
 
     /// The `/state` reports sent to `peer` for one change, through its terminal state.
-    func states(to peer: OSCPeer = client, timeout: Duration = .seconds(5)) async -> [OSCMessage] {
+    func states(to peer: OSCPeer = client, timeout: Duration = SurfaceHarness.patience) async -> [OSCMessage] {
         var states: [OSCMessage] = []
         while let message = await next(to: peer, timeout: timeout) {
             guard message.address == "/state" else { continue }

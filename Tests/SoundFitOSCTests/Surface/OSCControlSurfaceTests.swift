@@ -1,3 +1,4 @@
+import Logging
 import SoundFitEngine
 @testable import SoundFitOSC
 import Testing
@@ -173,5 +174,23 @@ import Testing
                                             .string("subscribers"), .int32(0)]), "\(arguments)")
             #expect(arguments.suffix(2) == [.string("version"), .string(OSCControlSurface.version)])
         }
+    }
+}
+
+extension OSCControlSurfaceTests {
+    /// An owner (a service group) runs the surface with `run()` and stops it by cancelling.
+    @Test func runEndsWhenCancelled() async throws {
+        let harness = try await SurfaceHarness()
+        defer { harness.stop() }
+        let transport = InMemoryOSCTransport()
+        let surface = OSCControlSurface(runtime: harness.runtime, transport: transport, logger: .init(label: "test")) {
+            SurfaceStatus(fields: [])
+        }
+        let running = Task { await surface.run() }
+        while !transport.isReceiving { try await Task.sleep(for: .milliseconds(1)) }
+        transport.receive(OSCMessage("/ping"), from: Self.client)
+        #expect(await transport.nextOutbound()?.message == OSCMessage("/pong"))
+        running.cancel()
+        await running.value
     }
 }
