@@ -55,16 +55,19 @@ extension OSCCommandTable {
             request.reject("expects ,s fine_tuning|single_preset ,i tech_level")
             return
         }
-        let configuration: ProcessingConfiguration
+        let fitting: Fitting
         do {
-            let fitting = try Fitting(techLevel: level)
-            switch mode {
-            case "fine_tuning": configuration = .fineTuning(fitting: fitting)
-            case "single_preset": configuration = .singlePreset(fitting: fitting)
-            default: throw ControlError("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
-            }
+            fitting = try Fitting(techLevel: level)
         } catch {
             request.reject("\(error)")
+            return
+        }
+        let configuration: ProcessingConfiguration
+        switch mode {
+        case "fine_tuning": configuration = .fineTuning(fitting: fitting)
+        case "single_preset": configuration = .singlePreset(fitting: fitting)
+        default:
+            request.reject("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
             return
         }
         let surface = request.surface
