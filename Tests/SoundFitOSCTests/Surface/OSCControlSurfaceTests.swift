@@ -141,7 +141,7 @@ import Testing
         }
     }
 
-    @Test func aBundleIsAnsweredAndItsChangesLandInOneAudioCycle() async throws {
+    @Test func aBundleIsAnsweredAndItsChangesAreRequestedTogether() async throws {
         try await withSurface { surface in
             surface.sendBundle([
                 OSCMessage("/filter/cutoff", [.float(3000)]),
@@ -158,9 +158,7 @@ import Testing
                 terminal[address] = name
             }
             #expect(terminal == ["/filter/cutoff": "applied", "/filter/q": "applied"])
-            let mailbox = surface.runtime.engine.mailbox
-            #expect(mailbox.acknowledgement(index: EngineParameter.filterCutoff.rawValue).cycle
-                == mailbox.acknowledgement(index: EngineParameter.filterQ.rawValue).cycle)
+            #expect(surface.runtime.engine.settings.filter.cutoff == 3000 && surface.runtime.engine.settings.filter.q == 2)
         }
     }
 
@@ -192,5 +190,26 @@ extension OSCControlSurfaceTests {
         #expect(await transport.nextOutbound()?.message == OSCMessage("/pong"))
         running.cancel()
         await running.value
+    }
+}
+
+extension OSCControlSurfaceTests {
+    /// A request that arrived over another transport (TCP, WebSocket) is answered over that one,
+    /// its asynchronous reports too.
+    @Test func repliesGoBackOverTheTransportTheRequestCameFrom() async throws {
+        try await withSurface { surface in
+            let other = InMemoryOSCTransport(endpoint: OSCPeer(host: "127.0.0.1", port: 7701)!)
+            let sender = OSCSender(peer: Self.client, transport: other)
+            surface.surface.receive(OSCCodec.encode(OSCMessage("/ping")), from: sender)
+            surface.surface.receive(OSCCodec.encode(OSCMessage("/filter/q", [.float(2)])), from: sender)
+            #expect(await other.nextOutbound()?.message == OSCMessage("/pong"))
+            var last: OSCMessage?
+            while let report = await other.nextOutbound(timeout: SurfaceHarness.patience)?.message {
+                last = report
+                if Self.stateName(report) != "applying" { break }
+            }
+            #expect(last.map(Self.stateName) == "applied", "\(String(describing: last))")
+            #expect(await surface.everything(within: .milliseconds(20)).isEmpty, "nothing went out over the UDP-side transport")
+        }
     }
 }
