@@ -213,3 +213,39 @@ extension OSCControlSurfaceTests {
         }
     }
 }
+
+extension OSCControlSurfaceTests {
+    /// A client that subscribes itself over another transport gets its feedback over that
+    /// transport; an `osc.udp://` URL it subscribes gets it over the datagram transport.
+    @Test func feedbackGoesOverTheTransportOfTheSubscription() async throws {
+        try await withSurface { surface in
+            let other = InMemoryOSCTransport(endpoint: OSCPeer(host: "127.0.0.1", port: 7701)!)
+            let streamClient = OSCPeer(host: "127.0.0.1", port: 9100)!
+            let sender = OSCSender(peer: streamClient, transport: other)
+            surface.surface.receive(OSCCodec.encode(OSCMessage("/subscribe")), from: sender)
+            surface.surface.receive(OSCCodec.encode(OSCMessage("/subscribe", [.string("osc.udp://127.0.0.1:9001")])),
+                                    from: sender)
+            var overOther: [OSCMessage] = []
+            while overOther.filter({ $0.address == "/session" }).isEmpty,
+                  let packet = await other.nextOutbound(timeout: SurfaceHarness.patience) {
+                overOther.append(try #require(packet.message))
+            }
+            #expect(overOther.first == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:9100/"), .string("native")]))
+            let udpSnapshot = await surface.messages(to: Self.subscriber, through: "/session")
+            #expect(udpSnapshot.first?.address == "/subscribed", "\(udpSnapshot)")
+
+            surface.send(OSCMessage("/filter/cutoff", [.float(4000)]))
+            #expect(await surface.states().last.map(Self.stateName) == "applied")
+            #expect(await surface.messages(to: Self.subscriber, through: "/state").contains(
+                OSCMessage("/filter/cutoff", [.float(4000)])))
+            var feedback: [OSCMessage] = []
+            while !feedback.contains(where: { $0.address == "/state" }),
+                  let packet = await other.nextOutbound(timeout: SurfaceHarness.patience) {
+                if packet.peer == streamClient, let message = packet.message { feedback.append(message) }
+            }
+            #expect(feedback.contains(OSCMessage("/filter/cutoff", [.float(4000)])), "\(feedback)")
+            #expect(await surface.everything(to: streamClient, within: .milliseconds(20)).isEmpty,
+                    "nothing for the stream client went out over the datagram transport")
+        }
+    }
+}

@@ -45,8 +45,7 @@ extension OSCCommandTable {
         let feedback = request.surface.feedback
         do throws(SubscriptionError) {
             let subscription = try SubscriptionRequest(subscribe: request.arguments)
-            if let url = subscription.url, feedback.isOwnEndpoint(url) { throw .ownSocket(url: url.oscURL) }
-            let subscriber = try feedback.registry.subscribe(from: request.sender.peer, subscription)
+            let subscriber = try feedback.subscribe(from: request.sender, subscription)
             feedback.send(subscriber.subscribedMessage, to: subscriber.target)
             // A subscription for another URL is confirmed to its sender too.
             if subscriber.target != request.sender.peer { request.reply(subscriber.subscribedMessage) }
@@ -84,8 +83,7 @@ extension OSCCommandTable {
     private static func answerUnsubscribe(_ request: OSCCommandRequest) {
         do throws(SubscriptionError) {
             let subscription = try SubscriptionRequest(unsubscribe: request.arguments)
-            for removed in try request.surface.feedback.registry.unsubscribe(from: request.sender.peer,
-                                                                               url: subscription.url) {
+            for removed in try request.surface.feedback.unsubscribe(from: request.sender, url: subscription.url) {
                 request.reply(removed.unsubscribedMessage)
             }
         } catch {
