@@ -105,7 +105,12 @@ let package = Package(
         .testTarget(
             name: "SoundFitHearingTests",
             dependencies: ["SoundFitModel", "SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitModel", "SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
+        .testTarget(
+            name: "SoundFitOSCTests",
+            dependencies: [
+                "SoundFitModel", "SoundFitOSC", "SoundFitEngine", "SoundFitProcessing", "SoundFitRuntime", "SoundFitTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "SoundFitStateTests",
             dependencies: ["SoundFitModel", "SoundFitState", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"],

@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import SoundFitModel
 import SoundFitDSP
-import SoundFitEngine
 import SoundFitHearing
 import SoundFitProcessing
 import SoundFitState

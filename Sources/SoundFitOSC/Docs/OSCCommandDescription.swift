@@ -1,5 +1,6 @@
-/// One command or report of the OSC address space, as the documentation describes it.
-/// `OSCCommandDescription.all` is the catalog; `OSCDocumentation` renders it.
+/// One command or report of the OSC address space, as the documentation describes it. Each
+/// entry of the surface's command table holds one; `OSCCommandDescription.all` lists them and
+/// `OSCDocumentation` renders them.
 public struct OSCCommandDescription: Sendable, Equatable {
     /// Where the command belongs in the documentation, in this order.
     public enum Section: String, Sendable, CaseIterable {

@@ -1,9 +1,8 @@
 import Foundation
 import SoundFitModel
-import SoundFitEngine
 
 /// Generates `docs/OSC.md`, the full OSC reference, from the parameter registry and the command
-/// catalog, so the documentation cannot drift from what SoundFit answers.
+/// table's documentation, so the documentation cannot drift from what SoundFit answers.
 public enum OSCDocumentation {
     /// The whole document: transport rules, parameters with their fader forms, every command
     /// and report, with `oscsend` examples.

@@ -2,14 +2,15 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// A bound UDP socket with a receive thread. Raw packets go to `onPacket` on that thread;
-/// `send` may be called from any thread.
-public final class OSCSocket: Sendable {
+/// A bound UDP socket with a receive thread: SoundFit's datagram `OSCTransport`. Raw packets
+/// go to `onPacket` on that thread; `send` may be called from any thread.
+public final class OSCSocket: OSCTransport {
     /// Why the socket could not be opened.
     public struct OpenError: Error, CustomStringConvertible {
         public var description: String
     }
 
+    public let name = "udp"
     public let boundPeer: OSCPeer
     private let descriptor: Int32
     private let stopping = Atomic<Bool>(false)
@@ -56,8 +57,10 @@ public final class OSCSocket: Sendable {
         let fd = descriptor
         let thread = Thread { [self] in
             defer { receiverDone.signal() }
-            // One byte more than allowed, so an oversized datagram is detected, not truncated silently.
-            var buffer = [UInt8](repeating: 0, count: 65536)
+            // With MSG_TRUNC, recvfrom returns a datagram's real length even when it is longer
+            // than the buffer, so an oversized datagram is detected and dropped, never handed on
+            // truncated.
+            var buffer = [UInt8](repeating: 0, count: max(maximumPacketBytes, 1))
             while !stopping.load(ordering: .acquiring) {
                 var source = sockaddr_in()
                 var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -84,7 +87,7 @@ public final class OSCSocket: Sendable {
     /// Whether datagrams sent to `peer` would arrive at this socket itself: the bound address
     /// and port, or — when bound to every interface — this port at any local address.
     /// Replies and feedback are never sent there (a server answering itself never stops).
-    public func isOwnSocket(_ peer: OSCPeer) -> Bool {
+    public func isOwnEndpoint(_ peer: OSCPeer) -> Bool {
         guard peer.port == boundPeer.port else { return false }
         if peer.address == boundPeer.address { return true }
         guard boundPeer.address == INADDR_ANY.bigEndian else { return false }

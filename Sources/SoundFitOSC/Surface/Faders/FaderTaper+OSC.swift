@@ -1,5 +1,4 @@
 import SoundFitModel
-import SoundFitEngine
 
 /// The OSC form of fader positions: `<address>/normalized`.
 ///

@@ -1,5 +1,4 @@
 import SoundFitModel
-import SoundFitEngine
 import Synchronization
 
 /// A `SubscriberRegistry` shared between the OSC receive thread (subscribe, unsubscribe,

@@ -1,5 +1,4 @@
 import SoundFitModel
-import SoundFitEngine
 
 /// One message for one peer, as `drain()` returns them.
 public struct OSCDelivery: Sendable, Equatable, CustomStringConvertible {
@@ -16,8 +15,9 @@ public struct OSCDelivery: Sendable, Equatable, CustomStringConvertible {
 
 /// Enqueueing and draining feedback. Each `enqueue…` returns true when the caller should
 /// schedule a `drain()`: for the first message since the last drain, so one flush is pending at
-/// a time however many changes arrive (the surface drains about every 10 ms, which bounds the
-/// feedback rate to each subscriber at about 100 messages per second per key).
+/// a time however many changes arrive (the surface drains `SubscriberFeedback.flushDelay`, 5 ms,
+/// after the first, which bounds the feedback rate to each subscriber at about 200 messages per
+/// second per key).
 extension SubscriberRegistry {
     /// Value feedback for an applied change: `<address> <value>` and/or
     /// `<address>/normalized ,f <position>`, per subscriber form, to every subscriber except the

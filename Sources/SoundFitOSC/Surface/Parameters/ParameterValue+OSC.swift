@@ -1,5 +1,4 @@
 import SoundFitModel
-import SoundFitEngine
 
 extension ParameterValue {
     /// The OSC form of a value: booleans as int 0/1, choices as strings.

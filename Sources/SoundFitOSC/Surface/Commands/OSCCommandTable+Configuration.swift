@@ -1,0 +1,126 @@
+import SoundFitProcessing
+
+/// `/config/delivery`, `/config/timeout`.
+extension OSCCommandTable {
+    static let configuration = [delivery, timeout]
+
+    /// `,s continuous ,f 0` is a reply (continuous delivery takes no settle time as a request);
+    /// `,s discrete ,f 0.2` is a request as well as a reply, so it is answered.
+    static let delivery = OSCCommand(
+        OSCCommandDescription(
+            "/config/delivery", section: .configuration,
+            summary: "How changes are delivered: `continuous` applies each value as it arrives (values of "
+                + "filter, ring modulator and output parameters stream to the audio thread without waiting for "
+                + "one another, up to 8 in flight; one the audio thread skipped for a newer one ends "
+                + "`superseded`); `discrete` applies a value only once it has stayed unchanged for the settle "
+                + "time (older values end `superseded`). Without arguments, queries.",
+            arguments: [
+                Arg("s", "style", "`continuous` or `discrete`.", optional: true),
+                Arg("f", "settle_seconds", "discrete only: the settle time (default 0.2).", optional: true),
+            ],
+            reply: "`/config/delivery ,s style ,f settle_seconds`.",
+            errors: [
+                "unknown style",
+                "settle time not a finite number > 0 and ≤ 10 s, or given with `continuous`",
+            ],
+            examples: [
+                "oscsend localhost 7700 /config/delivery sf discrete 0.2",
+                "oscsend localhost 7700 /config/delivery s continuous",
+            ]),
+        requests: [
+            .bare("/config/delivery"),
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous"])])),
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"])])),
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"]), .any])),
+        ],
+        replies: [
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous"]), .floatValue(0)])),
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"]), .float])),
+        ],
+        handle: answerDelivery)
+
+    /// `/config/delivery ,s continuous` or `,s discrete [,f settle_seconds]`; no argument queries.
+    private static func answerDelivery(_ request: OSCCommandRequest) {
+        let runtime = request.surface.runtime
+        let arguments = request.arguments
+        var config = runtime.config
+        if !arguments.isEmpty {
+            guard case .string(let style) = arguments[0], arguments.count <= 2 else {
+                request.reject("expects ,s continuous or ,s discrete [,f settle_seconds]")
+                return
+            }
+            switch (style, arguments.count) {
+            case ("continuous", 1):
+                config.deliveryStyle = .continuous
+            case ("continuous", _):
+                request.reject("continuous delivery takes no settle time")
+                return
+            case ("discrete", 1):
+                config.deliveryStyle = .discrete()
+            case ("discrete", 2):
+                guard let seconds = arguments[1].numericValue else {
+                    request.reject("settle time must be a number of seconds")
+                    return
+                }
+                guard seconds.isFinite, seconds > 0, seconds <= 10 else {
+                    request.reject("settle time must be > 0 and ≤ 10 s, got \(seconds)")
+                    return
+                }
+                config.deliveryStyle = .discrete(settleTime: .milliseconds(Int64((seconds * 1000).rounded())))
+            default:
+                request.reject("unknown delivery style '\(style)' (continuous or discrete [settle_seconds])")
+                return
+            }
+            do {
+                try config.validate()
+            } catch {
+                request.reject("\(error)")
+                return
+            }
+            runtime.config = config
+            request.surface.stateKeeper?.persist()
+        }
+        request.reply(OSCMessage("/config/delivery", deliveryArguments(runtime.config)))
+    }
+
+    static func deliveryArguments(_ config: ProcessingConfig) -> [OSCArgument] {
+        switch config.deliveryStyle {
+        case .continuous: [.string("continuous"), .float(0)]
+        case .discrete(let settle): [.string("discrete"), .float(Float(settle.seconds))]
+        }
+    }
+
+    /// Its reply has the form of a request (a set), so it is never recognised as a reply.
+    static let timeout = OSCCommand(
+        OSCCommandDescription(
+            "/config/timeout", section: .configuration,
+            summary: "How long a change may take to be applied before it ends `failed` (default 10 s). "
+                + "Without arguments, queries.",
+            arguments: [Arg("f", "seconds", "the apply timeout.", optional: true)],
+            reply: "`/config/timeout ,f seconds`.",
+            errors: ["not a finite number > 0"],
+            examples: ["oscsend localhost 7700 /config/timeout f 2"]),
+        requests: [.bare("/config/timeout"), OSCMessageForm("/config/timeout", .exactly([.any]))],
+        replies: [OSCMessageForm("/config/timeout", .exactly([.float]))],
+        handle: answerTimeout)
+
+    /// `/config/timeout ,f seconds`; no argument queries.
+    private static func answerTimeout(_ request: OSCCommandRequest) {
+        let runtime = request.surface.runtime
+        if !request.arguments.isEmpty {
+            guard request.arguments.count == 1, let seconds = request.arguments[0].numericValue else {
+                request.reject("expects ,f seconds")
+                return
+            }
+            guard seconds.isFinite, seconds >= 0.01, seconds <= 600 else {
+                request.reject("timeout must be 0.01…600 s, got \(seconds)")
+                return
+            }
+            var config = runtime.config
+            config.deliveryTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+            runtime.config = config
+            request.surface.stateKeeper?.persist()
+        }
+        request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds))]))
+    }
+}

@@ -1,0 +1,41 @@
+/// `/state` and `/error`: messages SoundFit sends on its own, never requests.
+extension OSCCommandTable {
+    static let reports = [state, error]
+
+    /// `/state ,s address ,s state <value> [,s error] [,i request_id]`.
+    static let state = OSCCommand(
+        report:
+        OSCCommandDescription(
+            "/state", section: .reports,
+            summary: "What happened to a parameter change.",
+            arguments: [
+                Arg("s", "address", "the parameter's own address (also for changes sent in the `/normalized` form)."),
+                Arg("s", "state", "`pending` (waiting: discrete delivery settling, or behind the changes in "
+                    + "flight), `applying`, or a terminal state: `applied` (the audio thread has taken the value), "
+                    + "`failed` or `superseded` (a newer value replaced it before the audio thread took it)."),
+                Arg("s|f|i", "value", "the requested value, in native units."),
+                Arg("s", "error", "with `failed`: why.", optional: true),
+                Arg("i", "request_id", "the request id the set carried, if any.", optional: true),
+            ],
+            reply: "To the sender of a change, for each state its request goes through; every accepted set "
+                + "ends in exactly one terminal state. Subscribers receive the latest terminal state of each "
+                + "parameter, without request id.",
+            examples: ["oscsend localhost 7700 /filter/cutoff fi 2500 42    # its /state reports end in ,i 42"]),
+        sends: [OSCMessageForm("/state", .atLeast(2))])
+
+    /// `/error ,s address ,s message`.
+    static let error = OSCCommand(
+        report:
+        OSCCommandDescription(
+            "/error", section: .reports,
+            summary: "A rejected request. Nothing changed.",
+            arguments: [
+                Arg("s", "address", "the request's address (empty when the packet could not be decoded)."),
+                Arg("s", "message", "what was wrong."),
+            ],
+            reply: "To the sender of anything rejected: unknown address, wrong type or arity, out-of-range "
+                + "value (rejected, never clamped), read-only parameter, or an operation not allowed now "
+                + "(no session, interrupted).",
+            examples: ["oscsend localhost 7700 /filter/cutoff f 5    # /error /filter/cutoff \"/filter/cutoff: 5.0 is out of range 20.0…20000.0\""]),
+        sends: [OSCMessageForm("/error", .any)])
+}

@@ -1,0 +1,154 @@
+import SoundFitModel
+import SoundFitProcessing
+import SoundFitRuntime
+
+/// `/session`, `/session/activate`, `/session/deactivate`, `/session/interrupt`, `/session/resolve`.
+extension OSCCommandTable {
+    static let session = [sessionQuery, activate, deactivate, interrupt, resolve]
+
+    /// `/session ,s active|inactive [,s mode ,i tech_level]`: the reply of every session command.
+    static let sessionReplies = [
+        OSCMessageForm("/session", .exactly([.string(oneOf: ["inactive"])])),
+        OSCMessageForm("/session", .exactly([.string(oneOf: ["active"]), .string(oneOf: ["fine_tuning", "single_preset"]),
+                                             .int])),
+    ]
+
+    static let sessionQuery = OSCCommand(
+        OSCCommandDescription(
+            "/session", section: .session,
+            summary: "The processing session, which exists while SoundFit is connected to a JACK server.",
+            reply: "`/session ,s active|inactive [,s mode ,i tech_level]`.",
+            examples: ["oscsend localhost 7700 /session"]),
+        requests: [.bare("/session")],
+        replies: sessionReplies,
+        handle: { request in
+            guard request.arguments.isEmpty else {
+                request.reject("/session takes no arguments (use /session/activate or /session/deactivate)")
+                return
+            }
+            request.reply(request.surface.sessionMessage())
+        })
+
+    static let activate = OSCCommand(
+        OSCCommandDescription(
+            "/session/activate", section: .session,
+            summary: "Starts a session for a processor. Values of the previous session are re-applied.",
+            arguments: [
+                Arg("s", "mode", "`fine_tuning` (preset variants default, up, down) or `single_preset` (default only)."),
+                Arg("i", "tech_level", "the processor's tech level, 1…4."),
+            ],
+            reply: "`/session ,s active ,s mode ,i tech_level`; subscribers get the same.",
+            errors: [
+                "unknown mode",
+                "tech level outside 1…4",
+                "a session is already active (deactivate it first)",
+                "not connected to a JACK server",
+            ],
+            examples: ["oscsend localhost 7700 /session/activate si fine_tuning 4"]),
+        requests: [OSCMessageForm("/session/activate", .any)],
+        replies: sessionReplies,
+        handle: answerActivate)
+
+    /// `/session/activate ,s fine_tuning|single_preset ,i tech_level`.
+    private static func answerActivate(_ request: OSCCommandRequest) {
+        let arguments = request.arguments
+        guard arguments.count == 2, case .string(let mode) = arguments[0], let level = arguments[1].integerValue else {
+            request.reject("expects ,s fine_tuning|single_preset ,i tech_level")
+            return
+        }
+        let fitting: Fitting
+        do {
+            fitting = try Fitting(techLevel: level)
+        } catch {
+            request.reject("\(error)")
+            return
+        }
+        let configuration: ProcessingConfiguration
+        switch mode {
+        case "fine_tuning": configuration = .fineTuning(fitting: fitting)
+        case "single_preset": configuration = .singlePreset(fitting: fitting)
+        default:
+            request.reject("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
+            return
+        }
+        let surface = request.surface
+        request.answerLater {
+            _ = try await surface.runtime.activateSession(configuration)
+            request.reply(surface.sessionMessage())
+        }
+    }
+
+    static let deactivate = OSCCommand(
+        OSCCommandDescription(
+            "/session/deactivate", section: .session,
+            summary: "Ends the session; its values are kept for the next one.",
+            reply: "`/session ,s inactive`; subscribers get the same.",
+            examples: ["oscsend localhost 7700 /session/deactivate"]),
+        requests: [OSCMessageForm("/session/deactivate", .any)],
+        replies: sessionReplies,
+        handle: { request in
+            guard request.arguments.isEmpty else {
+                request.reject("/session/deactivate takes no arguments")
+                return
+            }
+            let surface = request.surface
+            Task {
+                await surface.runtime.deactivateSession()
+                request.reply(surface.sessionMessage())
+            }
+        })
+
+    /// `,i 0|1`: whether interruptions remain.
+    static let interruptedReply = OSCMessageForm("/session/interrupted", .any)
+
+    static let interrupt = OSCCommand(
+        OSCCommandDescription(
+            "/session/interrupt", section: .session,
+            summary: "Starts an interruption: processing is switched off and enabling it fails until every "
+                + "interruption is resolved. Several reasons may be active at once.",
+            arguments: [Arg("s", "reason", "a name for the interruption.")],
+            reply: "`/session/interrupted ,i 1`; subscribers get the same.",
+            errors: ["missing reason"],
+            examples: ["oscsend localhost 7700 /session/interrupt s phone_call"]),
+        requests: [OSCMessageForm("/session/interrupt", .any)],
+        replies: [interruptedReply],
+        handle: { request in
+            interruption(request) { session, reason in try await session.interrupt(reason: reason) }
+        })
+
+    static let resolve = OSCCommand(
+        OSCCommandDescription(
+            "/session/resolve", section: .session,
+            summary: "Ends an interruption. When the last one ends, processing returns to the state it was "
+                + "meant to have. Resolving a reason that is not active changes nothing.",
+            arguments: [Arg("s", "reason", "the name given to `/session/interrupt`.")],
+            reply: "`/session/interrupted ,i 0|1` (1 while other interruptions remain); subscribers get the same.",
+            errors: ["missing reason"],
+            examples: ["oscsend localhost 7700 /session/resolve s phone_call"]),
+        requests: [OSCMessageForm("/session/resolve", .any)],
+        replies: [interruptedReply],
+        handle: { request in
+            interruption(request) { session, reason in try await session.resolve(interruption: reason) }
+        })
+
+    /// `/session/interrupt ,s reason` and `/session/resolve ,s reason` → `/session/interrupted ,i 0|1`,
+    /// to the sender and to subscribers.
+    private static func interruption(_ request: OSCCommandRequest,
+                                     _ operation: @escaping @Sendable (ProcessingSession, String) async throws -> Bool) {
+        guard request.arguments.count == 1, case .string(let reason) = request.arguments[0], !reason.isEmpty else {
+            request.reject("expects one non-empty string: the interruption reason")
+            return
+        }
+        let surface = request.surface
+        guard let session = surface.runtime.controller.session else {
+            request.reject("no processing session is active")
+            return
+        }
+        request.answerLater {
+            let interrupted = try await operation(session, reason)
+            let reply = OSCMessage("/session/interrupted", [.int32(interrupted ? 1 : 0)])
+            request.reply(reply)
+            surface.feedback.enqueue { $0.enqueueNotification(reply, origin: request.sender.peer) }
+        }
+    }
+}

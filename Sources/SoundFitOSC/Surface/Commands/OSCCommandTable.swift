@@ -1,0 +1,31 @@
+/// Every command SoundFit answers over OSC and every report it sends: one `OSCCommand` each,
+/// holding its address, request and reply forms, handler and documentation. Routing, the
+/// reply recogniser and docs/OSC.md all derive from this table. The contract's names are
+/// stable: extend, never rename.
+enum OSCCommandTable {
+    typealias Arg = OSCCommandDescription.Argument
+
+    /// Commands and reports, in documentation order.
+    static let entries: [OSCCommand] = discovery + subscriptions + configuration + session + profile + patches
+        + reports
+
+    private static let commandsByAddress: [String: OSCCommand] = Dictionary(
+        uniqueKeysWithValues: entries.filter { $0.handle != nil }.map { ($0.address, $0) })
+
+    /// The command answering `address`, if it is one.
+    static func command(at address: String) -> OSCCommand? { commandsByAddress[address] }
+
+    /// The addresses of every command (not the reports), in documentation order.
+    static var commandAddresses: [String] { entries.filter { $0.handle != nil }.map(\.address) }
+}
+
+extension OSCCommandDescription {
+    /// Every command of the OSC contract and the reports SoundFit sends, in documentation
+    /// order: the command table's documentation.
+    public static let all: [OSCCommandDescription] = OSCCommandTable.entries.map(\.documentation)
+}
+
+extension OSCControlSurface {
+    /// The command addresses this surface answers (besides the parameters).
+    public static let commandAddresses = OSCCommandTable.commandAddresses
+}

@@ -1,0 +1,162 @@
+import SoundFitModel
+import SoundFitProcessing
+import SoundFitRuntime
+
+/// The surface's one door to the runtime's parameters: it routes parameter messages, answers
+/// queries, requests the sets of one packet together, reports each request's update states
+/// (`/state`), and turns applied changes into subscriber feedback. Nothing else in the surface
+/// touches the runtime's parameter API.
+///
+/// Thread rules: `route`, `answer` and `request` run on a transport's receive thread (requests
+/// are accepted in arrival order); states are reported from one task per request.
+struct OSCParameterRequests: Sendable {
+    let runtime: SoundFitRuntime
+    let replies: OSCReplies
+
+    init(runtime: SoundFitRuntime, replies: OSCReplies) {
+        self.runtime = runtime
+        self.replies = replies
+    }
+
+    /// A query (no argument) or a set (one value, and an optional int request id) of a
+    /// parameter, in native units or as a fader position (`<address>/normalized`); unknown
+    /// addresses are rejected.
+    func route(_ message: OSCMessage) -> RoutedMessage {
+        if let control = runtime.parameter(at: message.address) {
+            return route(message, to: control, normalized: false)
+        }
+        if let address = FaderTaper.parameterAddress(forNormalized: message.address),
+           let control = runtime.parameter(at: address) {
+            return route(message, to: control, normalized: true)
+        }
+        return .rejected(address: message.address, reason: ParameterError.unknownAddress(message.address).description)
+    }
+
+    private func route(_ message: OSCMessage, to control: any ControlParameter, normalized: Bool) -> RoutedMessage {
+        let descriptor = control.descriptor
+        var arguments = message.arguments
+        if arguments.isEmpty {
+            return .query(ParameterQuery(control: control, address: message.address, normalized: normalized))
+        }
+        // An optional trailing int is a request id, echoed in the /state reports.
+        var requestID: Int32?
+        if arguments.count == 2, case .int32(let id) = arguments[1] {
+            requestID = id
+            arguments.removeLast()
+        }
+        guard arguments.count == 1 else {
+            return .rejected(address: message.address, reason: "\(message.address) takes one value (and an optional int request id), got \(message.arguments.count) arguments")
+        }
+        do throws(ParameterError) {
+            guard descriptor.access == .readWrite else { throw .readOnly(address: descriptor.address) }
+            let value = normalized
+                ? try FaderTaper.value(from: arguments[0], for: descriptor)
+                : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
+            // Validated once, by the parameter's entry, when the runtime accepts the request.
+            return .set(RoutedParameterRequest(control: control, address: message.address, value: value,
+                                               requestID: requestID))
+        } catch {
+            return .rejected(address: message.address, reason: error.description)
+        }
+    }
+
+    /// Answers a query with the current value, in the form it was asked in.
+    func answer(_ query: ParameterQuery, to sender: OSCSender) {
+        let descriptor = query.control.descriptor
+        do {
+            let value = try query.control.currentValue()
+            replies.send(query.normalized ? FaderTaper.message(value, for: descriptor)
+                                          : OSCMessage(descriptor.address, [value.oscArgument]), to: sender)
+        } catch {
+            replies.reject(query.address, "\(error)", to: sender)
+        }
+    }
+
+    /// Requests the sets of one packet together (with continuous delivery the kernel values
+    /// land in one audio cycle), then reports each: every state to the sender, the terminal
+    /// one to subscribers.
+    func request(_ sets: [RoutedParameterRequest], from sender: OSCSender, feedback: SubscriberFeedback) {
+        let results = runtime.requestBatch(sets.map { ($0.control, $0.value) }, origin: RequestOrigin(sender))
+        for (routed, result) in zip(sets, results) {
+            switch result {
+            case .success(let request): report(request, requestID: routed.requestID, to: sender, feedback: feedback)
+            case .failure(let error): replies.reject(routed.address, "\(error)", to: sender)
+            }
+        }
+    }
+
+    /// `/state ,s address ,s state <value> [,s error] [,i request_id]` for every state of the
+    /// request, to its sender; the terminal one also to subscribers (not to the sender).
+    private func report(_ request: ParameterRequest<ParameterValue>, requestID: Int32?, to sender: OSCSender,
+                        feedback: SubscriberFeedback) {
+        Task { [replies] in
+            for await state in request.states {
+                var arguments: [OSCArgument] = [.string(request.address), .string(state.name.rawValue),
+                                                state.value.oscArgument]
+                if let reason = state.reason { arguments.append(.string(reason)) }
+                if let requestID { arguments.append(.int32(requestID)) }
+                replies.send(OSCMessage("/state", arguments), to: sender)
+                if state.isTerminal {
+                    feedback.enqueue {
+                        $0.enqueueTerminalState(address: request.address, state: state.name.rawValue,
+                                                value: state.value, error: state.reason, origin: sender.peer)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every parameter's current value, in address-space order (those that cannot be read now,
+    /// e.g. session parameters without a session, are left out): a new subscriber's snapshot.
+    func currentValues() -> [(ParameterDescriptor, ParameterValue)] {
+        runtime.parameters.compactMap { control in
+            (try? control.currentValue()).map { (control.descriptor, $0) }
+        }
+    }
+
+    /// A new stream of every applied change, with the sender that requested it. Subscribe
+    /// before answering requests, so no change is missed.
+    func appliedChanges() -> AppliedParameterChanges {
+        AppliedParameterChanges(runtime: runtime, changes: runtime.changeUpdates())
+    }
+}
+
+/// A parameter query from one message.
+struct ParameterQuery: Sendable {
+    fileprivate let control: any ControlParameter
+    /// The address the message used (the parameter's own, or its `/normalized` form).
+    let address: String
+    /// Answer with the fader position.
+    let normalized: Bool
+}
+
+/// A validated parameter set from one message, waiting to be requested with its packet.
+struct RoutedParameterRequest: Sendable {
+    fileprivate let control: any ControlParameter
+    /// The address the message used (the parameter's own, or its `/normalized` form).
+    let address: String
+    let value: ParameterValue
+    let requestID: Int32?
+}
+
+/// One applied change of a parameter, and who asked for it (nil: no client, e.g. a patch load
+/// or a new session).
+struct AppliedParameterChange: Sendable {
+    let descriptor: ParameterDescriptor
+    let value: ParameterValue
+    let origin: OSCSender?
+}
+
+/// The applied changes of every parameter, in order. Ends when the task iterating it is cancelled.
+struct AppliedParameterChanges: Sendable {
+    fileprivate let runtime: SoundFitRuntime
+    fileprivate let changes: AsyncStream<ParameterChange<ParameterValue>>
+
+    func forEach(_ body: (AppliedParameterChange) -> Void) async {
+        for await change in changes {
+            guard let control = runtime.parameter(at: change.address) else { continue }
+            body(AppliedParameterChange(descriptor: control.descriptor, value: change.value,
+                                        origin: change.origin?.sender(as: OSCSender.self)))
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import SoundFitProcessing
+
+/// What `/status` reports besides the engine's own state; provided by the host program.
+public struct SurfaceStatus: Sendable {
+    public var fields: [(String, OSCArgument)]
+    public init(fields: [(String, OSCArgument)]) { self.fields = fields }
+}
+
+/// `/status` and `/session`: the surface's reports of the program's state.
+extension OSCControlSurface {
+    /// `/status ,s key <value> …`: the host program's fields, then session, subscribers,
+    /// cycles and version.
+    func statusMessage() -> OSCMessage {
+        var arguments: [OSCArgument] = []
+        for (key, value) in status().fields {
+            arguments.append(.string(key))
+            arguments.append(value)
+        }
+        arguments += [.string("session"), .string(runtime.controller.session == nil ? "inactive" : "active"),
+                      .string("subscribers"), .int32(Int32(feedback.registry.subscribers.count)),
+                      .string("cycles"), .int64(Int64(runtime.engine.cycleCount)),
+                      .string("version"), .string(Self.version)]
+        return OSCMessage("/status", arguments)
+    }
+
+    /// `/session ,s active|inactive [,s mode ,i tech_level]`.
+    func sessionMessage() -> OSCMessage {
+        guard let session = runtime.controller.session else { return OSCMessage("/session", [.string("inactive")]) }
+        return OSCMessage("/session", [.string("active")] + Self.configurationArguments(session.configuration))
+    }
+
+    static func configurationArguments(_ configuration: ProcessingConfiguration) -> [OSCArgument] {
+        switch configuration.personalization {
+        case .fineTuning(let fitting): [.string("fine_tuning"), .int32(Int32(fitting.techLevel))]
+        case .singlePreset(let fitting): [.string("single_preset"), .int32(Int32(fitting.techLevel))]
+        }
+    }
+}

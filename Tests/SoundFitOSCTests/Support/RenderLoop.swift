@@ -1,0 +1,27 @@
+import Foundation
+import SoundFitEngine
+import Synchronization
+
+/// A stand-in audio thread: renders silent cycles of the engine on its own thread until
+/// stopped, like a JACK server would (no JACK here: these are unit tests).
+final class RenderLoop: Sendable {
+    private let running = Atomic<Bool>(true)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(engine: AudioEngine) {
+        let thread = Thread { [self] in
+            var driver = InMemoryDriver(engine: engine, blockSize: 64, channelCount: 1)
+            while running.load(ordering: .acquiring) {
+                driver.renderSilentCycle()
+                usleep(500)
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    func stop() {
+        running.store(false, ordering: .releasing)
+        done.wait()
+    }
+}

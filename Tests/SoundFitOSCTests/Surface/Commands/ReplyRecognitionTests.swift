@@ -1,0 +1,112 @@
+@testable import SoundFitOSC
+import Testing
+
+/// The reply recogniser derives from the reply and request forms of the command table; it
+/// decides as the hand-written rules it replaced, except that a malformed request at an address
+/// that is also a reply (`/session ,i 1`, `/config/delivery ,s continuous ,f 0.3`) is answered
+/// with `/error` instead of being taken for a reply.
+@Suite struct ReplyRecognitionTests {
+    /// The rules as they were written before the table declared reply forms, with the exact reply
+    /// forms of `/session`, `/patch/current` and `/config/delivery`.
+    private static func wasReply(_ message: OSCMessage) -> Bool {
+        let arguments = message.arguments
+        switch message.address {
+        case "/session":
+            return arguments == [.string("inactive")] || arguments.count == 3 && arguments[0] == .string("active")
+                && [.string("fine_tuning"), .string("single_preset")].contains(arguments[1])
+                && arguments[2].typeTag == "i"
+        case "/patch/current":
+            return arguments.map(\.typeTag) == ["i", "s", "i"]
+        case "/config/delivery":
+            return arguments == [.string("continuous"), .float(0)]
+        default:
+            return wasReplyBeforeTheTable(message)
+        }
+    }
+
+    private static func wasReplyBeforeTheTable(_ message: OSCMessage) -> Bool {
+        let replyOnly: Set<String> = [
+            "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
+            "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
+            "/session/interrupted",
+        ]
+        if replyOnly.contains(message.address) { return true }
+        if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
+        switch message.address {
+        case "/state": return message.arguments.count >= 2
+        case "/config/delivery":
+            if message.arguments.count == 2, case .string("continuous") = message.arguments[0] { return true }
+            return false
+        default: return false
+        }
+    }
+
+    static let addresses: [String] = {
+        let table = OSCCommandTable.entries.flatMap { [$0.address] + ($0.replyForms + $0.requestForms).map(\.address) }
+        return Array(Set(table)).sorted() + ["/filter/cutoff", "/filter/cutoff/normalized", "/nothing"]
+    }()
+
+    static let argumentLists: [[OSCArgument]] = [
+        [], [.int32(1)], [.float(0)], [.string("x")], [.symbol("continuous")],
+        [.string("continuous")], [.string("discrete")],
+        [.string("continuous"), .float(0)], [.string("continuous"), .int32(0)], [.string("continuous"), .string("x")],
+        [.string("discrete"), .float(0.2)], [.string("discrete"), .string("x")], [.string("other"), .float(1)],
+        [.int32(1), .float(2)], [.string("a"), .string("b")], [.string("/filter/cutoff"), .string("applied"), .float(5000)],
+        [.string("continuous"), .float(0), .float(1)], [.int32(0), .string("Transparent"), .int32(0)],
+        [.string("continuous"), .float(0.3)], [.string("inactive")], [.string("active")],
+        [.string("active"), .string("fine_tuning"), .int32(3)], [.string("active"), .string("other"), .int32(3)],
+        [.string("active"), .string("single_preset"), .float(3)], [.int32(0), .string("x")],
+    ]
+
+    @Test func theTableDecidesExactlyAsTheRulesItReplaced() {
+        for address in Self.addresses {
+            for arguments in Self.argumentLists {
+                let message = OSCMessage(address, arguments)
+                #expect(OSCCommandTable.isReply(message) == Self.wasReply(message), "\(message)")
+            }
+        }
+    }
+
+    @Test func everyReplySoundFitSendsIsRecognisedUnlessItIsAlsoARequest() {
+        let sent: [OSCMessage] = [
+            OSCMessage("/pong", [.int32(7)]),
+            OSCMessage("/list/end", [.int32(14)]),
+            OSCMessage("/status", [.string("connected"), .int32(1)]),
+            OSCMessage("/session", [.string("inactive")]),
+            OSCMessage("/session/interrupted", [.int32(1)]),
+            OSCMessage("/config/delivery", [.string("continuous"), .float(0)]),
+            OSCMessage("/patch/current", [.int32(0), .string("Transparent"), .int32(0)]),
+            OSCMessage("/state", [.string("/filter/q"), .string("applied"), .float(3), .int32(42)]),
+            OSCMessage("/error", [.string("/nothing"), .string("unknown address /nothing")]),
+        ]
+        for message in sent {
+            #expect(OSCCommandTable.isReply(message), "\(message)")
+        }
+        // Same form as a request (discrete delivery with a settle time, a timeout, a value), or a
+        // malformed request at a reply's address: answered.
+        for message in [OSCMessage("/config/delivery", [.string("discrete"), .float(0.2)]),
+                        OSCMessage("/config/timeout", [.float(2)]), OSCMessage("/session"),
+                        OSCMessage("/filter/cutoff", [.float(1000)]), OSCMessage("/session", [.int32(1)]),
+                        OSCMessage("/config/delivery", [.string("continuous"), .float(0.3)]),
+                        OSCMessage("/patch/current", [.int32(1)])] {
+            #expect(!OSCCommandTable.isReply(message), "\(message)")
+        }
+    }
+}
+
+extension ReplyRecognitionTests {
+    /// docs/OSC.md names the replies that are never answered in prose; they must be the table's.
+    @Test func theTransportRulesNameTheRepliesOfTheTable() throws {
+        let text = OSCDocumentation.introduction(maximumPacketBytes: 16384)
+        let rule = try #require(text.components(separatedBy: "**Replies are never answered.**").last?
+            .components(separatedBy: "\n- ").first)
+        let named = rule.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        let replyAddresses = Set(OSCCommandTable.entries.flatMap(\.replyForms).map(\.address))
+        // Every reply address except those that are requests with the same form (a timeout, a
+        // discrete delivery setting): they are answered.
+        #expect(Set(named) == replyAddresses.subtracting(["/config/delivery", "/config/timeout"]), "\(named)")
+        for address in named where !["/session", "/patch/current"].contains(address) {
+            #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
+        }
+    }
+}
