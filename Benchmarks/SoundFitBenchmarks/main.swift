@@ -15,7 +15,7 @@
 //   --all      every section (a JACK process-callback timing section is planned:
 //              add it as another `case` below with its own function).
 //
-// Timing goals are checked here, never in tests (DESIGN.md).
+// Timing goals are checked here, never in tests (timed tests flake on shared machines).
 
 import Foundation
 

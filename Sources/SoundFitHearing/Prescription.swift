@@ -1,5 +1,5 @@
 /// NAL-R insertion gain with the NAL-RP severe-loss extension (Byrne & Dillon 1986; Byrne,
-/// Parkinson & Newall 1990), as given in `shared/reference/hearing.md`:
+/// Parkinson & Newall 1990), as published:
 ///
 ///     H3FA  = (H(500) + H(1000) + H(2000)) / 3
 ///     IG(f) = 0.31·H(f) + 0.15·H3FA + k(f)

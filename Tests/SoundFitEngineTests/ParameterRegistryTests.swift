@@ -8,7 +8,7 @@ import Testing
     @Test func addressesAreUniqueAndFollowTheContract() {
         let addresses = EngineSlot.allCases.map(\.descriptor.address)
         #expect(Set(addresses).count == addresses.count)
-        // The DESIGN.md contract names these; they must never be renamed.
+        // The OSC contract (v1) names these; they must never be renamed.
         for address in ["/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
                         "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"] {
             #expect(EngineSlot(address: address) != nil, "missing \(address)")

@@ -5,7 +5,7 @@ import SoundFitHearing
 import SoundFitTestSupport
 import Testing
 
-/// Standard audiograms (Bisgaard, Vlaming & Dahlquist 2010) from shared/reference/hearing.md.
+/// Standard audiograms (Bisgaard, Vlaming & Dahlquist 2010, Trends in Amplification 14(2)).
 enum StandardAudiograms {
     static let frequencies = StandardAudiogramLevels.frequencies
     static let n3 = StandardAudiogramLevels.levels("N3")

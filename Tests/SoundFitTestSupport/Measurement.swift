@@ -1,7 +1,7 @@
 import Foundation
 
 /// Signal measurements shared by the DSP unit tests and the JACK integration tests
-/// (methods from `shared/reference/measurement.md`).
+/// (null tests, tone levels by DFT, magnitude responses).
 public enum Measurement {
     /// Root-mean-square of `samples`.
     public static func rms<C: Collection>(_ samples: C) -> Double where C.Element == Float {

@@ -91,7 +91,7 @@ public enum Spectrum {
 }
 
 extension Measurement {
-    /// Zipper noise per `shared/reference/measurement.md`: the energy of `signal` in `band`
+    /// Zipper noise: the energy of `signal` in `band`
     /// (default 2–20 kHz) relative to the energy of the tone (within ±500 Hz of
     /// `toneFrequency`), in dB, from a Kaiser-windowed FFT of the whole signal.
     ///

@@ -1,5 +1,5 @@
 /// The standard audiograms of Bisgaard, Vlaming & Dahlquist (2010, Trends in Amplification
-/// 14(2)), as `shared/reference/hearing.md` lists them: thresholds in dB HL at `frequencies`.
+/// 14(2)), as published: thresholds in dB HL at `frequencies`.
 /// The one copy of the table for the tests and the benchmarks.
 public enum StandardAudiogramLevels {
     public static let frequencies: [Double] = [250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]

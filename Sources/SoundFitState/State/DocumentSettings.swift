@@ -2,7 +2,7 @@ import Foundation
 import SoundFitHearing
 import SoundFitJSON
 
-/// Document-level settings, as the seed's `fullStateForDocument`: how this installation is set
+/// Document-level settings, as an AUv3 audio unit's `fullStateForDocument`: how this installation is set
 /// up rather than what it sounds like. Kept apart from `StateDocument`, so importing a state
 /// (or a patch) never moves the OSC port or the calibration.
 ///

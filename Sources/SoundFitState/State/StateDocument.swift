@@ -4,7 +4,7 @@ import SoundFitHearing
 import SoundFitJSON
 import SoundFitProcessing
 
-/// SoundFit's complete state, as the seed's `fullState`: what `soundfit state export` writes,
+/// SoundFit's complete state, as an AUv3 audio unit's `fullState`: what `soundfit state export` writes,
 /// `import` reads, and `DurableStateStore` keeps across restarts.
 ///
 /// File format (`soundfit.state`, version 1):

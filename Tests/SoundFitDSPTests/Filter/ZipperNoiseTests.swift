@@ -3,7 +3,7 @@ import SoundFitDSP
 import SoundFitTestSupport
 import Testing
 
-/// Zipper noise per `shared/reference/measurement.md`: a 1 kHz sine while a parameter moves,
+/// Zipper noise: a 1 kHz sine while a parameter moves,
 /// energy 2–20 kHz relative to the tone (`Measurement.zipperNoiseDecibels`). The signal is
 /// 300 ms: 100 ms steady, 100 ms of movement, 100 ms steady. The host sends a new target every
 /// 64-frame block (as OSC updates arrive between JACK cycles); the kernel must smooth between them.

@@ -62,7 +62,7 @@ struct RingModulatorTests {
 
     /// After ten hours of samples (advanced exactly with `advance(frames:)`) the output still
     /// equals the formula at n = 10 h·fs + k. Control: a float32 time accumulator like the
-    /// seed's (`totalFrames / sampleRate` in Float) is off by far more at that point.
+    /// naive time base (`totalFrames / sampleRate` in Float) is off by far more at that point.
     @Test("phase exact after ten simulated hours", arguments: [(22, 48000), (37, 44100), (15, 96000)])
     func tenHours(frequency: Int, sampleRate: Int) {
         let tenHours = 10 * 3600 * sampleRate

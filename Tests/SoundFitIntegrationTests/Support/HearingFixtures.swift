@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import SoundFitTestSupport
 
-/// Standard audiograms (Bisgaard et al. 2010, `shared/reference/hearing.md`) as the test
+/// Standard audiograms (Bisgaard, Vlaming & Dahlquist 2010, Trends in Amplification 14(2)) as the test
 /// fixtures of the personalization tests: JSON profile files for `--profile` and
 /// `presets --audiogram`, OSC arguments for `/profile/audiogram`.
 struct TestAudiogram {

@@ -21,7 +21,7 @@ import Testing
                             access: .readOnly, summary: "Tech level."),
     ]
 
-    /// The DESIGN.md command table, plus `/status` and the reports.
+    /// The OSC contract's (v1) command table, plus `/status` and the reports.
     static let contract = [
         "/ping", "/list", "/status", "/subscribe", "/unsubscribe", "/config/delivery", "/config/timeout",
         "/session", "/session/activate", "/session/deactivate", "/session/interrupt", "/session/resolve",
