@@ -4,10 +4,18 @@ import PackageDescription
 /// SoundFit: a JACK audio client that personalizes sound to a listener's hearing,
 /// remote-controlled over OSC.
 ///
+/// Products:
+/// - `SoundFitDSP`: the DSP kernels alone, plain Swift.
+/// - `SoundFitEngine`: the kernels plus the real-time renderer with its lock-free mailbox, for
+///   any driver (JACK, or offline on arrays with `InMemoryDriver`). Links neither JACK nor liblo.
+/// - `SoundFit`: the whole application as a library (JACK host, OSC surface, state), the module
+///   `SoundFit` re-exports the others.
+/// - `soundfit`: the command-line tool.
+///
 /// Layers (see README "Architecture"):
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.
-/// - `SoundFitEngine`: the parameter registry and the real-time renderer with its
-///   lock-free mailbox; runs on any driver (JACK or the in-memory test driver).
+/// - `SoundFitEngine`: the parameter registry and the real-time renderer with its lock-free
+///   mailbox; runs on any driver (JACK or the in-memory driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitHearing`: hearing profiles (audiograms) and personalization preset generation.
@@ -16,19 +24,23 @@ import PackageDescription
 ///   the address space surfaces use.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
 /// - `SoundFitOSC`: the liblo OSC surface.
+/// - `SoundFit`: the library everything above composes into.
 /// - `SoundFitCLI`: the `soundfit` executable.
+///
+/// Platforms: Linux only (JACK and liblo through pkg-config, Glibc). No Apple platform is
+/// declared because none is built or tested.
+///
+/// No library target carries unsafe flags (a package that does cannot be depended on by
+/// version). The real-time code is tested optimized because `scripts/test.sh` builds the
+/// tests in the release configuration; only the benchmark targets, which no product contains,
+/// keep their optimization flags.
 let package = Package(
     name: "SoundFit",
-    platforms: [.macOS(.v15)],
     products: [
-        .library(
-            name: "SoundFit",
-            targets: [
-                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC",
-            ]),
+        .library(name: "SoundFitDSP", targets: ["SoundFitDSP"]),
+        .library(name: "SoundFitEngine", targets: ["SoundFitDSP", "SoundFitEngine"]),
+        .library(name: "SoundFit", targets: ["SoundFit"]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
-        .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,11 +57,8 @@ let package = Package(
         .target(name: "CRealtimeSupport", path: "Sources/CRealtimeSupport"),
 
         // Swift modules.
-        .target(name: "SoundFitDSP", swiftSettings: optimizedSettings),
-        .target(
-            name: "SoundFitEngine",
-            dependencies: ["SoundFitDSP", "CRealtimeSupport"],
-            swiftSettings: optimizedSettings),
+        .target(name: "SoundFitDSP"),
+        .target(name: "SoundFitEngine", dependencies: ["SoundFitDSP"]),
         .target(name: "SoundFitProcessing"),
         .target(name: "SoundFitHearing", dependencies: ["SoundFitProcessing"]),
         .target(name: "SoundFitState", dependencies: ["SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
@@ -59,15 +68,20 @@ let package = Package(
         .target(
             name: "SoundFitJack",
             dependencies: [
-                "SoundFitEngine", "CJack", "CRealtimeSupport",
+                "SoundFitDSP", "SoundFitEngine", "CJack", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: optimizedSettings),
+            ]),
         .target(
             name: "SoundFitOSC",
             dependencies: [
                 "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "SoundFit",
+            dependencies: [
+                "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
+                "SoundFitJack", "SoundFitOSC",
             ]),
         .executableTarget(
             name: "SoundFitCLI",
@@ -78,20 +92,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        // Benchmarks (run with `swift run -c release soundfit-bench`).
+        // Benchmarks (run with `swift run -c release soundfit-bench`). In no product: the root
+        // package gets the `soundfit-bench` executable from the target, and consumers never see
+        // its flags.
         .target(name: "CReferenceBiquad", path: "Benchmarks/CReferenceBiquad",
                 cSettings: [.unsafeFlags(["-O3"])]),
         .executableTarget(
-            name: "SoundFitBenchmarks",
-            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitHearing", "SoundFitTestSupport", "CReferenceBiquad", "CRealtimeSupport"],
+            name: "soundfit-bench",
+            dependencies: ["SoundFitDSP", "SoundFitHearing", "SoundFitTestSupport", "CReferenceBiquad", "CRealtimeSupport"],
             path: "Benchmarks/SoundFitBenchmarks",
-            swiftSettings: optimizedSettings),
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
 
         // Tests.
-        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP"], path: "Tests/SoundFitTestSupport"),
+        .target(name: "SoundFitTestSupport", path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitEngine", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitHearingTests", dependencies: ["SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitOSCTests", dependencies: ["SoundFitOSC", "SoundFitEngine", "SoundFitRuntime"]),
@@ -100,22 +116,15 @@ let package = Package(
             dependencies: ["SoundFitState", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(
             name: "SoundFitRuntimeTests",
-            dependencies: ["SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitTestSupport"]),
+            dependencies: ["SoundFitDSP", "SoundFitRuntime", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing"]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
                 "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
-                "SoundFitTestSupport", "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
+                "SoundFitTestSupport", "CJack", "CAllocationCounter", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 // Built so the tests can run the real binary (next to the test bundle).
                 "SoundFitCLI",
             ]),
     ]
 )
-
-/// Real-time code is built optimized even in debug builds: the allocation test runs real
-/// JACK cycles, and unspecialized generics in an unoptimized build would only test the
-/// debug build (and measure nothing a user runs).
-var optimizedSettings: [SwiftSetting] {
-    [.unsafeFlags(["-O"], .when(configuration: .debug))]
-}
