@@ -45,6 +45,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // C libraries and shims.
@@ -82,14 +83,16 @@ let package = Package(
             dependencies: [
                 "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
                 "SoundFitJack", "SoundFitOSC",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC",
+                "SoundFit", "SoundFitEngine", "SoundFitHearing", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
         // Benchmarks (run with `swift run -c release soundfit-bench`). In no product: the root
@@ -120,9 +123,9 @@ let package = Package(
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
-                "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
-                "SoundFitTestSupport", "CJack", "CAllocationCounter", "CRealtimeSupport",
+                "SoundFit", "SoundFitTestSupport", "CJack", "CAllocationCounter", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Built so the tests can run the real binary (next to the test bundle).
                 "SoundFitCLI",
             ]),
