@@ -109,6 +109,7 @@ let package = Package(
         // Tests.
         .target(name: "SoundFitTestSupport", path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
+        .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitProcessing", "SoundFitTestSupport"]),

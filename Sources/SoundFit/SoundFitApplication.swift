@@ -15,7 +15,9 @@ import SoundFitState
 /// A `Service`: run it in a `ServiceGroup`. `run()` connects to JACK, answers OSC, reports
 /// ready once the first connection was handled, and on graceful shutdown (or cancellation)
 /// closes the socket and the JACK client and writes the last state. Every long-lived task the
-/// wiring needs is a child of `run()` and ends with it.
+/// wiring needs (the session following the connection, the state keeper, current-patch
+/// changes to the surface, failed state writes to the log) is a child of `run()` and ends
+/// with it.
 ///
 /// Thread rules: create and run it from any thread except the audio thread.
 public final class SoundFitApplication: Service, Sendable {
@@ -97,6 +99,9 @@ public final class SoundFitApplication: Service, Sendable {
     /// cannot be joined.
     public func run() async throws {
         try await withThrowingDiscardingTaskGroup { loops in
+            if let stateKeeper {
+                loops.addTask { await stateKeeper.run() }
+            }
             loops.addTask { await self.forwardCurrentPatchChanges() }
             loops.addTask { await self.logStateStoreEvents() }
             try await withThrowingDiscardingTaskGroup { session in

@@ -72,6 +72,13 @@ public struct SoundFitReady: Sendable {
     public var serverName: String
     public var channelCount: Int
 
+    public init(osc: OSCPeer, clientName: String, serverName: String, channelCount: Int) {
+        self.osc = osc
+        self.clientName = clientName
+        self.serverName = serverName
+        self.channelCount = channelCount
+    }
+
     /// The line `soundfit run` prints on stdout for scripts.
     public var line: String {
         "soundfit ready osc=udp://\(osc) client=\(clientName) server=\(serverName) channels=\(channelCount)"
