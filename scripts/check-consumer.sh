@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Examples/OfflineConsumer the way another project would use SoundFit: by URL and version
-# tag. Clones the committed HEAD into a temporary directory, tags the clone with the version of
+# tag. Also checks that every library product can be depended on that way. Clones the committed HEAD into a temporary directory, tags the clone with the version of
 # the package (only the clone: tags of this repository play no part), points a copy of the
 # consumer at `file://<clone>` `from: <version>`, builds it, runs its example and checks the
 # value it prints. The consumer depends on the SoundFitEngine product only, so its executable
@@ -31,6 +31,31 @@ git clone --quiet --no-checkout "$repository" "$work/SoundFit"
 git -C "$work/SoundFit" checkout --quiet --detach "$(git rev-parse HEAD)"
 git -C "$work/SoundFit" tag -l | xargs -r git -C "$work/SoundFit" tag -d >/dev/null
 git -C "$work/SoundFit" tag "$version"
+
+# Every library product can be depended on by version (SwiftPM refuses products whose targets
+# carry unsafe flags; loading the package graph is enough to find out).
+products=$(swift package dump-package | python3 -c 'import json, sys
+print(" ".join(p["name"] for p in json.load(sys.stdin)["products"] if "library" in p["type"]))')
+for product in $products; do
+    probe="$work/probe-$product"
+    mkdir -p "$probe/Sources/Probe"
+    echo 'print("probe")' > "$probe/Sources/Probe/main.swift"
+    cat > "$probe/Package.swift" <<SWIFT
+// swift-tools-version:6.1
+import PackageDescription
+let package = Package(
+    name: "Probe",
+    dependencies: [.package(url: "file://$work/SoundFit", from: "$version")],
+    targets: [.executableTarget(name: "Probe", dependencies: [.product(name: "$product", package: "SoundFit")])])
+SWIFT
+    if ! graph=$(swift package --package-path "$probe" --cache-path "$work/cache" show-dependencies 2>&1) \
+        || grep -q "error:" <<<"$graph"; then
+        echo "check-consumer: the product $product cannot be depended on by version:" >&2
+        grep "error:" <<<"$graph" >&2 || echo "$graph" >&2
+        exit 1
+    fi
+done
+echo "check-consumer: every library product ($products) can be depended on by version $version"
 
 # The consumer, depending on that clone by URL and version.
 cp -R "$work/SoundFit/Examples/OfflineConsumer" "$work/OfflineConsumer"
