@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds Examples/OfflineConsumer the way another project would use SoundFit: by URL and version
-# tag. Also checks that every library product can be depended on that way. Clones the committed HEAD into a temporary directory, tags the clone with the version of
-# the package (only the clone: tags of this repository play no part), points a copy of the
-# consumer at `file://<clone>` `from: <version>`, builds it, runs its example and checks the
-# value it prints. The consumer depends on the SoundFitEngine product only, so its executable
-# must link neither libjack nor liblo. Also checks that the DocC article shows that example's
-# code verbatim (the article's code then always compiles).
+# Uses SoundFit the way another project would: by URL and version tag. Clones the committed HEAD
+# into a temporary directory and tags the clone with the version of the package (only the
+# clone: tags of this repository play no part). Then:
+# - every library product can be depended on by version (a probe package per product);
+# - Examples/OfflineConsumer, pointed at `file://<clone>` `from: <version>`, builds, runs and
+#   prints the expected measurement; it depends on the SoundFitEngine product only, so its
+#   executable must link neither libjack nor liblo;
+# - the DocC article shows that example's code verbatim (so the article's code compiles).
 #
 # Package resolution works offline when git maps github.com to a local mirror.
 set -euo pipefail
