@@ -4,12 +4,20 @@ import PackageDescription
 /// SoundFit: a JACK audio client that personalizes sound to a listener's hearing,
 /// remote-controlled over OSC.
 ///
+/// Products:
+/// - `SoundFitDSP`: the DSP kernels alone, plain Swift.
+/// - `SoundFitEngine`: the kernels plus the real-time renderer with its lock-free mailbox, for
+///   any driver (JACK, or offline on arrays with `InMemoryDriver`). Links neither JACK nor liblo.
+/// - `SoundFit`: the whole application as a library (JACK host, OSC surface, state), the module
+///   `SoundFit` re-exports the others.
+/// - `soundfit`: the command-line tool.
+///
 /// Layers (see README "Architecture"):
 /// - `SoundFitModel`: the parameter model (one declarative entry per parameter) and the
 ///   vocabulary every layer above shares; pure Swift, no dependencies.
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.
 /// - `SoundFitEngine`: the real-time renderer with its lock-free mailbox, one slot per engine
-///   parameter; runs on any driver (JACK or the in-memory test driver).
+///   parameter; runs on any driver (JACK or the in-memory driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
 /// - `SoundFitJSON`: the one JSON stack of every file a user edits or exchanges: a strict parser
@@ -21,23 +29,28 @@ import PackageDescription
 ///   the address space surfaces use.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
 /// - `SoundFitOSC`: the liblo OSC surface.
+/// - `SoundFit`: the library everything above composes into.
 /// - `SoundFitCLI`: the `soundfit` executable.
+///
+/// Platforms: Linux only (JACK and liblo through pkg-config, Glibc). No Apple platform is
+/// declared because none is built or tested.
+///
+/// No library target carries unsafe flags (a package that does cannot be depended on by
+/// version). The real-time code is tested optimized because `scripts/test.sh` builds the
+/// tests in the release configuration; only the benchmark targets, which no product contains,
+/// keep their optimization flags.
 let package = Package(
     name: "SoundFit",
-    platforms: [.macOS(.v15)],
     products: [
-        .library(
-            name: "SoundFit",
-            targets: [
-                "SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitJSON", "SoundFitProcessing", "SoundFitHearing", "SoundFitState",
-                "SoundFitRuntime", "SoundFitJack", "SoundFitOSC",
-            ]),
+        .library(name: "SoundFitDSP", targets: ["SoundFitDSP"]),
+        .library(name: "SoundFitEngine", targets: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine"]),
+        .library(name: "SoundFit", targets: ["SoundFit"]),
         .executable(name: "soundfit", targets: ["SoundFitCLI"]),
-        .executable(name: "soundfit-bench", targets: ["SoundFitBenchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // C libraries and shims.
@@ -51,11 +64,8 @@ let package = Package(
 
         // Swift modules.
         .target(name: "SoundFitModel"),
-        .target(name: "SoundFitDSP", swiftSettings: optimizedSettings),
-        .target(
-            name: "SoundFitEngine",
-            dependencies: ["SoundFitModel", "SoundFitDSP", "CRealtimeSupport"],
-            swiftSettings: optimizedSettings),
+        .target(name: "SoundFitDSP"),
+        .target(name: "SoundFitEngine", dependencies: ["SoundFitModel", "SoundFitDSP"]),
         .target(name: "SoundFitJSON"),
         .target(name: "SoundFitProcessing", dependencies: ["SoundFitModel"]),
         .target(name: "SoundFitHearing", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitJSON"]),
@@ -66,40 +76,51 @@ let package = Package(
         .target(
             name: "SoundFitJack",
             dependencies: [
-                "SoundFitEngine", "CJack", "CRealtimeSupport",
+                "SoundFitDSP", "SoundFitEngine", "CJack", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: optimizedSettings),
+            ]),
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitModel", "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
+                "SoundFitModel", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "SoundFit",
+            dependencies: [
+                "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
+                "SoundFitJack", "SoundFitOSC",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .executableTarget(
             name: "SoundFitCLI",
             dependencies: [
-                "SoundFitModel", "SoundFitEngine", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC",
+                "SoundFit", "SoundFitModel", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitState",
+                "SoundFitRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
-        // Benchmarks (run with `swift run -c release soundfit-bench`).
+        // Benchmarks (run with `swift run -c release soundfit-bench`). In no product: the root
+        // package gets the `soundfit-bench` executable from the target, and consumers never see
+        // its flags.
         .target(name: "CReferenceBiquad", path: "Benchmarks/CReferenceBiquad",
                 cSettings: [.unsafeFlags(["-O3"])]),
         .executableTarget(
-            name: "SoundFitBenchmarks",
-            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitHearing", "SoundFitTestSupport", "CReferenceBiquad", "CRealtimeSupport"],
+            name: "soundfit-bench",
+            dependencies: ["SoundFitDSP", "SoundFitHearing", "SoundFitTestSupport", "CReferenceBiquad", "CRealtimeSupport"],
             path: "Benchmarks/SoundFitBenchmarks",
-            swiftSettings: optimizedSettings),
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
 
         // Tests.
-        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitDSP", "SoundFitHearing"], path: "Tests/SoundFitTestSupport"),
+        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitHearing"], path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
+        .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"]),
-        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitEngine", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitJSONTests", dependencies: ["SoundFitJSON"]),
         .testTarget(
@@ -119,23 +140,16 @@ let package = Package(
             name: "SoundFitRuntimeTests",
             dependencies: [
                 "SoundFitModel", "SoundFitRuntime", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing",
-                "SoundFitState", "SoundFitTestSupport",
+                "SoundFitState",
             ]),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
-                "SoundFitModel", "SoundFitEngine", "SoundFitJack", "SoundFitOSC", "SoundFitRuntime", "SoundFitProcessing",
-                "SoundFitTestSupport", "CJack", "CLiblo", "CAllocationCounter", "CRealtimeSupport",
+                "SoundFit", "SoundFitTestSupport", "CJack", "CAllocationCounter", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Built so the tests can run the real binary (next to the test bundle).
                 "SoundFitCLI",
             ]),
     ]
 )
-
-/// Real-time code is built optimized even in debug builds: the allocation test runs real
-/// JACK cycles, and unspecialized generics in an unoptimized build would only test the
-/// debug build (and measure nothing a user runs).
-var optimizedSettings: [SwiftSetting] {
-    [.unsafeFlags(["-O"], .when(configuration: .debug))]
-}

@@ -1,15 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
-import SoundFitModel
-import SoundFitEngine
-import SoundFitHearing
-import SoundFitJack
-import SoundFitOSC
-import SoundFitProcessing
-import SoundFitRuntime
-import SoundFitState
-import Synchronization
+import ServiceLifecycle
+import SoundFit
 
 /// `soundfit run`: join a JACK graph and process audio, controlled over OSC, until SIGINT/SIGTERM.
 struct RunCommand: AsyncParsableCommand {
@@ -59,6 +52,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Hearing profile JSON file to start with (see `soundfit presets --help` for the format).")
     var profile: String?
 
+    @Option(help: "Output safety limit in dB SPL (40…130, through the calibration): no output sample exceeds it.")
+    var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
+
     func validate() throws {
         guard (1...64).contains(channels) else {
             throw ValidationError("--channels must be between 1 and 64, got \(channels)")
@@ -82,6 +78,9 @@ struct RunCommand: AsyncParsableCommand {
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
         }
+        guard maxOutput.isFinite, SoundFitRuntime.maximumOutputRange.contains(maxOutput) else {
+            throw ValidationError("--max-output must be 40…130 dB SPL, got \(maxOutput)")
+        }
         if let server, server == name {
             throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
         }
@@ -96,8 +95,14 @@ struct RunCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "soundfit")
         do {
-            try await runEngine(logger: logger)
+            let application = try makeApplication(logger: logger)
+            let services = ServiceGroup(configuration: ServiceGroupConfiguration(
+                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await services.run()
         } catch let error as CLIError {
+            logger.critical("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as OSCSocket.OpenError {
             logger.critical("\(error.description)")
             throw ExitCode(1)
         } catch let error as JackHostError {
@@ -106,148 +111,41 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
-    private func runEngine(logger: Logger) async throws {
+    /// SoundFit configured from the command line; prints the ready line when it is ready.
+    private func makeApplication(logger: Logger) throws -> SoundFitApplication {
         let stateURL = try StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
-        // One SoundFit per state directory; held until the process ends.
+        // One SoundFit per state directory: the lock is held as long as the process lives.
         let stateLock = try StateDirectory.lock(stateURL)
-        defer { withExtendedLifetime(stateLock) {} }
         logger.info("state directory \(stateURL.path)")
 
         let hearingProfile = try profile.map(HearingProfileFile.load)
         let fitting = try Fitting(techLevel: techLevel)
-        let sessionConfiguration = personalization.configuration(fitting: fitting)
+        let session = personalization.configuration(fitting: fitting)
+        let patches = try PatchDirectory.library(explicit: patchesDir, stateDirectory: stateURL, logger: logger)
 
-        // The last applied state comes back; the command line's session settings win.
-        let store = DurableStateStore(directory: stateURL, descriptors: StateKeeper.writableDescriptors)
-        let loaded = store.load(defaults: .defaults(descriptors: StateKeeper.writableDescriptors, session: sessionConfiguration))
-        for warning in loaded.warnings { logger.warning("\(warning)") }
-        var document = loaded.document
-        document.session = sessionConfiguration
-        let library = try PatchDirectory.library(explicit: patchesDir, stateDirectory: stateURL, logger: logger)
+        var jack = JackHostConfiguration()
+        jack.clientName = name
+        jack.serverName = server
+        jack.channelCount = channels
+        jack.connectPhysicalPorts = connect
+        jack.startsPrivateServer = !noStartServer
+        let osc = SoundFitConfiguration.OSC(
+            host: oscHost, port: UInt16(oscPort),
+            allowList: try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone,
+            allowEntries: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
+        var configuration = SoundFitConfiguration(
+            jack: jack, osc: osc, session: session, hearingProfile: hearingProfile,
+            persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
+        configuration.maximumOutputSPL = maxOutput
 
-        let engine = AudioEngine(settings: StateKeeper.chainSettings(document), techLevel: techLevel)
-        let runtime = SoundFitRuntime(engine: engine, sessionConfiguration: sessionConfiguration)
-        var hostConfiguration = JackHostConfiguration()
-        hostConfiguration.clientName = name
-        hostConfiguration.serverName = server
-        hostConfiguration.channelCount = channels
-        hostConfiguration.connectPhysicalPorts = connect
-        hostConfiguration.startsPrivateServer = !noStartServer
-        hostConfiguration.privateServerLogPath = stateURL.appendingPathComponent("jackd-private.log").path
-        let host = JackEngineHost(configuration: hostConfiguration, engine: engine, logger: logger)
-
-        let socket: OSCSocket
-        do {
-            socket = try OSCSocket(host: oscHost, port: UInt16(oscPort))
-        } catch {
-            throw CLIError(error.description)
+        let application = try SoundFitApplication(configuration: configuration, logger: logger) { ready in
+            // One machine-readable line on stdout for scripts and tests.
+            print(ready.line)
+            fflush(nil)
         }
         if oscHost != "127.0.0.1" && oscHost != "localhost" {
             logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllow == nil ? " (restrict them with --osc-allow)" : "")")
         }
-        // The processing session follows the JACK server connection. The ready line waits until
-        // the first connection was handled, so a script finds the session active.
-        let (firstConnection, firstConnectionHandled) = AsyncStream<Void>.makeStream()
-        let lifecycle = Task {
-            var profilePending = hearingProfile
-            for await event in host.events {
-                switch event {
-                case .connected:
-                    do {
-                        try await runtime.audioSystemConnected()
-                        if let profile = profilePending, runtime.controller.session != nil {
-                            profilePending = nil
-                            let variants = try await runtime.submitProfile(profile)
-                            logger.notice("hearing profile applied; presets available: \(variants.map(\.rawValue).joined(separator: ", "))")
-                        }
-                    } catch {
-                        logger.error("processing session: \(error)")
-                    }
-                    firstConnectionHandled.yield()
-                    firstConnectionHandled.finish()
-                case .disconnected:
-                    await runtime.audioSystemDisconnected()
-                }
-            }
-        }
-        // State is restored before the first connection; an explicit --profile then replaces the
-        // restored profile and its session values (the recommendation for a new profile follows).
-        if hearingProfile != nil {
-            document.hearingProfile = nil
-            for address in document.parameters.keys where ParameterModel.entry(at: address)?.binding?.isSession == true {
-                document.parameters[address] = nil
-            }
-        }
-        let surfaceBox = SurfaceBox()
-        let keeper = StateKeeper(runtime: runtime, library: library, store: store, restoring: document) { current in
-            surfaceBox.surface?.currentPatchChanged(current)
-        }
-        try host.start()
-        let allowList = try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone
-        let surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: allowList) {
-            let status = host.status
-            return SurfaceStatus(fields: [
-                ("connected", .int32(status.isConnected ? 1 : 0)),
-                ("server", .string(status.serverName)),
-                ("client", .string(status.clientName)),
-                ("sample_rate", .int32(Int32(status.sampleRate))),
-                ("buffer_size", .int32(Int32(status.bufferSize))),
-                ("xruns", .int64(Int64(status.xruns))),
-                ("callback_load", .float(Float(status.callbackLoad))),
-                ("callback_p50_us", .float(Float(status.callbackTimes.p50 / 1000))),
-                ("callback_p99_us", .float(Float(status.callbackTimes.p99 / 1000))),
-                ("callback_p999_us", .float(Float(status.callbackTimes.p999 / 1000))),
-                ("callback_max_us", .float(Float(status.callbackTimes.maximum / 1000))),
-                ("callback_samples", .int32(Int32(status.callbackTimes.count))),
-                ("reconnections", .int32(Int32(status.reconnections))),
-                ("capture_latency", .int32(Int32(status.captureLatency.upperBound))),
-                ("playback_latency", .int32(Int32(status.playbackLatency.upperBound))),
-            ])
-        }
-        surfaceBox.surface = surface
-        surface.attach(keeper)
-        // Document-level settings (the seed's fullStateForDocument) are kept apart from the state.
-        let documentSettings = DocumentSettings(
-            calibration: runtime.presets.calibration, channelCount: channels,
-            osc: .init(host: oscHost, port: Int(socket.boundPeer.port),
-                       allow: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []))
-        do {
-            try AtomicFile.write(documentSettings.encoded(), to: stateURL.appendingPathComponent("document.json"))
-        } catch {
-            logger.warning("document settings not saved: \(error)")
-        }
-        surface.start()
-        let storeEvents = store.events
-        Task {
-            for await event in storeEvents {
-                if case .failed(let message) = event { logger.error("state not saved: \(message)") }
-            }
-        }
-        for await _ in firstConnection { break }
-        let status = host.status
-        logger.notice("OSC listening on udp://\(socket.boundPeer)")
-        // One machine-readable line on stdout for scripts and tests.
-        print("soundfit ready osc=udp://\(socket.boundPeer) client=\(status.clientName) server=\(status.serverName) channels=\(channels)")
-        fflush(nil)
-
-        let signal = await ShutdownSignal.wait()
-        logger.notice("received \(signal); shutting down")
-        socket.close()
-        host.stop()
-        await lifecycle.value
-        do {
-            try await store.flush()
-        } catch {
-            logger.error("the last state could not be saved: \(error)")
-        }
-    }
-}
-
-/// Lets the state keeper reach the surface created after it.
-private final class SurfaceBox: Sendable {
-    private let storage = Mutex<OSCControlSurface?>(nil)
-    var surface: OSCControlSurface? {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
+        return application
     }
 }

@@ -59,7 +59,7 @@ struct StateCommand: ParsableCommand {
         }
     }
 
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace the saved state with a document from `state export` (SoundFit must not be running on this state directory).")
 
@@ -68,7 +68,7 @@ struct StateCommand: ParsableCommand {
         @Argument(help: "The JSON document to import.")
         var file: String
 
-        func run() throws {
+        func run() async throws {
             let data: Data
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -86,20 +86,12 @@ struct StateCommand: ParsableCommand {
             let lock = try StateDirectory.lock(store.directory)
             defer { withExtendedLifetime(lock) {} }
             store.submit(document)
-            let flushed = DispatchSemaphore(value: 0)
-            let failure = FailureBox()
-            Task {
-                do { try await store.flush() } catch { failure.message = "\(error)" }
-                flushed.signal()
+            do {
+                try await store.flush()
+            } catch {
+                throw CLIError("cannot save the imported state: \(error)")
             }
-            flushed.wait()
-            if let message = failure.message { throw CLIError("cannot save the imported state: \(message)") }
             print("imported \(file) into \(store.url.path)")
         }
     }
-}
-
-/// Carries a failure message out of the flush task.
-private final class FailureBox: @unchecked Sendable {
-    var message: String?
 }

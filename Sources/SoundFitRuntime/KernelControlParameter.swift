@@ -11,13 +11,14 @@ final class KernelControlParameter: ControlParameter {
     /// The engine slot the entry is bound to.
     let slot: EngineSlot
     let parameter: ProcessingParameter<ParameterValue>
+    /// The parameter's changes from its creation on; `SoundFitRuntime.run()` forwards them.
+    let changes: AsyncStream<ParameterChange<ParameterValue>>
     private let engine: AudioEngine
     /// Held strongly: the parameter holds its applicators weakly.
     private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
 
     /// `descriptor` is a kernel entry of the model (bound to an engine slot).
-    init(_ descriptor: ParameterDescriptor, engine: AudioEngine, controller: ProcessingController,
-         feed: ChangeFeed) {
+    init(_ descriptor: ParameterDescriptor, engine: AudioEngine, controller: ProcessingController) {
         guard let slot = descriptor.binding?.engineSlot else { preconditionFailure("\(descriptor.address) is not bound to an engine slot") }
         self.descriptor = descriptor
         self.slot = slot
@@ -26,7 +27,7 @@ final class KernelControlParameter: ControlParameter {
         parameter = controller.makeParameter(engine.value(of: slot), address: descriptor.address) { value in
             try descriptor.validate(value)
         }
-        parameter.publishChanges(to: feed) { $0 }
+        changes = parameter.changeUpdates()
     }
 
     /// Adds the engine applicator, a streaming one: values stream into the audio engine without

@@ -1,5 +1,6 @@
 import Synchronization
 import SoundFitModel
+import SoundFitDSP
 import SoundFitEngine
 import SoundFitHearing
 import SoundFitProcessing
@@ -29,6 +30,8 @@ public final class SoundFitRuntime: Sendable {
     private let lifecycle: Mutex<Lifecycle>
 
     private struct Lifecycle {
+        /// The output safety limit, dB SPL through the calibration.
+        var maximumOutputSPL = SoundFitRuntime.defaultMaximumOutputSPL
         var connected = false
         /// The configuration the next session is activated with.
         var sessionConfiguration: ProcessingConfiguration
@@ -48,9 +51,8 @@ public final class SoundFitRuntime: Sendable {
         self.handler = handler
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller
-        let feed = self.feed
         let kernels = ParameterModel.kernels.map {
-            KernelControlParameter($0, engine: engine, controller: controller, feed: feed)
+            KernelControlParameter($0, engine: engine, controller: controller)
         }
         self.kernels = kernels
         let session: [any ControlParameter] = [
@@ -72,7 +74,28 @@ public final class SoundFitRuntime: Sendable {
         for kernel in kernels {
             kernel.attachEngine(batches: batches) { timeoutBox.value }
         }
-        publishSessionChanges()
+        sessions = controller.sessionUpdates()
+        maximumOutputSPL = Self.defaultMaximumOutputSPL
+    }
+
+    // MARK: Output safety limit
+
+    /// The maximum output by default, in dB SPL.
+    public static let defaultMaximumOutputSPL = 100.0
+    /// The maximum outputs a user may set, in dB SPL.
+    public static let maximumOutputRange: ClosedRange<Double> = 40...130
+
+    /// The output safety limit: no output sample exceeds this level, in dB SPL through the
+    /// calibration (the dB SPL a full-scale sine stands for), in every mode and whatever the
+    /// stages do. Applied from the next audio cycle. Values outside `maximumOutputRange` are
+    /// refused by the surfaces before they get here.
+    public var maximumOutputSPL: Double {
+        get { lifecycle.withLock { $0.maximumOutputSPL } }
+        set {
+            precondition(Self.maximumOutputRange.contains(newValue))
+            lifecycle.withLock { $0.maximumOutputSPL = newValue }
+            engine.setOutputCeiling(OutputLimiter.ceiling(maximumSPL: newValue, fullScaleSPL: presets.calibration))
+        }
     }
 
     // MARK: Changes
@@ -82,11 +105,20 @@ public final class SoundFitRuntime: Sendable {
     /// published too (a new session is a change for a surface). Buffers without bound: consume it.
     public func changeUpdates() -> AsyncStream<ParameterChange<ParameterValue>> { feed.subscribe() }
 
-    /// Follows every session: publishes its values when it starts and its changes afterwards.
-    private func publishSessionChanges() {
-        let sessions = controller.sessionUpdates()
+    /// The controller's sessions from the runtime's creation on; `run()` follows them.
+    private let sessions: AsyncStream<ProcessingSession?>
+
+    /// Publishes every applied change to `changeUpdates()` subscribers: the kernels' changes, and
+    /// every session's values when it starts and its changes afterwards. The changes made before
+    /// `run()` starts are kept and published then. Runs until the task running it is cancelled;
+    /// the owner (`SoundFitApplication`, or a test) runs it for the runtime's whole life.
+    public func run() async {
         let feed = self.feed
-        Task {
+        await withDiscardingTaskGroup { group in
+            for kernel in kernels {
+                let changes = kernel.changes
+                group.addTask { await feed.forward(changes) { $0 } }
+            }
             for await session in sessions {
                 guard let session else { continue }
                 let enabled = ParameterModel.processingEnabled.address, intensity = ParameterModel.processingIntensity.address
@@ -100,14 +132,15 @@ public final class SoundFitRuntime: Sendable {
                 ] {
                     feed.yield(ParameterChange(address: address, value: value))
                 }
-                session.isEnabled.publishChanges(to: feed) { .bool($0) }
-                session.intensity.publishChanges(to: feed) { .float($0) }
-                session.preset.publishChanges(to: feed, convert: SessionPresetControl.controlValue)
-                // can_enable follows the preset.
-                let presetChanges = session.preset.changeUpdates()
-                Task {
+                let (enabledChanges, intensityChanges, presetChanges) =
+                    (session.isEnabled.changeUpdates(), session.intensity.changeUpdates(), session.preset.changeUpdates())
+                let canEnableFollowsPreset = session.preset.changeUpdates()
+                group.addTask { await feed.forward(enabledChanges) { .bool($0) } }
+                group.addTask { await feed.forward(intensityChanges) { .float($0) } }
+                group.addTask { await feed.forward(presetChanges, convert: SessionPresetControl.controlValue) }
+                group.addTask {
                     var last = session.canEnable
-                    for await change in presetChanges where (change.value != nil) != last {
+                    for await change in canEnableFollowsPreset where (change.value != nil) != last {
                         last = change.value != nil
                         feed.yield(ParameterChange(address: canEnable, value: .bool(last)))
                     }

@@ -8,7 +8,7 @@ import SoundFitState
 
 /// Patches and durable state for a running SoundFit: loads, saves and deletes patches, tracks
 /// the current patch, and persists every applied change (debounced, atomic) so that a restart
-/// — also after `kill -9` — comes back with the last applied state.
+/// — also after `kill -9` — comes back with the last applied state. Its owner runs `run()`.
 ///
 /// Thread rules: any thread except the audio thread.
 public final class StateKeeper: Sendable {
@@ -17,6 +17,9 @@ public final class StateKeeper: Sendable {
     private let runtime: SoundFitRuntime
     private let state: Mutex<State>
     private let currentPatchChanges: @Sendable (CurrentPatch?) -> Void
+    /// Subscribed at creation, followed by `run()`.
+    private let changes: AsyncStream<ParameterChange<ParameterValue>>
+    private let sessions: AsyncStream<ProcessingSession?>
 
     private struct State {
         var tracker: CurrentPatchTracker
@@ -59,30 +62,36 @@ public final class StateKeeper: Sendable {
             tracker: CurrentPatchTracker(restoring: document.currentPatch, patch: restoredPatch, values: document.parameters),
             values: document.parameters,
             pendingSessionValues: sessionAddresses.compactMap { address in document.parameters[address].map { (address, $0) } }))
-        follow()
+        changes = runtime.changeUpdates()
+        sessions = runtime.controller.sessionUpdates()
     }
 
-    private func follow() {
-        let changes = runtime.changeUpdates()
-        Task { [weak self] in
-            for await change in changes {
-                guard let self else { return }
-                let (patchChanged, current) = state.withLock { state -> (Bool, CurrentPatch?) in
-                    guard state.values[change.address] != nil || Self.isWritable(change.address) else { return (false, nil) }
-                    state.values[change.address] = change.value
-                    return (state.tracker.valueApplied(change.value, at: change.address), state.tracker.current)
-                }
-                if patchChanged { currentPatchChanges(current) }
-                persist()
-            }
+    /// Persists every applied change, tracks the current patch, and restores the session's
+    /// values when the first session starts, until cancelled. Run by the owner of the keeper;
+    /// the changes are followed from the keeper's creation on, so none is missed before.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.followChanges() }
+            group.addTask { await self.followSessions() }
         }
-        let sessions = runtime.controller.sessionUpdates()
-        Task { [weak self] in
-            for await session in sessions {
-                guard let self else { return }
-                if let session { await restoreSessionValues(session) }
-                persist()
+    }
+
+    private func followChanges() async {
+        for await change in changes {
+            let (patchChanged, current) = state.withLock { state -> (Bool, CurrentPatch?) in
+                guard state.values[change.address] != nil || Self.isWritable(change.address) else { return (false, nil) }
+                state.values[change.address] = change.value
+                return (state.tracker.valueApplied(change.value, at: change.address), state.tracker.current)
             }
+            if patchChanged { currentPatchChanges(current) }
+            persist()
+        }
+    }
+
+    private func followSessions() async {
+        for await session in sessions {
+            if let session { await restoreSessionValues(session) }
+            persist()
         }
     }
 

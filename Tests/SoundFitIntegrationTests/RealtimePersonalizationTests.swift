@@ -7,7 +7,7 @@ extension SoundFitIntegration.RealtimeSafety {
     /// The allocation test of `RealtimeSafety` with hearing personalization running: a profile
     /// submitted over OSC installs a preset, and the burst switches presets, moves the intensity
     /// and toggles the stage while every other stage is on.
-    @Test("No heap calls on the JACK thread with personalization running (preset switches, intensity, enable)")
+    @Test("No heap calls on the JACK thread with personalization running (preset switches, intensity, enable)", .optimizedCodeOnly)
     func noHeapCallsWithPersonalization() throws {
         soundfit_allocation_counter_install()
         let server = try TestJackServer(period: 64)

@@ -22,7 +22,7 @@ extension SoundFitIntegration {
             #expect(soundfit_other_heap_calls() > otherBefore, "allocation outside a section was not counted")
         }
 
-        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes with every stage on")
+        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes with every stage on", .optimizedCodeOnly)
         func noHeapCallsInProcessCallback() throws {
             soundfit_allocation_counter_install()
             let server = try TestJackServer(period: 64)

@@ -182,6 +182,8 @@ import Testing
 @Suite struct ChangeFeedTests {
     @Test func changesCarryTheRequestersOriginAndOthersDoNot() async throws {
         let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
+        let publishing = Task { await runtime.run() }
+        defer { publishing.cancel() }
         let loop = RenderLoop(engine: runtime.engine)
         defer { loop.stop() }
         try await runtime.audioSystemConnected()

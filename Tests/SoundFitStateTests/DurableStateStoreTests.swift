@@ -5,6 +5,8 @@ import SoundFitProcessing
 @testable import SoundFitState
 import Testing
 
+/// The asynchronous tests are `@_optimize(none)`: Swift 6.3.1 crashes (LLVM coroutine
+/// splitting, signal 11) compiling them optimized, as `scripts/test.sh` does.
 @Suite struct DurableStateStoreTests {
     private func defaults() throws -> StateDocument {
         StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(fitting: try .techLevel(3)))
@@ -41,6 +43,7 @@ import Testing
         #expect(result.document == (try defaults()))
     }
 
+    @_optimize(none)
     @Test func aFlushedStateIsWhatTheNextStartLoads() async throws {
         let directory = try TemporaryDirectory()
         let first = store(directory)
@@ -57,6 +60,7 @@ import Testing
         #expect(restarted.document == (try document(gain: -6)))
     }
 
+    @_optimize(none)
     @Test func manyChangesInAQuickSuccessionAreOneWriteOfTheLastState() async throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
@@ -79,6 +83,7 @@ import Testing
         #expect(store.writeCount == 1, "nothing left to write")
     }
 
+    @_optimize(none)
     @Test func aConstantStreamOfChangesIsWrittenEverySecond() async throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
@@ -106,6 +111,7 @@ import Testing
         #expect(written == [-9, -19, -24])
     }
 
+    @_optimize(none)
     @Test func eachWriteKeepsThePreviousCopy() async throws {
         let directory = try TemporaryDirectory()
         let store = store(directory)
@@ -116,6 +122,7 @@ import Testing
         #expect(try onDisk(store.previousURL) == (try document(gain: -2)))
     }
 
+    @_optimize(none)
     @Test func anImportWithoutLoadingStillKeepsAGoodStateAsThePreviousCopy() async throws {
         let directory = try TemporaryDirectory()
         do {
@@ -129,6 +136,7 @@ import Testing
         #expect(try onDisk(importer.previousURL) == (try document(gain: -1)))
     }
 
+    @_optimize(none)
     @Test func aCorruptStateFallsBackToThePreviousCopyAndSaysSo() async throws {
         let directory = try TemporaryDirectory()
         do {
@@ -169,6 +177,7 @@ import Testing
         #expect(result.warnings.last?.hasSuffix("starting from the defaults") == true)
     }
 
+    @_optimize(none)
     @Test func aMissingStateWithAPreviousCopyUsesTheCopy() async throws {
         let directory = try TemporaryDirectory()
         do {
@@ -201,6 +210,7 @@ import Testing
         #expect(try StateDocument.decode(data.prefix(data.count - 1), file: "state.json", descriptors: TestParameters.descriptors) == document)
     }
 
+    @_optimize(none)
     @Test func aTruncatedStateFileFallsBack() async throws {
         let directory = try TemporaryDirectory()
         do {
@@ -217,6 +227,7 @@ import Testing
         #expect(result.warnings.first?.contains("truncated") == true, "\(result.warnings)")
     }
 
+    @_optimize(none)
     @Test func temporaryFilesOfACrashedWriteAreIgnoredAndRemoved() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("state.json")
@@ -234,6 +245,7 @@ import Testing
         #expect(directory.names() == ["state.json"])
     }
 
+    @_optimize(none)
     @Test func aStateThatWouldNotLoadIsNeverWritten() async throws {
         let directory = try TemporaryDirectory()
         let store = store(directory)
@@ -248,6 +260,7 @@ import Testing
         #expect(try onDisk(store.url) == (try document(gain: -3)))
     }
 
+    @_optimize(none)
     @Test func aFailedWriteIsReportedAndRetried() async throws {
         let directory = try TemporaryDirectory()
         let blocked = directory.url.appendingPathComponent("state")

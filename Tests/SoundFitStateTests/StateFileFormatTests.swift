@@ -1,5 +1,5 @@
 import Foundation
-import SoundFitEngine
+import SoundFitModel
 import SoundFitHearing
 import SoundFitJSON
 import SoundFitState

@@ -57,18 +57,11 @@ public final class OSCControlSurface: Sendable {
         feedback = SubscriberFeedback(transport: transport, logger: logger)
     }
 
-    /// Attaches patches and durable state (before `start`).
+    /// Attaches patches and durable state (before `run`).
     public func attach(_ stateKeeper: StateKeeper) {
         keeper.withLock { $0 = stateKeeper }
     }
 
-    /// Starts answering on the transport, and feeding subscribers from a task of its own that
-    /// lives as long as the process. An owner that manages lifetimes calls `run()` instead.
-    public func start() {
-        let feeds = subscribeToFeeds()
-        startReceiving()
-        Task { await feeds.run() }
-    }
 
     /// Answers on the transport and feeds subscribers until the task running it is cancelled.
     /// Closing the transport is the owner's job.

@@ -21,10 +21,10 @@ import Testing
                             access: .readOnly, summary: "Tech level."),
     ]
 
-    /// The OSC contract's (v1) command table, plus `/status` and the reports.
+    /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output` and the reports.
     static let contract = [
         "/ping", "/list", "/status", "/subscribe", "/unsubscribe", "/config/delivery", "/config/timeout",
-        "/session", "/session/activate", "/session/deactivate", "/session/interrupt", "/session/resolve",
+        "/config/max_output", "/session", "/session/activate", "/session/deactivate", "/session/interrupt", "/session/resolve",
         "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save", "/patch/delete", "/patch/current",
         "/state", "/error",
     ]

@@ -31,7 +31,13 @@ final class SurfaceHarness {
             SurfaceStatus(fields: [("connected", .int32(1))])
         }
         self.surface = surface
-        running = Task { await surface.run() }
+        let runtime = self.runtime
+        running = Task {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await runtime.run() }
+                group.addTask { await surface.run() }
+            }
+        }
         renderLoop = RenderLoop(engine: runtime.engine)
         try await runtime.audioSystemConnected()
         while !transport.isReceiving { try await Task.sleep(for: .milliseconds(1)) }

@@ -1,8 +1,9 @@
 import SoundFitProcessing
+import SoundFitRuntime
 
-/// `/config/delivery`, `/config/timeout`.
+/// `/config/delivery`, `/config/timeout`, `/config/max_output`.
 extension OSCCommandTable {
-    static let configuration = [delivery, timeout]
+    static let configuration = [delivery, timeout, maximumOutput]
 
     /// `,s continuous ,f 0` is a reply (continuous delivery takes no settle time as a request);
     /// `,s discrete ,f 0.2` is a request as well as a reply, so it is answered.
@@ -122,5 +123,39 @@ extension OSCCommandTable {
             request.surface.stateKeeper?.persist()
         }
         request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds))]))
+    }
+
+    /// Its reply has the form of a request (a set), so it is never recognised as a reply.
+    static let maximumOutput = OSCCommand(
+        OSCCommandDescription(
+            "/config/max_output", section: .configuration,
+            summary: "The output safety limit in dB SPL (default 100): a limiter at the end of the chain, in every "
+                + "mode, never lets an output sample exceed this level (through the calibration: the dB SPL a "
+                + "full-scale sine stands for). No latency; transparent below the limit. `/status` reports the "
+                + "largest reduction (`output_limit_db`). Without arguments, queries.",
+            arguments: [Arg("f", "spl", "the maximum output, 40…130 dB SPL.", optional: true)],
+            reply: "`/config/max_output ,f spl`.",
+            errors: ["not a number within 40…130"],
+            examples: ["oscsend localhost 7700 /config/max_output f 90"]),
+        requests: [.bare("/config/max_output"), OSCMessageForm("/config/max_output", .exactly([.any]))],
+        replies: [OSCMessageForm("/config/max_output", .exactly([.float]))],
+        handle: answerMaximumOutput)
+
+    /// `/config/max_output ,f spl`; no argument queries.
+    private static func answerMaximumOutput(_ request: OSCCommandRequest) {
+        let runtime = request.surface.runtime
+        if !request.arguments.isEmpty {
+            let range = SoundFitRuntime.maximumOutputRange
+            guard request.arguments.count == 1, let spl = request.arguments[0].numericValue else {
+                request.reject("expects ,f spl (dB SPL)")
+                return
+            }
+            guard spl.isFinite, range.contains(spl) else {
+                request.reject("maximum output must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(spl)")
+                return
+            }
+            runtime.maximumOutputSPL = spl
+        }
+        request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL))]))
     }
 }

@@ -8,8 +8,9 @@ public struct SurfaceStatus: Sendable {
 
 /// `/status` and `/session`: the surface's reports of the program's state.
 extension OSCControlSurface {
-    /// `/status ,s key <value> …`: the host program's fields, then session, subscribers,
-    /// cycles and version.
+    /// `/status ,s key <value> …`: the host program's fields, then session, subscribers, cycles,
+    /// the output safety limit (its level, and the largest reduction in dB since the previous
+    /// `/status`) and version.
     func statusMessage() -> OSCMessage {
         var arguments: [OSCArgument] = []
         for (key, value) in status().fields {
@@ -19,6 +20,8 @@ extension OSCControlSurface {
         arguments += [.string("session"), .string(runtime.controller.session == nil ? "inactive" : "active"),
                       .string("subscribers"), .int32(Int32(feedback.registry.subscribers.count)),
                       .string("cycles"), .int64(Int64(runtime.engine.cycleCount)),
+                      .string("max_output_spl"), .float(Float(runtime.maximumOutputSPL)),
+                      .string("output_limit_db"), .float(Float(runtime.engine.takeOutputLimitReduction())),
                       .string("version"), .string(Self.version)]
         return OSCMessage("/status", arguments)
     }

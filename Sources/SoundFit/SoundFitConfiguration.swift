@@ -1,0 +1,93 @@
+import Foundation
+import SoundFitHearing
+import SoundFitJack
+import SoundFitOSC
+import SoundFitProcessing
+import SoundFitRuntime
+import SoundFitState
+
+/// Everything a running SoundFit is told before it starts: the JACK client, the OSC socket,
+/// the processing session, and where its state lives.
+public struct SoundFitConfiguration: Sendable {
+    /// The JACK client (name, server, channels, physical connections, private server).
+    public var jack: JackHostConfiguration
+    /// The OSC socket and who may use it.
+    public var osc: OSC
+    /// The session activated on every connection (personalization mode and fitting); the
+    /// engine's personalization stage is built for its tech level.
+    public var session: ProcessingConfiguration
+    /// A hearing profile submitted once the first session is active. It replaces a restored
+    /// profile and the restored session values (the recommendation for the new profile follows).
+    public var hearingProfile: HearingProfile?
+    /// Durable state and patches; `nil` runs without either (nothing is restored or saved).
+    public var persistence: Persistence?
+    /// The output safety limit, dB SPL through the calibration (`SoundFitRuntime.maximumOutputRange`).
+    public var maximumOutputSPL = SoundFitRuntime.defaultMaximumOutputSPL
+
+    public struct OSC: Sendable {
+        /// The address to listen on; anything but loopback lets other hosts control SoundFit.
+        public var host: String
+        /// The UDP port; 0 picks a free one (the bound port is in `SoundFitReady`).
+        public var port: UInt16
+        /// The senders that are answered.
+        public var allowList: OSCAllowList
+        /// The allow-list as the user wrote it, kept in the document settings.
+        public var allowEntries: [String]
+
+        public init(host: String = "127.0.0.1", port: UInt16 = 7700, allowList: OSCAllowList = .everyone,
+                    allowEntries: [String] = []) {
+            self.host = host
+            self.port = port
+            self.allowList = allowList
+            self.allowEntries = allowEntries
+        }
+    }
+
+    /// Where the state and the document settings are written, and the patches to offer.
+    public struct Persistence: Sendable {
+        /// An existing directory, owned by this SoundFit.
+        public var stateDirectory: URL
+        /// Factory and user patches (user patches live in `stateDirectory`).
+        public var patches: PatchLibrary
+        /// The directory's lock, held as long as this configuration lives (one SoundFit per
+        /// state directory); nil when the caller guarantees that itself.
+        public var lock: StateDirectoryLock?
+
+        public init(stateDirectory: URL, patches: PatchLibrary, lock: StateDirectoryLock? = nil) {
+            self.stateDirectory = stateDirectory
+            self.patches = patches
+            self.lock = lock
+        }
+    }
+
+    public init(jack: JackHostConfiguration = JackHostConfiguration(), osc: OSC = OSC(),
+                session: ProcessingConfiguration, hearingProfile: HearingProfile? = nil,
+                persistence: Persistence? = nil) {
+        self.jack = jack
+        self.osc = osc
+        self.session = session
+        self.hearingProfile = hearingProfile
+        self.persistence = persistence
+    }
+}
+
+/// What a started SoundFit reports once it is ready: connected, session handled, answering OSC.
+public struct SoundFitReady: Sendable {
+    /// The bound OSC socket.
+    public var osc: OSCPeer
+    public var clientName: String
+    public var serverName: String
+    public var channelCount: Int
+
+    public init(osc: OSCPeer, clientName: String, serverName: String, channelCount: Int) {
+        self.osc = osc
+        self.clientName = clientName
+        self.serverName = serverName
+        self.channelCount = channelCount
+    }
+
+    /// The line `soundfit run` prints on stdout for scripts.
+    public var line: String {
+        "soundfit ready osc=udp://\(osc) client=\(clientName) server=\(serverName) channels=\(channelCount)"
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import SoundFit
+import Synchronization
+import Testing
+
+/// The composition root without a JACK server: what `soundfit run` and the integration tests
+/// rely on when starting fails or succeeds.
+@Suite struct SoundFitApplicationTests {
+    @Test func theReadyLineIsTheOneScriptsRead() throws {
+        let peer = try #require(OSCPeer(host: "127.0.0.1", port: 7700))
+        let ready = SoundFitReady(osc: peer, clientName: "soundfit", serverName: "default", channelCount: 2)
+        #expect(ready.line == "soundfit ready osc=udp://127.0.0.1:7700 client=soundfit server=default channels=2")
+    }
+
+    @Test func withoutAServerRunEndsWithTheJackErrorAndReleasesTheOSCPort() async throws {
+        var jack = JackHostConfiguration()
+        jack.clientName = "soundfit-unit"
+        jack.serverName = "soundfit-unit-absent-\(getpid())"
+        jack.startsPrivateServer = false
+        var logger = Logger(label: "soundfit.unit")
+        logger.logLevel = .critical
+        let readies = Readies()
+        let application = try SoundFitApplication(
+            configuration: SoundFitConfiguration(jack: jack, osc: .init(host: "127.0.0.1", port: 0),
+                                                 session: .fineTuning(fitting: try Fitting(techLevel: 3))),
+            logger: logger, onReady: { _ in readies.count.add(1, ordering: .relaxed) })
+        let port = application.socket.boundPeer.port
+
+        await #expect(throws: JackHostError.self) { try await application.run() }
+        #expect(readies.count.load(ordering: .relaxed) == 0, "reported ready without a server")
+        // The socket was closed: its port can be bound again.
+        let again = try OSCSocket(host: "127.0.0.1", port: port)
+        again.close(receiving: false)
+    }
+}
+
+private final class Readies: Sendable {
+    let count = Atomic<Int>(0)
+}
