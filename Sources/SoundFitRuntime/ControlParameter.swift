@@ -22,9 +22,28 @@ public protocol ControlParameter: Sendable {
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue>
 }
 
-/// Why a control request was refused.
-public struct ControlError: Error, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+extension ControlError {
+    /// Runs `body` and turns a refusal of the processing model (`ProcessingError`,
+    /// `ProcessingParameterError`) into a `ControlError` with the same message, so a surface
+    /// meets two kinds of refusal only: `ParameterError` and `ControlError`.
+    static func refusing<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ProcessingError {
+            throw ControlError(error.description)
+        } catch let error as ProcessingParameterError {
+            throw ControlError(error.description)
+        }
+    }
+
+    /// `refusing(_:)` for asynchronous work.
+    static func refusing<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ProcessingError {
+            throw ControlError(error.description)
+        } catch let error as ProcessingParameterError {
+            throw ControlError(error.description)
+        }
+    }
 }

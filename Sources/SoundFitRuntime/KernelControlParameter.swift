@@ -76,6 +76,6 @@ final class KernelControlParameter: ControlParameter {
     func currentValue() throws -> ParameterValue { parameter.value }
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
-        try parameter.request(value, origin: origin)
+        try ControlError.refusing { try parameter.request(value, origin: origin) }
     }
 }

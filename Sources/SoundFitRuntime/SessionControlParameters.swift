@@ -26,7 +26,7 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         guard let native = fromControl(value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
-        return try parameter(session).request(native, origin: origin, reportedAs: toControl)
+        return try ControlError.refusing { try parameter(session).request(native, origin: origin, reportedAs: toControl) }
     }
 }
 
@@ -54,10 +54,10 @@ struct SessionPresetControl: ControlParameter {
         }
         let address = descriptor.address
         guard let variant = PresetVariant(rawValue: name) else {
-            return try session.preset.request(nil, origin: origin, reportedAs: Self.controlValue)
+            return try ControlError.refusing { try session.preset.request(nil, origin: origin, reportedAs: Self.controlValue) }
         }
         guard session.configuration.personalization.variants.contains(variant) else {
-            throw ProcessingError.presetVariantUnavailable(variant)
+            throw ControlError(ProcessingError.presetVariantUnavailable(variant).description)
         }
         let available = presets.availableVariants(for: session.fitting)
         guard available.contains(variant) else {

@@ -205,7 +205,7 @@ public final class SoundFitRuntime: Sendable {
         guard isAudioSystemConnected else {
             throw ControlError("not connected to a JACK server: a session exists only while SoundFit is")
         }
-        let session = try await controller.activate(configuration: configuration)
+        let session = try await ControlError.refusing { try await controller.activate(configuration: configuration) }
         lifecycle.withLock {
             $0.sessionConfiguration = configuration
             $0.deactivatedByUser = false
@@ -261,7 +261,7 @@ public final class SoundFitRuntime: Sendable {
         let variants = presets.availableVariants(for: configuration.fitting)
             .filter(configuration.personalization.variants.contains)
         if controller.session != nil {
-            try await controller.recommend(for: .hearingProfileSubmitted)
+            try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }
         }
         return variants
     }

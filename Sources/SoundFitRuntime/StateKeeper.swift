@@ -151,7 +151,7 @@ public final class StateKeeper: Sendable {
         if let name = patch.personalizationPresetVariant, let variant = PresetVariant(rawValue: name),
            let session = runtime.controller.session {
             guard session.configuration.personalization.variants.contains(variant) else {
-                throw ProcessingError.presetVariantUnavailable(variant)
+                throw ControlError(ProcessingError.presetVariantUnavailable(variant).description)
             }
             let available = runtime.presets.availableVariants(for: session.fitting)
             guard available.contains(variant) else {

@@ -77,7 +77,8 @@ public struct OutputLimiter: Sendable, Equatable {
             envelope = max(peak, envelope * release)
             guard envelope > ceiling else { continue }
             let gain = ceiling / envelope * Self.safety
-            largestReduction = min(largestReduction, gain)
+            // A release over silence changes nothing audible: only count what reduced a sample.
+            if peak > 0 { largestReduction = min(largestReduction, gain) }
             for channel in 0..<channelCount { buffers[channel][frame] *= gain }
         }
     }
