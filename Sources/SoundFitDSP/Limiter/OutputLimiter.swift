@@ -61,12 +61,11 @@ public struct OutputLimiter: Sendable, Equatable {
         guard channelCount > 0, frameCount > 0 else { return }
         // Fast path: nothing near the ceiling in this block and no release in progress.
         if envelope <= ceiling {
-            var peak: Float = 0
-            for channel in 0..<channelCount {
-                let samples = buffers[channel]
-                for frame in 0..<frameCount { peak = max(peak, abs(samples[frame])) }
+            var above = false
+            for channel in 0..<channelCount where !above {
+                above = anyMagnitudeAbove(ceiling, buffers[channel], count: frameCount)
             }
-            if peak <= ceiling {
+            if !above {
                 envelope = 0
                 return
             }

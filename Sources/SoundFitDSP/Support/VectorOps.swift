@@ -47,3 +47,15 @@ func blendTowardUnity(_ buffer: UnsafeMutablePointer<Float>, fade: UnsafePointer
         buffer[i] = 1 + fade[i] * (buffer[i] - 1)
     }
 }
+
+/// Whether any of `buffer[0..<count]` lies outside `-limit...limit` (a NaN does not count).
+/// Branch-free, so the compiler vectorizes it: one pass over a block that needs no limiting.
+@inline(__always)
+func anyMagnitudeAbove(_ limit: Float, _ buffer: UnsafePointer<Float>, count: Int) -> Bool {
+    var above: UInt32 = 0
+    for i in 0..<count {
+        let x = buffer[i]
+        above |= (x > limit ? 1 : 0) | (x < -limit ? 1 : 0)
+    }
+    return above != 0
+}
