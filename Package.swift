@@ -115,7 +115,7 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
 
         // Tests.
-        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitHearing"], path: "Tests/SoundFitTestSupport"),
+        .target(name: "SoundFitTestSupport", dependencies: ["SoundFitHearing", "SoundFitEngine"], path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
@@ -140,7 +140,7 @@ let package = Package(
             name: "SoundFitRuntimeTests",
             dependencies: [
                 "SoundFitModel", "SoundFitRuntime", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing",
-                "SoundFitState",
+                "SoundFitState", "SoundFitTestSupport",
             ]),
         .testTarget(
             name: "SoundFitIntegrationTests",

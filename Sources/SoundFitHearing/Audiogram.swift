@@ -61,14 +61,7 @@ public struct Audiogram: Sendable, Equatable {
     /// The threshold at `frequency`, interpolated linearly in log frequency between measured
     /// points and held flat beyond the first and last.
     public func threshold(at frequency: Double) -> Double {
-        guard let first = points.first, let last = points.last else { return 0 }
-        if frequency <= first.frequency { return first.threshold }
-        if frequency >= last.frequency { return last.threshold }
-        let upper = points.firstIndex { $0.frequency >= frequency }!
-        let a = points[upper - 1], b = points[upper]
-        if b.frequency == frequency { return b.threshold }
-        let t = (log2(frequency) - log2(a.frequency)) / (log2(b.frequency) - log2(a.frequency))
-        return a.threshold + t * (b.threshold - a.threshold)
+        LogFrequency.interpolate(points.map { (frequency: $0.frequency, value: $0.threshold) }, at: frequency)
     }
 }
 

@@ -1,3 +1,4 @@
+import SoundFitTestSupport
 import SoundFitModel
 import SoundFitEngine
 import SoundFitProcessing

@@ -1,3 +1,4 @@
+import SoundFitTestSupport
 import Foundation
 import SoundFitModel
 import SoundFitDSP

@@ -8,16 +8,9 @@ import Testing
 /// The asynchronous tests are `@_optimize(none)`: Swift 6.3.1 crashes (LLVM coroutine
 /// splitting, signal 11) compiling them optimized, as `scripts/test.sh` does.
 @Suite struct DurableStateStoreTests {
-    private func defaults() throws -> StateDocument {
-        StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(fitting: try .techLevel(3)))
-    }
+    private func defaults() throws -> StateDocument { try TestDocuments.defaults() }
 
-    /// The defaults with the output gain at `gain` dB: a distinct state per value.
-    private func document(gain: Float) throws -> StateDocument {
-        var document = try defaults()
-        document.parameters["/output/gain"] = .float(gain)
-        return document
-    }
+    private func document(gain: Float) throws -> StateDocument { try TestDocuments.document(gain: gain) }
 
     private func store(_ directory: TemporaryDirectory, clock: any Clock<Duration> = ContinuousClock()) -> DurableStateStore {
         DurableStateStore(directory: directory.url, descriptors: TestParameters.descriptors, clock: clock)

@@ -6,15 +6,9 @@ import Testing
 /// The write-ahead journal: a submitted state is on disk within milliseconds, long before the
 /// debounced `state.json`, and a restart after a crash takes it.
 @Suite struct StateJournalTests {
-    private func defaults() throws -> StateDocument {
-        StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(fitting: try .techLevel(3)))
-    }
+    private func defaults() throws -> StateDocument { try TestDocuments.defaults() }
 
-    private func document(gain: Float) throws -> StateDocument {
-        var document = try defaults()
-        document.parameters["/output/gain"] = .float(gain)
-        return document
-    }
+    private func document(gain: Float) throws -> StateDocument { try TestDocuments.document(gain: gain) }
 
     /// A store whose `state.json` is only written by `flush()` (the quiet period never ends in a test).
     private func store(_ directory: TemporaryDirectory) -> DurableStateStore {

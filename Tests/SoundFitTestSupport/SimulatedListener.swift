@@ -37,14 +37,7 @@ public struct SimulatedListener: Sendable {
 
     /// The true threshold α of `ear` at `frequency`.
     public func threshold(_ ear: Ear, at frequency: Double) -> Double {
-        let points = thresholds[ear] ?? []
-        guard let first = points.first, let last = points.last else { return 0 }
-        if frequency <= first.frequency { return first.level }
-        if frequency >= last.frequency { return last.level }
-        let upper = points.firstIndex { $0.frequency >= frequency }!
-        let (a, b) = (points[upper - 1], points[upper])
-        let t = log(frequency / a.frequency) / log(b.frequency / a.frequency)
-        return a.level + t * (b.level - a.level)
+        LogFrequency.interpolate((thresholds[ear] ?? []).map { (frequency: $0.frequency, value: $0.level) }, at: frequency)
     }
 
     /// ψ: the probability of "heard" for a tone of `level` dB HL (nil: a silent catch trial).

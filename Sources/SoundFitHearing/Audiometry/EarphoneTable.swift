@@ -39,13 +39,7 @@ public struct EarphoneTable: Sendable, Equatable {
 
     /// RETSPL at `frequency`, interpolated in log frequency.
     public func retspl(at frequency: Double) -> Double {
-        guard let first = entries.first, let last = entries.last else { return 0 }
-        if frequency <= first.frequency { return first.retspl }
-        if frequency >= last.frequency { return last.retspl }
-        let upper = entries.firstIndex { $0.frequency >= frequency }!
-        let (a, b) = (entries[upper - 1], entries[upper])
-        let t = log(frequency / a.frequency) / log(b.frequency / a.frequency)
-        return a.retspl + t * (b.retspl - a.retspl)
+        LogFrequency.interpolate(entries.map { (frequency: $0.frequency, value: $0.retspl) }, at: frequency)
     }
 
     public static func == (lhs: EarphoneTable, rhs: EarphoneTable) -> Bool {

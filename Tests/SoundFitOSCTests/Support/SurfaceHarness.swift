@@ -1,3 +1,4 @@
+import SoundFitTestSupport
 import Logging
 import SoundFitEngine
 import SoundFitOSC

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitModel
+import SoundFitProcessing
 import SoundFitState
 
 /// The parameter model's address space: the session's entries, then the kernels'.
@@ -73,4 +74,19 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async
         try? await Task.sleep(for: .milliseconds(2))
     }
     return condition()
+}
+
+/// State documents for the durable store's tests.
+enum TestDocuments {
+    /// The defaults of every parameter, fine-tuning at tech level 3.
+    static func defaults() throws -> StateDocument {
+        StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(fitting: try .techLevel(3)))
+    }
+
+    /// The defaults with the output gain at `gain` dB: a distinct state per value.
+    static func document(gain: Float) throws -> StateDocument {
+        var document = try defaults()
+        document.parameters["/output/gain"] = .float(gain)
+        return document
+    }
 }

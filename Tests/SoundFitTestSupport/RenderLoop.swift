@@ -1,15 +1,14 @@
 import Foundation
-import SoundFitDSP
 import SoundFitEngine
 import Synchronization
 
 /// A stand-in audio thread: renders silent cycles of the engine on its own thread until
-/// stopped, like a JACK server would (no JACK here: these are runtime unit tests).
-final class RenderLoop: Sendable {
+/// stopped, like a JACK server would (no JACK here: for the runtime's and surfaces' unit tests).
+public final class RenderLoop: Sendable {
     private let running = Atomic<Bool>(true)
     private let done = DispatchSemaphore(value: 0)
 
-    init(engine: AudioEngine) {
+    public init(engine: AudioEngine) {
         let thread = Thread { [self] in
             var driver = InMemoryDriver(engine: engine, blockSize: 64, channelCount: 1)
             while running.load(ordering: .acquiring) {
@@ -21,7 +20,7 @@ final class RenderLoop: Sendable {
         thread.start()
     }
 
-    func stop() {
+    public func stop() {
         running.store(false, ordering: .releasing)
         done.wait()
     }
