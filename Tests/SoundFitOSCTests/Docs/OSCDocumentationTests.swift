@@ -69,13 +69,13 @@ import Testing
 
             Arguments:
 
-            - `seconds` (`f`, optional): the apply timeout.
+            - `seconds` (`f`, optional): the apply timeout, 0.01…600 s.
 
             Reply: `/config/timeout ,f seconds`.
 
             Errors (`/error /config/timeout message`):
 
-            - not a finite number > 0
+            - not a number within 0.01…600 s
 
             ```sh
             oscsend localhost 7700 /config/timeout f 2

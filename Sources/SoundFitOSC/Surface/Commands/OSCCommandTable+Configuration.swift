@@ -22,7 +22,7 @@ extension OSCCommandTable {
             reply: "`/config/delivery ,s style ,f settle_seconds`.",
             errors: [
                 "unknown style",
-                "settle time not a finite number > 0 and ≤ 10 s, or given with `continuous`",
+                "settle time not within 0.001…10 s (checked as sent: a time that would round to 0 ms is refused), or given with `continuous`",
             ],
             examples: [
                 "oscsend localhost 7700 /config/delivery sf discrete 0.2",
@@ -63,8 +63,8 @@ extension OSCCommandTable {
                     request.reject("settle time must be a number of seconds")
                     return
                 }
-                guard seconds.isFinite, seconds > 0, seconds <= 10 else {
-                    request.reject("settle time must be > 0 and ≤ 10 s, got \(seconds)")
+                guard seconds.isFinite, seconds >= 0.001, seconds <= 10 else {
+                    request.reject("settle time must be 0.001…10 s, got \(seconds)")
                     return
                 }
                 config.deliveryStyle = .discrete(settleTime: .milliseconds(Int64((seconds * 1000).rounded())))
@@ -97,9 +97,9 @@ extension OSCCommandTable {
             "/config/timeout", section: .configuration,
             summary: "How long a change may take to be applied before it ends `failed` (default 10 s). "
                 + "Without arguments, queries.",
-            arguments: [Arg("f", "seconds", "the apply timeout.", optional: true)],
+            arguments: [Arg("f", "seconds", "the apply timeout, 0.01…600 s.", optional: true)],
             reply: "`/config/timeout ,f seconds`.",
-            errors: ["not a finite number > 0"],
+            errors: ["not a number within 0.01…600 s"],
             examples: ["oscsend localhost 7700 /config/timeout f 2"]),
         requests: [.bare("/config/timeout"), OSCMessageForm("/config/timeout", .exactly([.any]))],
         replies: [OSCMessageForm("/config/timeout", .exactly([.float]))],

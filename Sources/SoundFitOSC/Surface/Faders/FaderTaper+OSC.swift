@@ -41,7 +41,12 @@ extension FaderTaper {
         let position: Float
         switch argument {
         case .float(let v): position = v
-        case .double(let v): position = Float(v)
+        case .double(let v):
+            // Checked as received: a double just outside 0…1 never rounds into it.
+            guard v.isNaN || v.isInfinite || (0...1).contains(v) else {
+                throw .outOfRange(address: address, value: "\(v)", range: "0…1")
+            }
+            position = Float(v)
         case .int32(let v): position = Float(v)
         case .int64(let v): position = Float(v)
         case .bool(let on): position = on ? 1 : 0

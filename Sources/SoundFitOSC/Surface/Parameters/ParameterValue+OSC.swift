@@ -15,8 +15,13 @@ extension ParameterValue {
 extension ParameterKind {
     /// Coerces an OSC argument to a value of this kind: booleans from T/F, int or float
     /// (non-zero = true); numbers from int or float; choices from strings or symbols.
-    /// The result is not yet range-checked.
+    ///
+    /// A number is range-checked as received, before it is converted: a double just outside a
+    /// float range (`20000.000000001`), or one that would round to zero (`-1e-300` for 0…1), is
+    /// rejected, never rounded into the range. Values inside the range are checked again, by
+    /// the parameter's entry, after conversion.
     public func coerce(_ argument: OSCArgument, address: String) throws(ParameterError) -> ParameterValue {
+        try checkRangeAsReceived(argument, address: address)
         switch (self, argument) {
         case (.bool, .bool(let value)): return .bool(value)
         case (.bool, .int32(let value)): return .bool(value != 0)
@@ -35,5 +40,31 @@ extension ParameterKind {
         default:
             throw .wrongType(address: address, expected: typeName)
         }
+    }
+
+    /// Rejects a number outside this kind's range in the precision it arrived in. The message is
+    /// the one the entry's own check gives (the value as sent, the range as the entry has it).
+    private func checkRangeAsReceived(_ argument: OSCArgument, address: String) throws(ParameterError) {
+        let received: Double, text: String
+        switch argument {
+        case .double(let value): (received, text) = (value, "\(value)")
+        case .float(let value): (received, text) = (Double(value), "\(value)")
+        case .int32(let value): (received, text) = (Double(value), "\(value)")
+        case .int64(let value): (received, text) = (Double(value), "\(value)")
+        default: return
+        }
+        let contains: Bool, rangeText: String
+        switch self {
+        case .float(let bounds):
+            contains = (Double(bounds.lowerBound)...Double(bounds.upperBound)).contains(received)
+            rangeText = "\(bounds.lowerBound)…\(bounds.upperBound)"
+        case .int(let bounds):
+            contains = (Double(bounds.lowerBound)...Double(bounds.upperBound)).contains(received)
+            rangeText = "\(bounds.lowerBound)…\(bounds.upperBound)"
+        default:
+            return
+        }
+        guard received.isFinite else { throw .notFinite(address: address) }
+        guard contains else { throw .outOfRange(address: address, value: text, range: rangeText) }
     }
 }
