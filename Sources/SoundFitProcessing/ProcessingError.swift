@@ -18,6 +18,10 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
     case sessionInactive
     /// Enabling processing while the session is interrupted.
     case interrupted
+    /// An interruption reason longer than `InterruptionState.maximumReasonBytes`.
+    case interruptionReasonTooLong(bytes: Int)
+    /// More than `InterruptionState.maximumReasons` interruptions at once.
+    case tooManyInterruptions
     /// A personalization preset made for another tech level than the session's fitting.
     case presetFittingMismatch(presetTechLevel: Int, sessionTechLevel: Int)
     /// A preset variant the session's personalization mode does not offer (SinglePreset
@@ -41,6 +45,10 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
         case .noActiveSession: "no processing session is active"
         case .sessionInactive: "the processing session was deactivated"
         case .interrupted: "processing cannot be enabled while the session is interrupted"
+        case .interruptionReasonTooLong(let bytes):
+            "an interruption reason may have at most \(InterruptionState.maximumReasonBytes) bytes, got \(bytes)"
+        case .tooManyInterruptions:
+            "at most \(InterruptionState.maximumReasons) interruptions may be active at once; resolve one first"
         case .presetFittingMismatch(let preset, let session):
             "the preset was made for tech level \(preset), the session's fitting is tech level \(session)"
         case .presetVariantUnavailable(let variant): "preset variant \(variant) is not available in this personalization mode"

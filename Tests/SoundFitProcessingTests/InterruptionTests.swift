@@ -16,6 +16,20 @@ struct InterruptionTests {
         return (controller, session, handler)
     }
 
+    @Test("What a client can make the session remember is bounded: 16 reasons of at most 128 bytes")
+    func interruptionReasonsAreBounded() async throws {
+        let (_, session, _) = try await activeSession(enabled: true)
+        await #expect(throws: ProcessingError.interruptionReasonTooLong(bytes: 16384)) {
+            try await session.interrupt(reason: String(repeating: "x", count: 16384))
+        }
+        for index in 0..<16 { _ = try await session.interrupt(reason: "reason \(index)") }
+        await #expect(throws: ProcessingError.tooManyInterruptions) { try await session.interrupt(reason: "one more") }
+        #expect(try await session.interrupt(reason: "reason 3") == true, "an active reason can be given again")
+        #expect(session.interruptionReasons.count == 16)
+        #expect(try await session.resolve(interruption: "reason 0") == true)
+        #expect(try await session.interrupt(reason: "one more") == true)
+    }
+
     @Test func nestedInterruptionsDisableOnceAndRestoreAfterTheLastResolve() async throws {
         let (_, session, handler) = try await activeSession(enabled: true)
         let values = session.isEnabled.valueUpdates()

@@ -7,6 +7,10 @@ import Synchronization
 /// have; further reasons change nothing; resolving a reason that is not active changes nothing;
 /// resolving the last one restores the remembered value.
 struct InterruptionState: Sendable, Equatable {
+    /// Bounds on what a client can make the session remember: reasons are names, not data.
+    static let maximumReasons = 16
+    static let maximumReasonBytes = 128
+
     /// What the session must do with `isEnabled` after an event.
     enum Action: Sendable, Equatable {
         case none

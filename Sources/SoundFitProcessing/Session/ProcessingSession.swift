@@ -111,7 +111,13 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     /// `isEnabled` from being applied (the interruption stays active then).
     public func interrupt(reason: String) async throws -> Bool {
         guard isActive else { throw ProcessingError.sessionInactive }
+        guard reason.utf8.count <= InterruptionState.maximumReasonBytes else {
+            throw ProcessingError.interruptionReasonTooLong(bytes: reason.utf8.count)
+        }
         let request = try interruptions.state.withLock { state -> ParameterRequest<Bool>? in
+            guard state.reasons.contains(reason) || state.reasons.count < InterruptionState.maximumReasons else {
+                throw ProcessingError.tooManyInterruptions
+            }
             guard state.interrupt(reason: reason) == .disable else { return nil }
             interruptions.isInterrupted.store(true, ordering: .sequentiallyConsistent)
             do {

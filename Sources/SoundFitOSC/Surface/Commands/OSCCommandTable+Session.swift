@@ -108,7 +108,7 @@ extension OSCCommandTable {
                 + "interruption is resolved. Several reasons may be active at once.",
             arguments: [Arg("s", "reason", "a name for the interruption.")],
             reply: "`/session/interrupted ,i 1`; subscribers get the same.",
-            errors: ["missing reason"],
+            errors: ["missing reason", "a reason longer than 128 bytes", "more than 16 interruptions active at once"],
             examples: ["oscsend localhost 7700 /session/interrupt s phone_call"]),
         requests: [OSCMessageForm("/session/interrupt", .any)],
         replies: [interruptedReply],
