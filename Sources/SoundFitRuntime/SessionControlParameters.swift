@@ -5,6 +5,15 @@ import SoundFitProcessing
 /// the active session on every call: sessions come and go with the JACK server.
 enum SessionControl {
     static let noSession = ControlError("no processing session is active (not connected to a JACK server, or deactivated with /session/deactivate)")
+
+    /// `can_enable` gates enabling: while no personalization preset is applied, something
+    /// prevents processing, and `/processing/enabled 1` is refused with the reason. (Disabling is
+    /// always allowed; while interrupted the session itself refuses enabling.)
+    static func enablingRefusal(_ session: ProcessingSession, _ enable: Bool) -> ControlError? {
+        guard enable, !session.isInterrupted, !session.canEnable else { return nil }
+        return ControlError("personalization cannot be enabled: no personalization preset is applied (can_enable is 0); "
+            + "submit a hearing profile (/profile/audiogram) and choose a preset (/processing/preset)")
+    }
 }
 
 /// `/processing/enabled` and `/processing/intensity`.
@@ -14,6 +23,8 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
     let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
     let toControl: @Sendable (Value) -> ParameterValue
     let fromControl: @Sendable (ParameterValue) -> Value?
+    /// Why `value` cannot be requested in `session` now, if it cannot (checked after validation).
+    var refusal: @Sendable (ProcessingSession, Value) -> ControlError? = { _, _ in nil }
 
     func currentValue() throws -> ParameterValue {
         guard let session = controller.session else { throw SessionControl.noSession }
@@ -26,6 +37,7 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         guard let native = fromControl(value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
+        if let refusal = refusal(session, native) { throw refusal }
         return try ControlError.refusing { try parameter(session).request(native, origin: origin, reportedAs: toControl) }
     }
 }

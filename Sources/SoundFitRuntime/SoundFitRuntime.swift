@@ -58,7 +58,8 @@ public final class SoundFitRuntime: Sendable {
         let session: [any ControlParameter] = [
             SessionValueControl<Bool>(
                 descriptor: ParameterModel.processingEnabled, controller: controller, parameter: { $0.isEnabled },
-                toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } }),
+                toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } },
+                refusal: SessionControl.enablingRefusal),
             SessionValueControl<Float>(
                 descriptor: ParameterModel.processingIntensity, controller: controller, parameter: { $0.intensity },
                 toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
