@@ -20,6 +20,10 @@ public protocol ControlParameter: Sendable {
     /// layers below trust it. Synchronous, so requests keep the order in which they arrived.
     /// `origin` is attached to the change the request makes (see `SoundFitRuntime.changeUpdates()`).
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue>
+
+    /// The update state of the parameter's latest change (`applied` with the current value when
+    /// nothing is in flight), or an error when it cannot be read now (no session).
+    func currentUpdateState() throws -> ParameterUpdateState<ParameterValue>
 }
 
 extension ControlError {

@@ -75,6 +75,8 @@ final class KernelControlParameter: ControlParameter {
 
     func currentValue() throws -> ParameterValue { parameter.value }
 
+    func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> { parameter.updateState }
+
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try ControlError.refusing { try parameter.request(value, origin: origin) }
     }

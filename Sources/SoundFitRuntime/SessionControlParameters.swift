@@ -31,6 +31,11 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         return toControl(parameter(session).value)
     }
 
+    func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> {
+        guard let session = controller.session else { throw SessionControl.noSession }
+        return parameter(session).updateState.map(toControl)
+    }
+
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
@@ -56,6 +61,11 @@ struct SessionPresetControl: ControlParameter {
     func currentValue() throws -> ParameterValue {
         guard let session = controller.session else { throw SessionControl.noSession }
         return Self.controlValue(session.preset.value)
+    }
+
+    func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> {
+        guard let session = controller.session else { throw SessionControl.noSession }
+        return session.preset.updateState.map(Self.controlValue)
     }
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
@@ -109,6 +119,8 @@ struct SessionReadOnlyControl: ControlParameter {
         guard let session = controller.session else { throw SessionControl.noSession }
         return read(session)
     }
+
+    func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> { .applied(try currentValue()) }
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         throw ParameterError.readOnly(address: descriptor.address)

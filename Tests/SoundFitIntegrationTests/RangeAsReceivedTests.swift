@@ -20,6 +20,9 @@ extension SoundFitIntegration {
             #expect(try osc.query("/processing/intensity") == .float(0.5))
             let delivery = try osc.ask("/config/delivery", reply: "/config/delivery")
             #expect(delivery.string(0) == "continuous", "\(delivery)")
+            // `/state ,s address` queries the update state of the parameter's latest change.
+            let state = try osc.ask("/state", [.string("/filter/cutoff")], reply: "/state")
+            #expect(state.arguments == [.string("/filter/cutoff"), .string("applied"), .float(1000)], "\(state)")
         }
     }
 }

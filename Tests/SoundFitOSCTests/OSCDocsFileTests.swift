@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func everyCommandTheSurfaceAnswersIsDocumentedAndViceVersa() {
-        let documented = Set(OSCCommandDescription.all.map(\.address)).subtracting(["/state", "/error"])
+        let documented = Set(OSCCommandDescription.all.map(\.address)).subtracting(["/error"])
         #expect(documented == Set(OSCControlSurface.commandAddresses))
     }
 }

@@ -1,13 +1,15 @@
-/// `/state` and `/error`: messages SoundFit sends on its own, never requests.
+/// `/state` and `/error`: messages SoundFit sends on its own (and `/state ,s address`, a query).
 extension OSCCommandTable {
     static let reports = [state, error]
 
-    /// `/state ,s address ,s state <value> [,s error] [,i request_id]`.
+    /// `/state ,s address ,s state <value> [,s error] [,i request_id]`; with exactly one argument,
+    /// `/state ,s address` is a query of that parameter's current update state.
     static let state = OSCCommand(
-        report:
         OSCCommandDescription(
             "/state", section: .reports,
-            summary: "What happened to a parameter change.",
+            summary: "What happened to a parameter change. Sent by SoundFit; `/state ,s address` (exactly one "
+                + "argument) asks for a parameter's current update state (its latest change's, `applied` when "
+                + "nothing is in flight) and is answered in the same form, without request id.",
             arguments: [
                 Arg("s", "address", "the parameter's own address (also for changes sent in the `/normalized` form)."),
                 Arg("s", "state", "`pending` (waiting: discrete delivery settling, or behind the changes in "
@@ -20,8 +22,16 @@ extension OSCCommandTable {
             reply: "To the sender of a change, for each state its request goes through; every accepted set "
                 + "ends in exactly one terminal state. Subscribers receive the latest terminal state of each "
                 + "parameter, without request id.",
-            examples: ["oscsend localhost 7700 /filter/cutoff fi 2500 42    # its /state reports end in ,i 42"]),
-        sends: [OSCMessageForm("/state", .atLeast(2))])
+            examples: [
+                "oscsend localhost 7700 /filter/cutoff fi 2500 42    # its /state reports end in ,i 42",
+                "oscsend localhost 7700 /state s /filter/cutoff      # /state /filter/cutoff applied 2500",
+            ]),
+        requests: [OSCMessageForm("/state", .exactly([.string()]))],
+        replies: [OSCMessageForm("/state", .atLeast(2))],
+        handle: { request in
+            guard case .string(let address) = request.arguments.first else { return }
+            request.surface.parameters.answerState(of: address, to: request.sender)
+        })
 
     /// `/error ,s address ,s message`.
     static let error = OSCCommand(

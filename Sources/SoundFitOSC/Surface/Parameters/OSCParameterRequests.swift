@@ -72,6 +72,23 @@ struct OSCParameterRequests: Sendable {
         }
     }
 
+    /// `/state ,s address` → `/state ,s address ,s state <value> [,s error]`: the update state of
+    /// the parameter's latest change; an unknown address or one that cannot be read now → `/error`.
+    func answerState(of address: String, to sender: OSCSender) {
+        guard let control = runtime.parameter(at: address) else {
+            replies.reject("/state", ParameterError.unknownAddress(address).description, to: sender)
+            return
+        }
+        do {
+            let state = try control.currentUpdateState()
+            var arguments: [OSCArgument] = [.string(address), .string(state.name.rawValue), state.value.oscArgument]
+            if let reason = state.reason { arguments.append(.string(reason)) }
+            replies.send(OSCMessage("/state", arguments), to: sender)
+        } catch {
+            replies.reject("/state", "\(error)", to: sender)
+        }
+    }
+
     /// Requests the sets of one packet together (with continuous delivery the kernel values
     /// land in one audio cycle), then reports each: every state to the sender, the terminal
     /// one to subscribers.
