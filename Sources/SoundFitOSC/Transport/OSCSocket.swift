@@ -71,7 +71,8 @@ public final class OSCSocket: OSCTransport {
                         }
                     }
                 }
-                guard received > 0 else { continue }
+                // An empty datagram is a packet too (it is answered as undecodable).
+                guard received >= 0 else { continue }
                 let peer = OSCPeer(source)
                 if received > maximumPacketBytes {
                     onOversized(received, peer)

@@ -21,10 +21,15 @@ extension OSCCommandTable {
             reply: "One `/list/param ,s address ,s type ,s access <min> <max> <default> ,s unit` per parameter "
                 + "(for strings a single `,s choices`, space-separated, instead of min and max), "
                 + "then `/list/end ,i count`.",
+            errors: ["any argument (it takes none)"],
             examples: ["oscsend localhost 7700 /list"]),
-        requests: [OSCMessageForm("/list", .any)],
+        requests: [.bare("/list")],
         replies: [OSCMessageForm("/list/param", .any), OSCMessageForm("/list/end", .any)],
         handle: { request in
+            guard request.arguments.isEmpty else {
+                request.reject("/list takes no arguments")
+                return
+            }
             let descriptors = request.surface.runtime.descriptors
             for descriptor in descriptors {
                 request.reply(OSCMessage("/list/param", listArguments(descriptor)))

@@ -14,10 +14,15 @@ extension OSCCommandTable {
             "/patch/list", section: .patches,
             summary: "Lists factory patches (number ≥ 0) and user patches (number < 0).",
             reply: "`/patch/item ,i number ,s name` for each patch, then `/patch/end ,i count`.",
+            errors: ["any argument (it takes none)"],
             examples: ["oscsend localhost 7700 /patch/list"]),
-        requests: [OSCMessageForm("/patch/list", .any)],
+        requests: [.bare("/patch/list")],
         replies: [OSCMessageForm("/patch/item", .any), OSCMessageForm("/patch/end", .any)],
         handle: { request in
+            guard request.arguments.isEmpty else {
+                request.reject("/patch/list takes no arguments")
+                return
+            }
             guard let keeper = stateKeeper(request) else { return }
             let patches = keeper.library.patches
             for patch in patches {

@@ -20,6 +20,11 @@ extension OSCControlSurface {
 
     /// Routes and performs one decoded packet.
     func dispatch(_ packet: OSCPacket, from sender: OSCSender) {
+        guard !packet.messages.isEmpty else {
+            // Every request is answered: a bundle with nothing in it too.
+            replies.reject("", "empty bundle: nothing to do", to: sender)
+            return
+        }
         let routes = packet.messages.map(route)
         var sets: [RoutedParameterRequest] = []
         for routed in routes {
