@@ -37,6 +37,9 @@ public final class SoundFitRuntime: Sendable {
         var sessionConfiguration: ProcessingConfiguration
         /// A user deactivated the session: reconnecting does not re-activate it.
         var deactivatedByUser = false
+        /// A hearing profile was submitted while no session was active: its recommendation is
+        /// applied when the next session starts.
+        var recommendationPending = false
     }
 
     public init(engine: AudioEngine, sessionConfiguration: ProcessingConfiguration,
@@ -197,7 +200,18 @@ public final class SoundFitRuntime: Sendable {
         }
         if activate, controller.session == nil {
             _ = try await controller.activate(configuration: configuration)
+            try await applyPendingRecommendation()
         }
+    }
+
+    /// Applies the recommendation of a profile submitted while no session was active.
+    private func applyPendingRecommendation() async throws {
+        let pending = lifecycle.withLock { state in
+            defer { state.recommendationPending = false }
+            return state.recommendationPending
+        }
+        guard pending, controller.session != nil else { return }
+        try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }
     }
 
     /// Activates a session on request (`/session/activate`): needs the audio system, and no
@@ -211,6 +225,7 @@ public final class SoundFitRuntime: Sendable {
             $0.sessionConfiguration = configuration
             $0.deactivatedByUser = false
         }
+        try await applyPendingRecommendation()
         return session
     }
 
@@ -252,7 +267,8 @@ public final class SoundFitRuntime: Sendable {
     // MARK: Hearing profile
 
     /// A new hearing profile: presets are generated from it, and the recommendation for a
-    /// submitted profile follows (default preset, processing enabled, recommended intensity).
+    /// submitted profile follows (default preset, processing enabled, recommended intensity) —
+    /// at once, or, without an active session, when the next one starts.
     /// Returns the available variants for the session's fitting.
     @discardableResult
     public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
@@ -263,6 +279,8 @@ public final class SoundFitRuntime: Sendable {
             .filter(configuration.personalization.variants.contains)
         if controller.session != nil {
             try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }
+        } else {
+            lifecycle.withLock { $0.recommendationPending = true }
         }
         return variants
     }

@@ -8,7 +8,8 @@ extension OSCCommandTable {
         OSCCommandDescription(
             "/profile/audiogram", section: .profile,
             summary: "Sets the listener's hearing thresholds and generates the personalization presets for the "
-                + "active session's tech level.",
+                + "session's tech level; the recommendation follows (default preset, processing enabled): at once, "
+                + "or, without an active session, when the next one starts.",
             arguments: [
                 Arg("s", "ear", "`left`, `right` or `both`."),
                 Arg("f", "hz", "a standard audiometric frequency (125 … 8000 Hz); 500, 1000, 2000 and 4000 are required.",
@@ -20,7 +21,6 @@ extension OSCCommandTable {
                 "unknown ear",
                 "frequencies and levels not in pairs",
                 "a nonstandard or repeated frequency, a required one missing, or a level out of range",
-                "no session is active",
             ],
             examples: ["oscsend localhost 7700 /profile/audiogram sffffffff both 500 20 1000 25 2000 40 4000 55"]),
         requests: [OSCMessageForm("/profile/audiogram", .any)],
