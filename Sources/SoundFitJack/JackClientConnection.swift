@@ -188,14 +188,17 @@ final class JackClientConnection: @unchecked Sendable {
         trackedConnections.withLock { connected ? $0.connected(connection) : $0.disconnected(connection) }
     }
 
-    /// Our ports' connections as the port-connect callback reported them, in the order they were
-    /// made, merged with what the server reports now unless the server is gone.
-    func connectionsToRestore() -> [(String, String)] {
-        if !serverWentAway.load(ordering: .acquiring) {
-            let found = currentConnections().map { PortConnections.Connection(source: $0.0, destination: $0.1) }
-            trackedConnections.withLock { $0.merge(found) }
-        }
-        return trackedConnections.withLock { $0.connections.map { ($0.source, $0.destination) } }
+    /// Adds what the server reports now to the tracked connections: the ones restored or made
+    /// right after activation, whose callbacks may still be on their way. Control thread.
+    func trackCurrentConnections() {
+        let found = currentConnections().map { PortConnections.Connection(source: $0.0, destination: $0.1) }
+        trackedConnections.withLock { $0.merge(found) }
+    }
+
+    /// Our ports' connections as the port-connect callback reported them, in the order they
+    /// were made: what a returning server gets back. Readable after the server went away.
+    var connectionsToRestore: [(String, String)] {
+        trackedConnections.withLock { $0.connections.map { ($0.source, $0.destination) } }
     }
 
     /// Every connection our ports have now, as (source, destination) pairs.

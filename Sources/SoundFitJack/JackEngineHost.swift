@@ -155,8 +155,7 @@ public final class JackEngineHost: @unchecked Sendable {
             if made.isEmpty { logger.warning("--connect: no physical ports to connect to") }
             for (source, destination) in made { logger.info("connected \(source) -> \(destination)") }
         }
-        // Seeds the tracked connections with what was restored or made above.
-        _ = client.connectionsToRestore()
+        client.trackCurrentConnections()
         let sampleRate = Int(client.serverSampleRate.load(ordering: .relaxed))
         let bufferSize = Int(client.serverBufferSize.load(ordering: .relaxed))
         connection.withLock { $0 = client }
@@ -207,7 +206,7 @@ public final class JackEngineHost: @unchecked Sendable {
             """)
         // Nobody else may reach the client while it closes: `status` reads its ports.
         connection.withLock { $0 = nil }
-        let connections = lost.connectionsToRestore()
+        let connections = lost.connectionsToRestore
         lost.close()
         lifetime.withLock {
             $0.xrunsOfClosedClients += lost.xruns.load(ordering: .relaxed)

@@ -33,10 +33,8 @@ extension ControlError {
     static func refusing<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as ProcessingError {
-            throw ControlError(error.description)
-        } catch let error as ProcessingParameterError {
-            throw ControlError(error.description)
+        } catch {
+            throw surfaced(error)
         }
     }
 
@@ -44,10 +42,17 @@ extension ControlError {
     static func refusing<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as ProcessingError {
-            throw ControlError(error.description)
-        } catch let error as ProcessingParameterError {
-            throw ControlError(error.description)
+        } catch {
+            throw surfaced(error)
+        }
+    }
+
+    /// The error a surface meets for `error`.
+    private static func surfaced(_ error: any Error) -> any Error {
+        switch error {
+        case let refusal as ProcessingError: ControlError(refusal.description)
+        case let refusal as ProcessingParameterError: ControlError(refusal.description)
+        default: error
         }
     }
 }
