@@ -50,8 +50,8 @@ public enum OSCCodec {
             lo_message_deserialise(raw.baseAddress, raw.count, &result)
         }
         guard let message = decoded else {
-            // liblo refuses some well-formed messages (arrays, RGBA colours): those are read here
-            // so the surface can answer with a type error naming the address.
+            // liblo refuses some well-formed messages (arrays, RGBA colours): those are read here,
+            // so `/ping` echoes a colour and every other address answers a type error naming it.
             if let arguments = OSCTypeTagScanner.arguments(of: bytes, addressEnd: end) {
                 return OSCMessage(address, arguments)
             }
@@ -86,15 +86,34 @@ public enum OSCCodec {
                 return .string(String(cString: UnsafeRawPointer(argument).assumingMemoryBound(to: CChar.self)))
             case UInt8(ascii: "S"):
                 return .symbol(String(cString: UnsafeRawPointer(argument).assumingMemoryBound(to: CChar.self)))
+            case UInt8(ascii: "b"):
+                // liblo's argv entry is the blob as received, `lo_arg.blob`: its size (host order),
+                // then the bytes (not a `lo_blob`, whose data is behind a pointer).
+                let size = Int(argument.pointee.blob.size)
+                let data = UnsafeRawPointer(argument) + MemoryLayout<Int32>.size
+                return .blob(size > 0 ? Array(UnsafeRawBufferPointer(start: data, count: size)) : [])
+            case UInt8(ascii: "t"):
+                let time = argument.pointee.t
+                return .timetag(UInt64(time.sec) << 32 | UInt64(time.frac))
+            case UInt8(ascii: "c"): return .char(argument.pointee.c)
+            case UInt8(ascii: "m"):
+                let bytes = argument.pointee.m
+                return .midi(port: bytes.0, status: bytes.1, data1: bytes.2, data2: bytes.3)
             default: return .unsupported(Character(UnicodeScalar(tag)))
             }
         }
     }
 
-    /// The wire form of `message`.
+    /// The wire form of `message`. `unsupported` arguments are left out (nothing SoundFit sends
+    /// has one; `/ping` refuses to echo them).
     public static func encode(_ message: OSCMessage) -> [UInt8] {
         guard let lo = lo_message_new() else { return [] }
         defer { lo_message_free(lo) }
+        // What liblo cannot write goes out as the int32 with the same four bytes, and its type
+        // tag is changed afterwards: an RGBA colour (liblo has no `r`), an empty blob (liblo
+        // refuses blobs of 0 bytes; on the wire one is its size word, 0).
+        var retagged: [(index: Int, tag: Character)] = []
+        var tagCount = 0
         for argument in message.arguments {
             switch argument {
             case .int32(let v): lo_message_add_int32(lo, v)
@@ -106,12 +125,32 @@ public enum OSCCodec {
             case .bool(let v): v ? lo_message_add_true(lo) : lo_message_add_false(lo)
             case .nil_: lo_message_add_nil(lo)
             case .impulse: lo_message_add_infinitum(lo)
+            case .blob(let bytes) where bytes.isEmpty:
+                retagged.append((tagCount, "b"))
+                lo_message_add_int32(lo, 0)
+            case .blob(let bytes):
+                let blob = bytes.withUnsafeBytes { lo_blob_new(Int32(bytes.count), $0.baseAddress) }
+                lo_message_add_blob(lo, blob)
+                lo_blob_free(blob)
+            case .timetag(let v): lo_message_add_timetag(lo, lo_timetag(sec: UInt32(v >> 32), frac: UInt32(truncatingIfNeeded: v)))
+            case .char(let v): lo_message_add_char(lo, CChar(bitPattern: v))
+            case .midi(let port, let status, let data1, let data2):
+                var bytes = [port, status, data1, data2]
+                lo_message_add_midi(lo, &bytes)
+            case .rgba(let red, let green, let blue, let alpha):
+                retagged.append((tagCount, "r"))
+                lo_message_add_int32(lo, Int32(bitPattern: UInt32(red) << 24 | UInt32(green) << 16 | UInt32(blue) << 8 | UInt32(alpha)))
             case .unsupported: continue
             }
+            tagCount += 1
         }
         var size = 0
         guard let raw = lo_message_serialise(lo, message.address, nil, &size) else { return [] }
         defer { free(raw) }
-        return Array(UnsafeRawBufferPointer(start: raw, count: size))
+        var bytes = Array(UnsafeRawBufferPointer(start: raw, count: size))
+        // The type tags follow the NUL-padded address: ",", then one tag per argument.
+        let comma = (message.address.utf8.count + 4) & ~3
+        for (index, tag) in retagged { bytes[comma + 1 + index] = tag.asciiValue! }
+        return bytes
     }
 }

@@ -9,7 +9,18 @@ public enum OSCArgument: Sendable, Equatable {
     case bool(Bool)
     case nil_
     case impulse
-    /// A type SoundFit does not interpret (blob, MIDI, timetag, char…), by its tag.
+    /// `b`: bytes of any length.
+    case blob([UInt8])
+    /// `t`: an NTP timestamp, seconds since 1900 in the high 32 bits, the fraction in the low 32
+    /// (1 is "immediately").
+    case timetag(UInt64)
+    /// `c`: one 8-bit character (sent as a 32-bit word).
+    case char(UInt8)
+    /// `m`: a MIDI message: port id, status byte, two data bytes.
+    case midi(port: UInt8, status: UInt8, data1: UInt8, data2: UInt8)
+    /// `r`: a 32-bit RGBA colour.
+    case rgba(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8)
+    /// A type SoundFit cannot carry (an array, `[`), by its tag.
     case unsupported(Character)
 
     /// The OSC type tag.
@@ -24,6 +35,11 @@ public enum OSCArgument: Sendable, Equatable {
         case .bool(let value): value ? "T" : "F"
         case .nil_: "N"
         case .impulse: "I"
+        case .blob: "b"
+        case .timetag: "t"
+        case .char: "c"
+        case .midi: "m"
+        case .rgba: "r"
         case .unsupported(let tag): tag
         }
     }

@@ -13,6 +13,14 @@ enum OSCValue: Equatable, CustomStringConvertible {
     case null
     case impulse
     case blob([UInt8])
+    /// OSC 1.0 `t`: NTP seconds in the high 32 bits, fraction in the low 32.
+    case timetag(UInt64)
+    /// OSC 1.0 `c`: a character in a 32-bit word.
+    case char(UInt8)
+    /// OSC 1.0 `m`: port id, status, data1, data2.
+    case midi(UInt8, UInt8, UInt8, UInt8)
+    /// OSC 1.0 `r`: a 32-bit RGBA colour.
+    case rgba(UInt32)
 
     var tag: UInt8 {
         switch self {
@@ -26,6 +34,10 @@ enum OSCValue: Equatable, CustomStringConvertible {
         case .null: UInt8(ascii: "N")
         case .impulse: UInt8(ascii: "I")
         case .blob: UInt8(ascii: "b")
+        case .timetag: UInt8(ascii: "t")
+        case .char: UInt8(ascii: "c")
+        case .midi: UInt8(ascii: "m")
+        case .rgba: UInt8(ascii: "r")
         }
     }
 
@@ -41,6 +53,10 @@ enum OSCValue: Equatable, CustomStringConvertible {
         case .null: "N"
         case .impulse: "I"
         case .blob(let v): "b:\(v.count) bytes"
+        case .timetag(let v): "t:\(v)"
+        case .char(let v): "c:\(v)"
+        case .midi(let a, let b, let c, let d): "m:\([a, b, c, d])"
+        case .rgba(let v): "r:\(v)"
         }
     }
 
@@ -98,6 +114,10 @@ enum OSCWire {
             case .blob(let v):
                 bytes += bigEndian(Int32(v.count)) + v
                 while bytes.count % 4 != 0 { bytes.append(0) }
+            case .timetag(let v): bytes += bigEndian(v)
+            case .char(let v): bytes += [0, 0, 0, v]
+            case .midi(let a, let b, let c, let d): bytes += [a, b, c, d]
+            case .rgba(let v): bytes += bigEndian(v)
             case .true, .false, .null, .impulse: break
             }
         }
@@ -153,6 +173,13 @@ enum OSCWire {
                 guard let size = reader.int32(), size >= 0, reader.offset + Int(size) <= bytes.count else { return nil }
                 arguments.append(.blob(Array(bytes[reader.offset..<reader.offset + Int(size)])))
                 reader.offset += (Int(size) + 3) / 4 * 4
+            case UInt8(ascii: "t"): guard let v = reader.int64() else { return nil }; arguments.append(.timetag(UInt64(bitPattern: v)))
+            case UInt8(ascii: "c"): guard let v = reader.int32() else { return nil }; arguments.append(.char(UInt8(truncatingIfNeeded: v)))
+            case UInt8(ascii: "m"):
+                guard let v = reader.int32() else { return nil }
+                let w = UInt32(bitPattern: v)
+                arguments.append(.midi(UInt8(w >> 24), UInt8(w >> 16 & 0xFF), UInt8(w >> 8 & 0xFF), UInt8(w & 0xFF)))
+            case UInt8(ascii: "r"): guard let v = reader.int32() else { return nil }; arguments.append(.rgba(UInt32(bitPattern: v)))
             default: return nil
             }
         }
@@ -194,6 +221,8 @@ final class OSCTestClient: @unchecked Sendable {
     private let fd: Int32
     /// Every message received, in order (for diagnostics).
     private(set) var log: [OSCTestMessage] = []
+    /// Every datagram received, raw, in order.
+    private(set) var packets: [[UInt8]] = []
     /// Received but not yet consumed by a `waitFor`.
     private var pending: [OSCTestMessage] = []
 
@@ -284,6 +313,7 @@ final class OSCTestClient: @unchecked Sendable {
             if ready > 0 {
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
                 if count > 0 {
+                    packets.append(Array(buffer[0..<count]))
                     let messages = OSCWire.decode(Array(buffer[0..<count]))
                         ?? [OSCTestMessage("/undecodable", [.blob(Array(buffer[0..<count]))])]
                     log += messages

@@ -82,7 +82,7 @@ import Testing
         #expect(decoded >= 5000 && refused > 0)
     }
 
-    @Test("Arrays and RGBA colours decode with their arguments marked unsupported, not as malformed")
+    @Test("Arrays decode with their arguments marked unsupported, not as malformed; a colour decodes with the rest")
     func arraysAndColours() throws {
         func message(_ tags: String, _ data: [UInt8]) -> [UInt8] {
             var address = Array("/filter/cutoff".utf8) + [0]
@@ -93,8 +93,43 @@ import Testing
         }
         let array = try OSCCodec.decode(message("[ii]", [0, 0, 0, 1, 0, 0, 0, 2]))
         #expect(array == .message(OSCMessage("/filter/cutoff", [.unsupported("["), .unsupported("["), .unsupported("[")])))
-        let colour = try OSCCodec.decode(message("r", [255, 0, 0, 255]))
-        #expect(colour == .message(OSCMessage("/filter/cutoff", [.unsupported("r")])))
+        let colour = try OSCCodec.decode(message("rit", [255, 0, 0, 255, 0, 0, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8]))
+        #expect(colour == .message(OSCMessage("/filter/cutoff", [.rgba(red: 255, green: 0, blue: 0, alpha: 255), .int32(9),
+                                                                  .timetag(0x0102_0304_0506_0708)])))
         #expect(throws: OSCCodec.DecodingError.self) { try OSCCodec.decode(message("[i", [0, 0, 0, 1])) }
+    }
+
+    /// Every type, as OSC 1.0/1.1 lays it out, written by hand (not by liblo).
+    static let everyType: [(OSCArgument, tag: Character, bytes: [UInt8])] = [
+        (.int32(-2), "i", [0xFF, 0xFF, 0xFF, 0xFE]),
+        (.int64(1 << 40), "h", [0, 0, 1, 0, 0, 0, 0, 0]),
+        (.float(1), "f", [0x3F, 0x80, 0, 0]),
+        (.double(-2), "d", [0xC0, 0, 0, 0, 0, 0, 0, 0]),
+        (.string("ab"), "s", [0x61, 0x62, 0, 0]),
+        (.symbol("abcd"), "S", [0x61, 0x62, 0x63, 0x64, 0, 0, 0, 0]),
+        (.blob([0xC0, 0xDB, 7]), "b", [0, 0, 0, 3, 0xC0, 0xDB, 7, 0]),
+        (.blob([]), "b", [0, 0, 0, 0]),
+        (.timetag(0x83AA_7E80_0000_0001), "t", [0x83, 0xAA, 0x7E, 0x80, 0, 0, 0, 1]),
+        (.char(0x41), "c", [0, 0, 0, 0x41]),
+        (.midi(port: 1, status: 0x90, data1: 0x3C, data2: 0x7F), "m", [1, 0x90, 0x3C, 0x7F]),
+        (.rgba(red: 0xFF, green: 0x80, blue: 0x40, alpha: 0x20), "r", [0xFF, 0x80, 0x40, 0x20]),
+        (.bool(true), "T", []), (.bool(false), "F", []), (.nil_, "N", []), (.impulse, "I", []),
+    ]
+
+    @Test("Every argument type encodes as OSC lays it out and decodes back, alone and all together")
+    func everyArgumentTypeRoundTrips() throws {
+        func wire(_ entries: [(OSCArgument, tag: Character, bytes: [UInt8])]) -> [UInt8] {
+            var tags = Array(",\(String(entries.map(\.tag)))".utf8) + [0]
+            while tags.count % 4 != 0 { tags.append(0) }
+            return Array("/ping".utf8) + [0, 0, 0] + tags + entries.flatMap(\.bytes)
+        }
+        for entry in Self.everyType {
+            let message = OSCMessage("/ping", [entry.0])
+            #expect(OSCCodec.encode(message) == wire([entry]), "\(entry.0)")
+            #expect(try OSCCodec.decode(wire([entry])) == .message(message), "\(entry.0)")
+        }
+        let all = OSCMessage("/ping", Self.everyType.map(\.0))
+        #expect(OSCCodec.encode(all) == wire(Self.everyType))
+        #expect(try OSCCodec.decode(wire(Self.everyType)) == .message(all))
     }
 }

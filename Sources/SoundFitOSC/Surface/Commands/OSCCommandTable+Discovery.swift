@@ -7,12 +7,23 @@ extension OSCCommandTable {
     static let ping = OSCCommand(
         OSCCommandDescription(
             "/ping", section: .discovery,
-            summary: "Liveness check. Any arguments are echoed back.",
-            reply: "`/pong` with the request's arguments.",
-            examples: ["oscsend localhost 7700 /ping"]),
+            summary: "Liveness check. Every argument is echoed back byte for byte, of every OSC 1.0 and 1.1 type.",
+            arguments: [
+                Arg("i|h|f|d|s|S|b|t|c|m|r|T|F|N|I", "argument", "any value of any type but an array, echoed",
+                    optional: true, repeats: true),
+            ],
+            reply: "`/pong` with the request's arguments, same types and values.",
+            errors: ["an array argument (`[`…`]`): SoundFit does not carry arrays, so it cannot echo them"],
+            examples: ["oscsend localhost 7700 /ping", "oscsend localhost 7700 /ping ihcm 1 2 x 90403c7f"]),
         requests: [OSCMessageForm("/ping", .any)],
         replies: [OSCMessageForm("/pong", .any)],
-        handle: { request in request.reply(OSCMessage("/pong", request.arguments)) })
+        handle: { request in
+            guard !request.arguments.contains(where: { if case .unsupported = $0 { true } else { false } }) else {
+                request.reject("/ping cannot echo arrays ([…]); every other argument type is echoed")
+                return
+            }
+            request.reply(OSCMessage("/pong", request.arguments))
+        })
 
     static let list = OSCCommand(
         OSCCommandDescription(
