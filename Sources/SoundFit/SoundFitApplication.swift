@@ -14,7 +14,7 @@ import SoundFitState
 ///
 /// A `Service`: run it in a `ServiceGroup`. `run()` connects to JACK, answers OSC, reports
 /// ready once the first connection was handled, and on graceful shutdown (or cancellation)
-/// closes the socket and the JACK client and writes the last state. Every long-lived task the
+/// closes the OSC socket and TCP listener and the JACK client and writes the last state. Every long-lived task the
 /// wiring needs (the session following the connection, the state keeper, current-patch
 /// changes to the surface, failed state writes to the log) is a child of `run()` and ends
 /// with it.
@@ -26,6 +26,8 @@ public final class SoundFitApplication: Service, Sendable {
     public let runtime: SoundFitRuntime
     public let host: JackEngineHost
     public let socket: OSCSocket
+    /// OSC over TCP on the socket's port number; nil when turned off.
+    public let tcpListener: OSCTCPListener?
     public let surface: OSCControlSurface
     /// Patches and durable state; `nil` without persistence.
     public let stateKeeper: StateKeeper?
@@ -68,7 +70,7 @@ public final class SoundFitApplication: Service, Sendable {
             jack.privateServerLogPath = persistence.stateDirectory.appendingPathComponent("jackd-private.log").path
         }
         host = JackEngineHost(configuration: jack, engine: engine, logger: logger)
-        socket = try OSCSocket(host: configuration.osc.host, port: configuration.osc.port)
+        (socket, tcpListener) = try Self.openOSC(configuration.osc, logger: logger)
 
         // State is restored before the first connection; a configured hearing profile then
         // replaces the restored profile and its session values.
@@ -88,11 +90,40 @@ public final class SoundFitApplication: Service, Sendable {
             stateKeeper = nil
             currentPatchContinuation.finish()
         }
-        let host = self.host
-        surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: configuration.osc.allowList) {
-            SurfaceStatus(host.status)
+        let host = self.host, socket = self.socket, tcpListener = self.tcpListener
+        surface = OSCControlSurface(runtime: runtime, socket: socket, tcp: tcpListener, logger: logger,
+                                    allowList: configuration.osc.allowList) {
+            var status = SurfaceStatus(host.status)
+            status.fields += [
+                ("osc_udp", .string("udp://\(socket.boundPeer)")),
+                ("osc_tcp", .string(tcpListener.map { "tcp://\($0.boundPeer)" } ?? "off")),
+                ("osc_tcp_connections", .int32(Int32(tcpListener?.connectionCount ?? 0))),
+            ]
+            return status
         }
         if let stateKeeper { surface.attach(stateKeeper) }
+    }
+
+    /// The UDP socket and, unless turned off, the TCP listener on the same port number. With
+    /// port 0 the socket picks a free port; when TCP cannot have that number too, another is
+    /// tried (a few times).
+    private static func openOSC(_ osc: SoundFitConfiguration.OSC,
+                                logger: Logger) throws(OSCSocket.OpenError) -> (OSCSocket, OSCTCPListener?) {
+        var attempts = 0
+        while true {
+            let socket = try OSCSocket(host: osc.host, port: osc.port)
+            guard osc.tcp else { return (socket, nil) }
+            do {
+                let tcp = try OSCTCPListener(host: osc.host, port: socket.boundPeer.port, allowList: osc.allowList, logger: logger)
+                return (socket, tcp)
+            } catch {
+                socket.close(receiving: false)
+                attempts += 1
+                guard osc.port == 0, attempts < 8 else {
+                    throw OSCSocket.OpenError(description: "\(error.description) (--no-osc-tcp turns OSC over TCP off)")
+                }
+            }
+        }
     }
 
     /// Runs SoundFit until a graceful shutdown or cancellation, then stops it in order: OSC,
@@ -113,6 +144,7 @@ public final class SoundFitApplication: Service, Sendable {
                     try host.start()
                 } catch {
                     socket.close(receiving: false)
+                    tcpListener?.close()
                     host.stop()
                     throw error
                 }
@@ -120,16 +152,17 @@ public final class SoundFitApplication: Service, Sendable {
                 // Answers OSC and feeds subscribers until the loops are cancelled at the end.
                 loops.addTask { await self.surface.run() }
                 for await _ in firstConnection { break }
-                logger.notice("OSC listening on udp://\(socket.boundPeer)")
+                logger.notice("OSC listening on udp://\(socket.boundPeer)\(tcpListener.map { " and tcp://\($0.boundPeer)" } ?? "")")
                 let status = host.status
-                onReady(SoundFitReady(osc: socket.boundPeer, clientName: status.clientName, serverName: status.serverName,
-                                      channelCount: host.configuration.channelCount))
+                onReady(SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, clientName: status.clientName,
+                                      serverName: status.serverName, channelCount: host.configuration.channelCount))
 
                 // Returns on graceful shutdown, throws when cancelled: either way, stop in order.
                 // Stopping the host ends `followConnection` once the session was deactivated.
                 try? await gracefulShutdown()
                 logger.notice("shutting down")
                 socket.close()
+                tcpListener?.close()
                 host.stop()
             }
             if let store {

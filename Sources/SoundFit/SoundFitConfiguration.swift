@@ -27,17 +27,21 @@ public struct SoundFitConfiguration: Sendable {
     public struct OSC: Sendable {
         /// The address to listen on; anything but loopback lets other hosts control SoundFit.
         public var host: String
-        /// The UDP port; 0 picks a free one (the bound port is in `SoundFitReady`).
+        /// The UDP port, and the TCP port when `tcp` is on; 0 picks a free one (the bound port
+        /// is in `SoundFitReady`).
         public var port: UInt16
+        /// Whether OSC over TCP (SLIP or length-prefixed framing) is served on the same port.
+        public var tcp: Bool
         /// The senders that are answered.
         public var allowList: OSCAllowList
         /// The allow-list as the user wrote it, kept in the document settings.
         public var allowEntries: [String]
 
-        public init(host: String = "127.0.0.1", port: UInt16 = 7700, allowList: OSCAllowList = .everyone,
+        public init(host: String = "127.0.0.1", port: UInt16 = 7700, tcp: Bool = true, allowList: OSCAllowList = .everyone,
                     allowEntries: [String] = []) {
             self.host = host
             self.port = port
+            self.tcp = tcp
             self.allowList = allowList
             self.allowEntries = allowEntries
         }
@@ -75,19 +79,25 @@ public struct SoundFitConfiguration: Sendable {
 public struct SoundFitReady: Sendable {
     /// The bound OSC socket.
     public var osc: OSCPeer
+    /// The OSC over TCP listener; nil when it is off.
+    public var oscTCP: OSCPeer?
     public var clientName: String
     public var serverName: String
     public var channelCount: Int
 
-    public init(osc: OSCPeer, clientName: String, serverName: String, channelCount: Int) {
+    public init(osc: OSCPeer, oscTCP: OSCPeer? = nil, clientName: String, serverName: String, channelCount: Int) {
         self.osc = osc
+        self.oscTCP = oscTCP
         self.clientName = clientName
         self.serverName = serverName
         self.channelCount = channelCount
     }
 
-    /// The line `soundfit run` prints on stdout for scripts.
+    /// The line `soundfit run` prints on stdout for scripts:
+    /// `soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 client=… server=… channels=2`
+    /// (`osc_tcp=off` with `--no-osc-tcp`).
     public var line: String {
-        "soundfit ready osc=udp://\(osc) client=\(clientName) server=\(serverName) channels=\(channelCount)"
+        "soundfit ready osc=udp://\(osc) osc_tcp=\(oscTCP.map { "tcp://\($0)" } ?? "off") client=\(clientName) "
+            + "server=\(serverName) channels=\(channelCount)"
     }
 }

@@ -25,8 +25,11 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Fail instead of starting a private dummy-backend JACK server when none is running.")
     var noStartServer = false
 
-    @Option(help: "UDP port for OSC (0 picks a free port; the ready line says which).")
+    @Option(help: "UDP and TCP port for OSC (0 picks a free port; the ready line says which).")
     var oscPort = 7700
+
+    @Flag(help: "Serve OSC over UDP only: no OSC over TCP (SLIP or length-prefixed) on the same port number.")
+    var noOscTcp = false
 
     @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit.")
     var oscHost = "127.0.0.1"
@@ -130,7 +133,7 @@ struct RunCommand: AsyncParsableCommand {
         jack.connectPhysicalPorts = connect
         jack.startsPrivateServer = !noStartServer
         let osc = SoundFitConfiguration.OSC(
-            host: oscHost, port: UInt16(oscPort),
+            host: oscHost, port: UInt16(oscPort), tcp: !noOscTcp,
             allowList: try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone,
             allowEntries: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
         var configuration = SoundFitConfiguration(

@@ -10,7 +10,7 @@ extension SoundFitIntegration {
             .midi(0, 0x90, 0x3C, 0x7F), .rgba(0xFF80_40C0), .true, .false, .null, .impulse, .blob([]),
         ]
 
-        @Test("/ping ,ihfdsbtcmrTFNIb: the /pong is the request byte for byte")
+        @Test("/ping ,ihfdsbtcmrTFNIb: the /pong is the request byte for byte, over UDP and TCP")
         func echoIsByteForByte() throws {
             let rig = try SoundFitRig(channels: 1)
             defer { rig.stop() }
@@ -21,6 +21,11 @@ extension SoundFitIntegration {
             let udpEcho = try #require(rig.osc.packets.last)
             #expect(Array(udpEcho.prefix(8)) == Array("/pong".utf8) + [0, 0, 0])
             #expect(Array(udpEcho.dropFirst(8)) == Array(request.dropFirst(8)), "UDP echo differs")
+
+            let tcp = try OSCTCPTestClient(port: try #require(rig.ready.oscTCPPort))
+            tcp.sendPacket(request)
+            _ = try tcp.waitFor("/pong") { $0.address == "/pong" }
+            #expect(Array(try #require(tcp.packets.last).dropFirst(8)) == Array(request.dropFirst(8)), "TCP echo differs")
 
             // Only a char and a MIDI message (oscsend's `c` and `m` types), which liblo decodes itself.
             rig.osc.send("/ping", .char(UInt8(ascii: "x")), .midi(1, 0xB0, 7, 100))

@@ -24,8 +24,11 @@ public final class OSCControlSurface: Sendable {
     static let suppressedLogInterval: Duration = .seconds(10)
 
     let runtime: SoundFitRuntime
-    /// The transport the surface listens on.
+    /// The datagram transport: the surface listens on it, and `osc.udp://` subscriptions are
+    /// sent from it.
     let transport: any OSCTransport
+    /// Further transports the surface listens on (OSC over TCP); their peers are answered over them.
+    let streams: [any OSCTransport]
     let logger: Logger
     let ingress: OSCIngress
     let replies: OSCReplies
@@ -36,19 +39,21 @@ public final class OSCControlSurface: Sendable {
     /// Patches and durable state, once attached.
     var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
 
-    /// A surface on the UDP socket.
-    public convenience init(runtime: SoundFitRuntime, socket: OSCSocket, logger: Logger,
+    /// A surface on the UDP socket and, when given, the TCP listener.
+    public convenience init(runtime: SoundFitRuntime, socket: OSCSocket, tcp: OSCTCPListener? = nil, logger: Logger,
                             allowList: OSCAllowList = .everyone,
                             status: @escaping @Sendable () -> SurfaceStatus) {
-        self.init(runtime: runtime, transport: socket, logger: logger, allowList: allowList, status: status)
+        self.init(runtime: runtime, transport: socket, streams: tcp.map { [$0] } ?? [], logger: logger,
+                  allowList: allowList, status: status)
     }
 
-    /// A surface on any transport (an `InMemoryOSCTransport` in unit tests).
-    public init(runtime: SoundFitRuntime, transport: any OSCTransport, logger: Logger,
+    /// A surface on any transports (an `InMemoryOSCTransport` in unit tests).
+    public init(runtime: SoundFitRuntime, transport: any OSCTransport, streams: [any OSCTransport] = [], logger: Logger,
                 allowList: OSCAllowList = .everyone,
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
         self.transport = transport
+        self.streams = streams
         self.logger = logger
         self.status = status
         ingress = OSCIngress(allowList: allowList, logger: logger)
@@ -76,11 +81,16 @@ public final class OSCControlSurface: Sendable {
         feedback.enqueue { $0.enqueueNotification(OSCCommandTable.currentPatchMessage(current), origin: nil) }
     }
 
+    /// Every transport hands its packets to `receive`, on its own thread. A peer whose
+    /// connection closed loses its subscription.
     private func startReceiving() {
-        transport.startReceiving(
-            maximumPacketBytes: Self.maximumPacketBytes,
-            onPacket: { [self] bytes, peer in receive(bytes, from: OSCSender(peer: peer, transport: transport)) },
-            onOversized: { [ingress] size, peer in ingress.oversized(size, from: peer, limit: Self.maximumPacketBytes) })
+        for transport in [transport] + streams {
+            transport.startReceiving(
+                maximumPacketBytes: Self.maximumPacketBytes,
+                onPacket: { [self] bytes, peer in receive(bytes, from: OSCSender(peer: peer, transport: transport)) },
+                onOversized: { [self] size, peer in oversized(size, from: OSCSender(peer: peer, transport: transport)) },
+                onDisconnected: { [feedback] peer in feedback.disconnected(OSCSender(peer: peer, transport: transport)) })
+        }
     }
 
     /// The streams subscribers are fed from, subscribed to at once so no change is missed.

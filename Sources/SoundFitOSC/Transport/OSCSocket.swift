@@ -8,6 +8,8 @@ public final class OSCSocket: OSCTransport {
     /// Why the socket could not be opened.
     public struct OpenError: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) { self.description = description }
     }
 
     public let name = "udp"

@@ -37,10 +37,13 @@ enum SoundFitBinary {
     }
 }
 
-/// The fields of `soundfit ready osc=udp://127.0.0.1:PORT client=NAME server=SERVER channels=N`.
+/// The fields of `soundfit ready osc=udp://127.0.0.1:PORT osc_tcp=tcp://127.0.0.1:PORT|off
+/// client=NAME server=SERVER channels=N`.
 struct ReadyLine {
     var fields: [String: String]
     var oscPort: UInt16
+    /// The OSC over TCP port; nil when it is off.
+    var oscTCPPort: UInt16?
     var client: String
     var server: String
     var channels: Int
@@ -59,6 +62,7 @@ struct ReadyLine {
         else { return nil }
         self.fields = fields
         oscPort = port
+        oscTCPPort = fields["osc_tcp"].flatMap { $0.hasPrefix("tcp://127.0.0.1:") ? UInt16($0.dropFirst("tcp://127.0.0.1:".count)) : nil }
         self.client = client
         self.server = server
         self.channels = channels

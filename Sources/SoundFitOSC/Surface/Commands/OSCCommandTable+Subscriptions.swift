@@ -11,7 +11,8 @@ extension OSCCommandTable {
                 + "At most \(SubscriberRegistry.defaultCapacity) subscriptions; a subscriber whose sends fail "
                 + "\(SubscriberRegistry.defaultMaximumConsecutiveFailures) times in a row is dropped.",
             arguments: [
-                Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default: the sender's address and port.",
+                Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default: the sender's address and port "
+                    + "(over TCP: the sender's connection, until it closes).",
                     optional: true),
                 Arg("s", "feedback", "`native` (default): `<address> <value>`; `normalized`: `<address>/normalized ,f position`; `both`.",
                     optional: true),
@@ -22,7 +23,8 @@ extension OSCCommandTable {
                 + "session changes. Feedback is coalesced per subscriber: the latest value of each address wins, "
                 + "so a flood of changes never builds a queue.",
             errors: [
-                "the URL is malformed, not `osc.udp://` (TCP and Unix sockets are not supported), names a host "
+                "the URL is malformed, not `osc.udp://` (feedback is sent over TCP only to a client subscribed over its "
+                    + "own connection; Unix sockets are not supported), names a host "
                     + "that is not an IPv4 address or localhost, or a port outside 1…65535",
                 "unknown feedback form (expected native, normalized or both)",
                 "the subscriber limit is reached",
@@ -46,9 +48,10 @@ extension OSCCommandTable {
         do throws(SubscriptionError) {
             let subscription = try SubscriptionRequest(subscribe: request.arguments)
             let subscriber = try feedback.subscribe(from: request.sender, subscription)
-            feedback.send(subscriber.subscribedMessage, to: subscriber.target)
+            let confirmation = feedback.subscribedMessage(subscriber)
+            feedback.send(confirmation, to: subscriber.target)
             // A subscription for another URL is confirmed to its sender too.
-            if subscriber.target != request.sender.peer { request.reply(subscriber.subscribedMessage) }
+            if subscriber.target != request.sender.peer { request.reply(confirmation) }
             let values = request.surface.parameters.currentValues()
             for snapshot in SubscriberRegistry.snapshot(values, feedback: subscriber.feedback) {
                 feedback.send(snapshot, to: subscriber.target)
@@ -83,8 +86,8 @@ extension OSCCommandTable {
     private static func answerUnsubscribe(_ request: OSCCommandRequest) {
         do throws(SubscriptionError) {
             let subscription = try SubscriptionRequest(unsubscribe: request.arguments)
-            for removed in try request.surface.feedback.unsubscribe(from: request.sender, url: subscription.url) {
-                request.reply(removed.unsubscribedMessage)
+            for reply in try request.surface.feedback.unsubscribe(from: request.sender, url: subscription.url) {
+                request.reply(reply)
             }
         } catch {
             request.reject(error.description)

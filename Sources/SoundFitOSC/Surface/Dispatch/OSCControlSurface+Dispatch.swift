@@ -18,6 +18,14 @@ extension OSCControlSurface {
         }
     }
 
+    /// A packet the transport discarded for its size. Over a connection (TCP) the sender is
+    /// the connection's peer, never a forged source, so it is told; a datagram's is not.
+    func oversized(_ size: Int, from sender: OSCSender) {
+        ingress.oversized(size, from: sender.peer, limit: Self.maximumPacketBytes)
+        guard sender.transport.isConnectionOriented, ingress.allowList.allows(sender.peer) else { return }
+        replies.reject("", "packet of \(size) bytes discarded: the limit is \(Self.maximumPacketBytes) bytes", to: sender)
+    }
+
     /// Routes and performs one decoded packet.
     func dispatch(_ packet: OSCPacket, from sender: OSCSender) {
         guard !packet.messages.isEmpty else {

@@ -47,12 +47,31 @@ final class SubscriberFeedback: Sendable {
         }
     }
 
-    /// Removes subscriptions; see `SubscriberRegistry.unsubscribe(from:url:)`.
-    func unsubscribe(from sender: OSCSender, url: OSCPeer?) throws(SubscriptionError) -> [SubscriberRegistry.Subscriber] {
+    /// Removes subscriptions; see `SubscriberRegistry.unsubscribe(from:url:)`. Returns each
+    /// removed subscription's `/unsubscribed` reply.
+    func unsubscribe(from sender: OSCSender, url: OSCPeer?) throws(SubscriptionError) -> [OSCMessage] {
         let removed = try registry.unsubscribe(from: sender.peer, url: url)
+        let replies = removed.map { OSCMessage("/unsubscribed", [.string(self.url(of: $0.target))]) }
         forget(removed)
-        return removed
+        return replies
     }
+
+    /// A connection closed: the subscription its peer made for itself over it is removed, and
+    /// nothing more is queued for it.
+    func disconnected(_ sender: OSCSender) {
+        let routedThere = transports.withLock { $0[sender.peer] === sender.transport }
+        guard routedThere, let removed = try? registry.unsubscribe(from: sender.peer, url: sender.peer) else { return }
+        forget(removed)
+        logger.debug("dropped the subscription of \(sender.transport.url(of: sender.peer)): its connection closed")
+    }
+
+    /// `/subscribed ,s url ,s feedback`, the URL with the scheme of the transport the
+    /// subscription is sent over (`osc.tcp://` for a client subscribed over its connection).
+    func subscribedMessage(_ subscriber: SubscriberRegistry.Subscriber) -> OSCMessage {
+        OSCMessage("/subscribed", [.string(url(of: subscriber.target)), .string(subscriber.feedback.rawValue)])
+    }
+
+    private func url(of target: OSCPeer) -> String { transport(to: target).url(of: target) }
 
     /// Queues feedback with `enqueue` (true: something was queued) and, when no flush is
     /// scheduled, schedules one.

@@ -82,7 +82,7 @@ public struct SubscriberRegistry: Sendable {
 
     /// Adds a subscription for `sender` (or for `request.url`), or changes the feedback form of
     /// an existing one the sender may manage. Returns the subscription; the caller replies
-    /// with its `subscribedMessage` and then sends the snapshot.
+    /// with `SubscriberFeedback.subscribedMessage` and then sends the snapshot.
     @discardableResult
     public mutating func subscribe(from sender: OSCPeer,
                                    _ request: SubscriptionRequest = SubscriptionRequest()) throws(SubscriptionError) -> Subscriber {

@@ -96,15 +96,3 @@ public struct SubscriptionRequest: Equatable, Sendable {
         .wrongArguments(address: address, typeTags: OSCMessage(address, arguments).typeTags)
     }
 }
-
-extension SubscriberRegistry.Subscriber {
-    /// `/subscribed ,s url ,s feedback`: the reply to `/subscribe`.
-    public var subscribedMessage: OSCMessage {
-        OSCMessage("/subscribed", [.string(target.oscURL), .string(feedback.rawValue)])
-    }
-
-    /// `/unsubscribed ,s url`: the reply to `/unsubscribe`, one per removed subscription.
-    public var unsubscribedMessage: OSCMessage {
-        OSCMessage("/unsubscribed", [.string(target.oscURL)])
-    }
-}
