@@ -14,10 +14,10 @@ import SoundFitState
 ///
 /// A `Service`: run it in a `ServiceGroup`. `run()` connects to JACK, answers OSC, reports
 /// ready once the first connection was handled, and on graceful shutdown (or cancellation)
-/// closes the OSC socket and TCP listener and the JACK client and writes the last state. Every long-lived task the
-/// wiring needs (the session following the connection, the state keeper, current-patch
-/// changes to the surface, failed state writes to the log) is a child of `run()` and ends
-/// with it.
+/// closes the OSC socket, the TCP listener and the JACK client and writes the last state.
+/// Every long-lived task the wiring needs (the session following the connection, the state
+/// keeper, current-patch changes to the surface, failed state writes to the log) is a child of
+/// `run()` and ends with it.
 ///
 /// Thread rules: create and run it from any thread except the audio thread.
 public final class SoundFitApplication: Service, Sendable {
