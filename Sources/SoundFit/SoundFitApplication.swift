@@ -89,7 +89,9 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host
-        surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: configuration.osc.allowList) {
+        surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: configuration.osc.allowList,
+                                    exposure: configuration.osc.exposure,
+                                    subscriptionLease: configuration.osc.subscriptionLease) {
             SurfaceStatus(host.status)
         }
         if let stateKeeper { surface.attach(stateKeeper) }

@@ -15,9 +15,9 @@ import Testing
         var registry = SubscriberRegistry()
         let sender = peer("127.0.0.1", 5000)
         let subscriber = try registry.subscribe(from: sender)
-        #expect(subscriber == SubscriberRegistry.Subscriber(target: sender, owner: sender, feedback: .native))
+        #expect(subscriber == SubscriberRegistry.Subscriber(target: sender, owner: sender, feedback: .native, expiry: .seconds(90)))
         #expect(subscriber.subscribedMessage
-                == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:5000/"), .string("native")]))
+                == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:5000/"), .string("native"), .int32(90)]))
         try registry.subscribe(from: sender, SubscriptionRequest(feedback: .normalized))
         #expect(registry.subscribers.map(\.feedback) == [.normalized])
     }
@@ -55,7 +55,8 @@ import Testing
         // The subscriber's own host may change it (oscsend uses a new port for every message).
         let sameHost = peer("10.0.0.9", 40123)
         try registry.subscribe(from: sameHost, SubscriptionRequest(url: display, feedback: .normalized))
-        #expect(registry.subscribers == [SubscriberRegistry.Subscriber(target: display, owner: owner, feedback: .normalized)])
+        #expect(registry.subscribers == [SubscriberRegistry.Subscriber(target: display, owner: owner, feedback: .normalized,
+                                                                        expiry: .seconds(90))])
         let removed = try registry.unsubscribe(from: sameHost, url: display)
         #expect(removed.map(\.unsubscribedMessage) == [OSCMessage("/unsubscribed", [.string("osc.udp://10.0.0.9:9000/")])])
         #expect(registry.subscribers.isEmpty)
