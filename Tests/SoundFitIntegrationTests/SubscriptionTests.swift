@@ -231,13 +231,14 @@ extension SoundFitIntegration {
                 }
             }
             try subscribeSinks(osc, 8)
+            #expect(!osc.collect(for: .milliseconds(200)).contains { $0.address == "/error" })  // and its eight /subscribed
             let ninth = try OSCTestClient(port: rig.ready.oscPort)
             expectErrorReply(try subscribe(osc, [.string(ninth.url)]), for: "/subscribe", hint: "holds 8")
             let owners = try (0..<3).map { _ in try OSCTestClient(port: rig.ready.oscPort) }
             try subscribeSinks(owners[0], 8)
             try subscribeSinks(owners[1], 8)
             try subscribeSinks(owners[2], 7)
-            #expect(!osc.collect(for: .milliseconds(200)).contains { $0.address == "/error" })
+            #expect(!owners.flatMap { $0.collect(for: .milliseconds(100)) }.contains { $0.address == "/error" })
             #expect(try osc.status()["subscribers"]?.number == 32)
             let extra = try OSCTestClient(port: rig.ready.oscPort)
             expectErrorReply(try subscribe(owners[2], [.string(extra.url)]), for: "/subscribe", hint: "limit")
