@@ -92,7 +92,8 @@ public final class SoundFitApplication: Service, Sendable {
         }
         let host = self.host, socket = self.socket, tcpListener = self.tcpListener
         surface = OSCControlSurface(runtime: runtime, socket: socket, tcp: tcpListener, logger: logger,
-                                    allowList: configuration.osc.allowList) {
+                                    allowList: configuration.osc.allowList, exposure: configuration.osc.exposure,
+                                    subscriptionLease: configuration.osc.subscriptionLease) {
             var status = SurfaceStatus(host.status)
             status.fields += [
                 ("osc_udp", .string("udp://\(socket.boundPeer)")),

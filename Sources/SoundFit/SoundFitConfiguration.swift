@@ -36,15 +36,21 @@ public struct SoundFitConfiguration: Sendable {
         public var allowList: OSCAllowList
         /// The allow-list as the user wrote it, kept in the document settings.
         public var allowEntries: [String]
+        /// How long a subscription lasts unless renewed.
+        public var subscriptionLease: Duration
 
         public init(host: String = "127.0.0.1", port: UInt16 = 7700, tcp: Bool = true, allowList: OSCAllowList = .everyone,
-                    allowEntries: [String] = []) {
+                    allowEntries: [String] = [], subscriptionLease: Duration = SubscriberRegistry.defaultLease) {
             self.host = host
             self.port = port
             self.tcp = tcp
             self.allowList = allowList
             self.allowEntries = allowEntries
+            self.subscriptionLease = subscriptionLease
         }
+
+        /// Whether the port can be reached beyond this host (then answers are budgeted per source).
+        public var exposure: OSCExposure { OSCExposure(listeningOn: host) }
     }
 
     /// Where the state and the document settings are written, and the patches to offer.

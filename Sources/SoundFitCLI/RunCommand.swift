@@ -37,6 +37,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Only accept OSC from these IPv4 addresses or prefixes, comma-separated (e.g. 127.0.0.1,192.168.1.0/24).")
     var oscAllow: String?
 
+    @Option(help: "Seconds a /subscribe lasts unless the subscriber renews it by subscribing again (1…3600).")
+    var subscriptionLease = Int(SubscriberRegistry.defaultLease.components.seconds)
+
     @Option(help: "Directory of the factory patches (default: the patches/ folder of the SoundFit checkout or installation).")
     var patchesDir: String?
 
@@ -77,6 +80,9 @@ struct RunCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(error)")
             }
+        }
+        guard (1...3600).contains(subscriptionLease) else {
+            throw ValidationError("--subscription-lease must be 1…3600 seconds, got \(subscriptionLease)")
         }
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
@@ -135,7 +141,8 @@ struct RunCommand: AsyncParsableCommand {
         let osc = SoundFitConfiguration.OSC(
             host: oscHost, port: UInt16(oscPort), tcp: !noOscTcp,
             allowList: try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone,
-            allowEntries: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
+            allowEntries: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [],
+            subscriptionLease: .seconds(subscriptionLease))
         var configuration = SoundFitConfiguration(
             jack: jack, osc: osc, session: session, hearingProfile: hearingProfile,
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
@@ -146,8 +153,8 @@ struct RunCommand: AsyncParsableCommand {
             print(ready.line)
             fflush(nil)
         }
-        if oscHost != "127.0.0.1" && oscHost != "localhost" {
-            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllow == nil ? " (restrict them with --osc-allow)" : "")")
+        if osc.exposure == .network {
+            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllow == nil ? " (restrict them with --osc-allow)" : ""); answers are budgeted per source address")
         }
         return application
     }

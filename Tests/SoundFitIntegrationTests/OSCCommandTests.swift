@@ -141,8 +141,9 @@ extension SoundFitIntegration {
             }
             func expectDelivery(_ reply: OSCTestMessage, _ style: String, _ settle: Double,
                                 sourceLocation: SourceLocation = #_sourceLocation) {
-                #expect(reply.address == "/config/delivery" && reply.string(0) == style && reply.arguments.count == 2
-                        && isClose(reply.arguments[1], settle, tolerance: 1e-4), "expected \(style) \(settle): \(reply)",
+                #expect(reply.address == "/config/delivery" && reply.string(0) == style && reply.arguments.count == 3
+                        && isClose(reply.arguments[1], settle, tolerance: 1e-4) && reply.string(2) == "seconds",
+                        "expected \(style) \(settle) seconds: \(reply)",
                         sourceLocation: sourceLocation)
             }
 
@@ -179,7 +180,8 @@ extension SoundFitIntegration {
                 expectErrorReply(try timeout(arguments), for: "/config/timeout")
             }
             let after = try timeout()
-            #expect(after.arguments.count == 1 && isClose(after.arguments.first, 3, tolerance: 1e-4), "\(after)")
+            #expect(after.arguments.count == 2 && isClose(after.arguments.first, 3, tolerance: 1e-4)
+                    && after.string(1) == "seconds", "\(after)")
         }
 
         /// Sets `address` (a `/normalized` form) with a request id and expects it applied.

@@ -29,6 +29,11 @@ extension SoundFitIntegration {
             OSCTestMessage("/state", [.string("/filter/cutoff"), .string("applied"), .float(5000)]),
             OSCTestMessage("/status", [.string("connected"), .int(1)]),
             OSCTestMessage("/config/delivery", [.string("continuous"), .float(0)]),
+            OSCTestMessage("/config/delivery", [.string("discrete"), .float(0.2), .string("seconds")]),
+            OSCTestMessage("/config/timeout", [.float(10), .string("seconds")]),
+            OSCTestMessage("/config/max_output", [.float(100), .string("dB SPL")]),
+            OSCTestMessage("/subscribe/pending", [.string("osc.udp://127.0.0.2:9/"), .string("native"), .int(30)]),
+            OSCTestMessage("/subscribe/challenge", [.string("0123456789abcdef0123456789abcdef")]),
         ]
 
         @Test("Replies are never answered; requests in the same bundle still are")

@@ -5,22 +5,6 @@ import Testing
 extension SoundFitIntegration {
     /// Issue 4, security: `--osc-allow`, `--osc-host`, the packet size limit.
     @Suite("OSC security") struct OSCSecurity {
-        /// `soundfit ready osc=udp://HOST:PORT …` → (host, port), for any listening address.
-        private func oscEndpoint(_ process: SoundFitProcess) throws -> (host: String, port: UInt16) {
-            let found = process.process.waitForOutput(timeout: .seconds(30)) { output -> (String, UInt16)? in
-                guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("soundfit ready ") }),
-                      let field = line.split(separator: " ").first(where: { $0.hasPrefix("osc=udp://") }) else { return nil }
-                let endpoint = field.dropFirst("osc=udp://".count)
-                guard let colon = endpoint.lastIndex(of: ":"), let port = UInt16(endpoint[endpoint.index(after: colon)...])
-                else { return nil }
-                return (String(endpoint[..<colon]), port)
-            }
-            guard let found else {
-                throw IntegrationError("no ready line: \(process.process.standardOutput) \(process.process.standardError)")
-            }
-            return found
-        }
-
         @Test("--osc-allow: packets from outside the list change nothing and get no reply; inside ones work")
         func allowList() throws {
             let server = try TestJackServer()
@@ -29,7 +13,7 @@ extension SoundFitIntegration {
                 "--server", server.name, "--no-start-server", "--channels", "1", "--osc-allow", "127.0.0.2/32, 127.0.1.0/24",
             ])
             defer { soundfit.stop() }
-            let (_, port) = try oscEndpoint(soundfit)
+            let (_, port) = try soundfit.oscEndpoint()
             let allowed = try OSCTestClient(port: port, localAddress: loopbackAddress(2))
             try allowed.ping()
             try allowed.waitForSession()
@@ -125,7 +109,7 @@ extension SoundFitIntegration {
                 "--server", server.name, "--no-start-server", "--channels", "1", "--osc-host", "127.0.0.3",
             ])
             defer { soundfit.stop() }
-            let (host, port) = try oscEndpoint(soundfit)
+            let (host, port) = try soundfit.oscEndpoint()
             #expect(host == "127.0.0.3")
             let warnings = soundfit.process.standardError.split(separator: "\n").filter {
                 $0.localizedCaseInsensitiveContains("warning") && $0.contains("127.0.0.3")

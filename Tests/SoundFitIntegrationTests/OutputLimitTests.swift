@@ -14,7 +14,7 @@ extension SoundFitIntegration {
             let rig = try SoundFitRig(channels: 2, extraArguments: ["--max-output", "80"])
             defer { rig.stop() }
             let osc = rig.osc
-            #expect(try osc.ask("/config/max_output", reply: "/config/max_output").arguments == [.float(80)])
+            #expect(try osc.ask("/config/max_output", reply: "/config/max_output").arguments == [.float(80), .string("dB SPL")])
             expectApplied(try osc.set("/output/gain", .float(12)), "/output/gain", .float(12))
             _ = try osc.status()  // starts a new interval for output_limit_db
 
@@ -43,7 +43,7 @@ extension SoundFitIntegration {
             #expect(try osc.status()["output_limit_db"]?.number == 0)
 
             // The limit can be changed and queried; out-of-range values are refused.
-            #expect(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90)])
+            #expect(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
             expectErrorReply(try osc.ask("/config/max_output", [.float(20)], reply: "/config/max_output"),
                              for: "/config/max_output", hint: "40")
         }

@@ -21,7 +21,7 @@ extension SoundFitIntegration {
                 guard case .int(let number)? = item.arguments.first else { return (Int32.min, "") }
                 return (number, item.string(1) ?? "")
             }
-            #expect(end.match.arguments == [.int(Int32(items.count))], "\(end.match)", sourceLocation: sourceLocation)
+            #expect(end.match.arguments == [.int(Int32(items.count)), .int(-1)], "\(end.match)", sourceLocation: sourceLocation)
             return items
         }
 
@@ -143,7 +143,7 @@ extension SoundFitIntegration {
             let stateAttributes = try FileManager.default.attributesOfItem(atPath: rig.stateDirectory.appendingPathComponent("state.json").path)
             #expect((stateAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "state.json holds a hearing profile: mode 0600")
             // The delivery timeout is part of the state.
-            #expect(try osc.request("/config/timeout", [.float(7)], reply: "/config/timeout").arguments == [.float(7)])
+            #expect(try osc.request("/config/timeout", [.float(7)], reply: "/config/timeout").arguments == [.float(7), .string("seconds")])
             // Applied right before a clean shutdown (inside the debounce): flushed on exit.
             expectApplied(try osc.set("/output/gain", .float(-3.5)), "/output/gain", .float(-3.5))
 
@@ -152,7 +152,7 @@ extension SoundFitIntegration {
             let list = try patchList(osc)
             #expect(list.contains { $0 == (number, "Evening test") }, "\(list)")
             #expect(try osc.query("/output/gain") == .float(-3.5), "the change made just before SIGTERM was not kept")
-            #expect(try osc.request("/config/timeout", [], reply: "/config/timeout").arguments == [.float(7)])
+            #expect(try osc.request("/config/timeout", [], reply: "/config/timeout").arguments == [.float(7), .string("seconds")])
             expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
             #expect(try osc.query("/filter/cutoff") == .float(4000))
             #expect(try osc.query("/filter/enabled") == .int(1))

@@ -218,27 +218,40 @@ extension SoundFitIntegration {
             _ = try watcher.waitFor("native feedback still flowing") { $0.address == "/filter/q" && $0.arguments == [.float(2)] }
             #expect(!watcher.collect(for: .milliseconds(200)).contains { $0.address.hasSuffix("/normalized") })
 
-            // The limit: 32 subscriptions in all (the watcher holds one).
-            let sinks = try (0..<31).map { _ in try OSCTestClient(port: rig.ready.oscPort) }
-            for sink in sinks {
-                osc.send("/subscribe", .string(sink.url))
-                let reply = try sink.waitFor("/subscribed", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
-                #expect(reply.string(0).map { $0.contains(":\(sink.localPort)") } == true, "\(reply)")
+            // The limits: 8 per client (address and port), 32 in all (the watcher holds one). The
+            // sinks stay open: a closed one would be dropped as unreachable.
+            var sinks: [OSCTestClient] = []
+            func subscribeSinks(_ owner: OSCTestClient, _ count: Int) throws {
+                for _ in 0..<count {
+                    let sink = try OSCTestClient(port: rig.ready.oscPort)
+                    sinks.append(sink)
+                    owner.send("/subscribe", .string(sink.url))
+                    let reply = try sink.waitFor("/subscribed", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
+                    #expect(reply.string(0).map { $0.contains(":\(sink.localPort)") } == true, "\(reply)")
+                }
             }
-            #expect(!osc.collect(for: .milliseconds(200)).contains { $0.address == "/error" })
+            try subscribeSinks(osc, 8)
+            #expect(!osc.collect(for: .milliseconds(200)).contains { $0.address == "/error" })  // and its eight /subscribed
+            let ninth = try OSCTestClient(port: rig.ready.oscPort)
+            expectErrorReply(try subscribe(osc, [.string(ninth.url)]), for: "/subscribe", hint: "holds 8")
+            let owners = try (0..<3).map { _ in try OSCTestClient(port: rig.ready.oscPort) }
+            try subscribeSinks(owners[0], 8)
+            try subscribeSinks(owners[1], 8)
+            try subscribeSinks(owners[2], 7)
+            #expect(!owners.flatMap { $0.collect(for: .milliseconds(100)) }.contains { $0.address == "/error" })
             #expect(try osc.status()["subscribers"]?.number == 32)
             let extra = try OSCTestClient(port: rig.ready.oscPort)
-            expectErrorReply(try subscribe(osc, [.string(extra.url)]), for: "/subscribe", hint: "limit")
+            expectErrorReply(try subscribe(owners[2], [.string(extra.url)]), for: "/subscribe", hint: "limit")
             expectErrorReply(try subscribe(extra), for: "/subscribe", hint: "limit")
             // Unsubscribing without a URL removes what the sender subscribed.
             osc.send("/unsubscribe")
             var removed = 0
-            while removed < 31 {
-                _ = try osc.waitFor("/unsubscribed \(removed + 1) of 31") { $0.address == "/unsubscribed" }
+            while removed < 8 {
+                _ = try osc.waitFor("/unsubscribed \(removed + 1) of 8") { $0.address == "/unsubscribed" }
                 removed += 1
             }
             #expect(try subscribe(extra).address == "/subscribed", "room again after /unsubscribe")
-            #expect(try osc.status()["subscribers"]?.number == 2)
+            #expect(try osc.status()["subscribers"]?.number == 25)
         }
     }
 }

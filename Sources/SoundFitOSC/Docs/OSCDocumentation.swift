@@ -11,6 +11,7 @@ public enum OSCDocumentation {
                                 maximumPacketBytes: Int = 16384) -> String {
         var blocks = [introduction(maximumPacketBytes: maximumPacketBytes),
                       tcpSection(maximumPacketBytes: maximumPacketBytes)]
+        blocks.append(securitySection(parameterCount: parameters.count))
         blocks.append(parameterSection(parameters))
         blocks.append(commandSummary(commands))
         for section in OSCCommandDescription.Section.allCases {
@@ -46,11 +47,13 @@ public enum OSCDocumentation {
         (`oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000`), or use a client that \
         listens on its sending socket (a script, TouchOSC, Open Stage Control).
         - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, \
-        `/subscribed`, `/unsubscribed`, `/list/param`, `/list/end`, `/patch/item`, `/patch/end`, \
-        `/patch/saved`, `/patch/deleted`, `/profile/presets`, `/session/interrupted`, and `/state`, \
-        `/session`, `/status`, `/patch/current` with their reply arguments) is dropped without an \
-        answer, and so is any packet whose source is SoundFit's own port: two servers that answer \
-        each other's replies never stop.
+        `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/unsubscribed`, `/list/param`, \
+        `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
+        `/profile/presets`, `/session/interrupted`, and `/state`, `/session`, `/status`, \
+        `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output` with their \
+        reply arguments) is dropped without an answer, and so is any packet whose source is \
+        SoundFit's own port: two servers that answer each other's replies never stop. See \
+        Security below.
         - **Bundles.** The messages of one bundle take effect in the same audio cycle. Timetags are \
         ignored: a bundle applies on arrival.
         - **Types.** Booleans are accepted as T/F, int or float (non-zero = true) and reported as \
@@ -94,6 +97,72 @@ public enum OSCDocumentation {
         \(limits.maximumQueuedBytes / 1024) KiB more, after which its connection is closed. One thread serves \
         every connection (poll), so a slow or silent client holds up neither the dispatcher nor \
         other clients.
+        """
+    }
+
+    /// What an exposed port can and cannot do, with every bound (the README's "Security"
+    /// section says the same in short).
+    static func securitySection(parameterCount: Int) -> String {
+        let budgets = SourceBudgets()
+        let confirmations = SubscriptionConfirmations()
+        let registry = SubscriberRegistry()
+        return """
+        ## Security
+
+        SoundFit listens on 127.0.0.1 by default. With `--osc-host` set to anything but \
+        127.0.0.1, localhost or ::1 (0.0.0.0, a LAN address, also 127.0.0.2…), the port is \
+        *exposed*: a datagram's source address can be forged by anyone on the path, and the \
+        per-source budget below applies. What any packet can and cannot do:
+
+        - **Who is heard.** `--osc-allow` limits senders to IPv4 addresses and prefixes; packets \
+        from elsewhere are dropped (logged, rate limited). Feedback also goes only to hosts it \
+        admits: a `/subscribe` of a URL outside it is refused with an `/error`.
+        - **No loops.** A packet whose source is SoundFit's own port is dropped, a `/subscribe` \
+        of that port is refused, and a message that can only be a reply is never answered. Every \
+        answer to a command is a reply form (configuration replies end in their unit, \
+        `,s seconds` or `,s dB SPL`, so they are never a set). By contract, the answer to a \
+        parameter query (`/filter/cutoff` → `/filter/cutoff ,f 1000`) and value feedback are byte \
+        for byte a set: a SoundFit answers such a set with `/state`, a reply, so nothing loops, \
+        but a query with a forged source makes SoundFit send that one value to the forged \
+        address. Keep `--osc-allow` tight on an exposed port.
+        - **Third-party targets confirm.** A `/subscribe ,s url` whose host is not the \
+        requester's own sends the target only `/subscribe/challenge ,s token` (64 bytes, less \
+        than 3× the smallest `/subscribe` that can name it; a 128-bit random token) — never a \
+        snapshot, feedback or `/subscribed` — until the target's host sends \
+        `/subscribe/confirm ,s token`. The requester gets `/subscribe/pending`. At most \
+        \(confirmations.capacity) subscriptions await confirmation (\(confirmations.maximumPerOwner) \
+        per requester), each for \(confirmations.window.components.seconds) s; one challenge per \
+        target host per \(confirmations.challengeInterval.components.seconds) s and none while \
+        one is pending, so repeating a `/subscribe` sends nothing more. A URL on the requester's \
+        own host (`oscdump` on another port) needs no confirmation — except on an exposed port, \
+        where every target outside 127.0.0.0/8 confirms, a client subscribing itself too (its \
+        source address could be forged).
+        - **Leases and dead targets.** A subscription lasts \
+        \(registry.lease.components.seconds) s (`--subscription-lease`) unless renewed by \
+        subscribing again; `/subscribed` says the lease. A target whose port is unreachable \
+        (ICMP port unreachable, read from the socket's error queue) is dropped at once, one whose \
+        sends fail \(registry.maximumConsecutiveFailures) times in a row too. At most \
+        \(registry.capacity) subscriptions, \(registry.maximumPerOwner) per client (address and \
+        port), so no single client takes every slot.
+        - **Per-source budget (exposed port).** Everything SoundFit sends to one IPv4 address \
+        (replies, snapshots, feedback, challenges; all its ports together) draws on a token \
+        bucket of \(budgets.burstBytes / 1024) KiB that refills at \(budgets.bytesPerSecond / 1024) \
+        KiB/s; beyond it datagrams are dropped, counted (`/status` `answers_dropped`) and logged \
+        (rate limited). At most \(budgets.maximumSources) addresses are tracked; a new one evicts \
+        the one used least recently. On loopback, replies are never limited.
+        - **Large answers are bounded.** `/list` answers one `/list/param` per parameter of the \
+        fixed model (\(parameterCount) parameters, about 1.3 KB in all) and `/list/end`; \
+        `/patch/list` answers pages of \(OSCCommandTable.patchListPageSize) patches \
+        (`/patch/list ,i offset`, `/patch/end ,i count ,i next_offset`).
+        - **Bounded memory.** Everything a client can make SoundFit keep has a bound: \
+        subscriptions (\(registry.capacity), \(registry.maximumPerOwner) per client) and their \
+        pending feedback (one message per subscriber and key, latest wins), pending \
+        confirmations (\(confirmations.capacity)), per-source budgets \
+        (\(budgets.maximumSources) addresses), rate-limited log lines (256 keys), interruption \
+        reasons (16, of at most 128 bytes each), and the requests in flight per parameter (at \
+        most 8 deliveries and 1 waiting value, each with its requester's address for the \
+        feedback; a newer value supersedes the waiting one). Datagrams over 16384 bytes are \
+        dropped.
         """
     }
 

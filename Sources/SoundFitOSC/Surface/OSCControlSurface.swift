@@ -22,6 +22,8 @@ public final class OSCControlSurface: Sendable {
     public static let maximumPacketBytes = 16384
     /// How often counts of rate-limited log lines that were held back are written.
     static let suppressedLogInterval: Duration = .seconds(10)
+    /// How often ended subscription leases and confirmation windows are swept.
+    static let expiryInterval: Duration = .milliseconds(500)
 
     let runtime: SoundFitRuntime
     /// The datagram transport: the surface listens on it, and `osc.udp://` subscriptions are
@@ -34,6 +36,8 @@ public final class OSCControlSurface: Sendable {
     let replies: OSCReplies
     let parameters: OSCParameterRequests
     let feedback: SubscriberFeedback
+    /// The transport's budget when the surface is exposed to the network.
+    let budgeted: BudgetedTransport?
     let status: @Sendable () -> SurfaceStatus
     private let keeper = Mutex<StateKeeper?>(nil)
     /// Patches and durable state, once attached.
@@ -41,25 +45,38 @@ public final class OSCControlSurface: Sendable {
 
     /// A surface on the UDP socket and, when given, the TCP listener.
     public convenience init(runtime: SoundFitRuntime, socket: OSCSocket, tcp: OSCTCPListener? = nil, logger: Logger,
-                            allowList: OSCAllowList = .everyone,
+                            allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
+                            subscriptionLease: Duration = SubscriberRegistry.defaultLease,
                             status: @escaping @Sendable () -> SurfaceStatus) {
         self.init(runtime: runtime, transport: socket, streams: tcp.map { [$0] } ?? [], logger: logger,
-                  allowList: allowList, status: status)
+                  allowList: allowList, exposure: exposure, subscriptionLease: subscriptionLease, status: status)
     }
 
-    /// A surface on any transports (an `InMemoryOSCTransport` in unit tests).
+    /// A surface on any transports (an `InMemoryOSCTransport` in unit tests). Exposed to the
+    /// network, everything it sends over the datagram transport draws on a per-address budget
+    /// (`SourceBudgets`); a stream's peers are connections, whose addresses cannot be forged.
     public init(runtime: SoundFitRuntime, transport: any OSCTransport, streams: [any OSCTransport] = [], logger: Logger,
-                allowList: OSCAllowList = .everyone,
+                allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
+                subscriptionLease: Duration = SubscriberRegistry.defaultLease,
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
-        self.transport = transport
         self.streams = streams
+        switch exposure {
+        case .loopback:
+            self.transport = transport
+            budgeted = nil
+        case .network:
+            let budgeted = BudgetedTransport(transport) { [logger] line in logger.warning("\(line)") }
+            self.transport = budgeted
+            self.budgeted = budgeted
+        }
         self.logger = logger
         self.status = status
         ingress = OSCIngress(allowList: allowList, logger: logger)
         replies = OSCReplies(logger: logger)
         parameters = OSCParameterRequests(runtime: runtime, replies: replies)
-        feedback = SubscriberFeedback(transport: transport, logger: logger)
+        feedback = SubscriberFeedback(transport: self.transport, allowList: allowList, exposure: exposure,
+                                      lease: subscriptionLease, logger: logger)
     }
 
     /// Attaches patches and durable state (before `run`).
@@ -122,6 +139,12 @@ public final class OSCControlSurface: Sendable {
                 group.addTask { [surface] in
                     while (try? await Task.sleep(for: OSCControlSurface.suppressedLogInterval)) != nil {
                         surface.ingress.flushSuppressedLogLines()
+                        surface.budgeted?.flushSuppressedLogLines()
+                    }
+                }
+                group.addTask { [surface] in
+                    while (try? await Task.sleep(for: OSCControlSurface.expiryInterval)) != nil {
+                        surface.feedback.expire()
                     }
                 }
             }

@@ -34,6 +34,7 @@ public final class InMemoryOSCTransport: OSCTransport {
     private let receiver = Mutex<Receiver?>(nil)
     private let outbound = Mutex<[Outbound]>([])
     private let refused = Mutex<Set<OSCPeer>>([])
+    private let unreachableHandler = Mutex<UnreachableHandler?>(nil)
 
     public init(endpoint: OSCPeer = OSCPeer(address: UInt32(0x7F00_0001).bigEndian, port: 7700)) {
         self.endpoint = endpoint
@@ -76,6 +77,15 @@ public final class InMemoryOSCTransport: OSCTransport {
     }
 
     public func isOwnEndpoint(_ peer: OSCPeer) -> Bool { peer == endpoint }
+
+    public func reportUnreachable(to handler: @escaping @Sendable (OSCPeer) -> Void) {
+        unreachableHandler.withLock { $0 = UnreachableHandler(report: handler) }
+    }
+
+    /// Reports `peer` unreachable, as an ICMP port unreachable would.
+    public func portUnreachable(_ peer: OSCPeer) {
+        unreachableHandler.withLock { $0 }?.report(peer)
+    }
 
     /// Makes sends to `peer` fail (as an unreachable host would), or succeed again.
     public func refuseSends(to peer: OSCPeer, _ refuse: Bool = true) {

@@ -36,6 +36,9 @@ public struct OSCPeer: Hashable, Sendable, CustomStringConvertible {
     /// The address in host byte order, for range checks.
     public var hostOrderAddress: UInt32 { UInt32(bigEndian: address) }
 
+    /// Whether the address is in 127.0.0.0/8: this host, unreachable from the network.
+    public var isLoopback: Bool { hostOrderAddress >> 24 == 127 }
+
     public var host: String {
         var addr = in_addr(s_addr: address)
         var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))

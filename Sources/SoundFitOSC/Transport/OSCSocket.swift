@@ -17,6 +17,7 @@ public final class OSCSocket: OSCTransport {
     private let descriptor: Int32
     private let stopping = Atomic<Bool>(false)
     private let receiverDone = DispatchSemaphore(value: 0)
+    private let unreachableHandler = Mutex<UnreachableHandler?>(nil)
 
     /// Binds to `host:port` (port 0 picks a free one). The receive buffer is raised so bursts
     /// from fader surfaces are not lost in the kernel.
@@ -31,6 +32,11 @@ public final class OSCSocket: OSCTransport {
         // Wake up regularly so `close()` can stop the receive thread.
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // ICMP errors for datagrams sent from this socket (port unreachable: nobody listens
+        // there) are queued on its error queue, with the destination they concern, instead of
+        // being lost: a subscriber that went away is found at its next feedback.
+        var receiveErrors: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_IP), IP_RECVERR, &receiveErrors, socklen_t(MemoryLayout<Int32>.size))
         var address = peer.socketAddress
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -63,6 +69,7 @@ public final class OSCSocket: OSCTransport {
             // than the buffer, so an oversized datagram is detected and dropped, never handed on
             // truncated.
             var buffer = [UInt8](repeating: 0, count: max(maximumPacketBytes, 1))
+            var packetsSinceErrorCheck = 0
             while !stopping.load(ordering: .acquiring) {
                 var source = sockaddr_in()
                 var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -73,7 +80,14 @@ public final class OSCSocket: OSCTransport {
                         }
                     }
                 }
-                // An empty datagram is a packet too (it is answered as undecodable).
+                // An empty datagram is a packet too (it is answered as undecodable). A failure is
+                // the receive timeout or a queued ICMP error; the error queue is also read every
+                // so often during a flood, when no timeout comes.
+                packetsSinceErrorCheck += 1
+                if received < 0 || packetsSinceErrorCheck >= 256 {
+                    packetsSinceErrorCheck = 0
+                    readErrorQueue()
+                }
                 guard received >= 0 else { continue }
                 let peer = OSCPeer(source)
                 if received > maximumPacketBytes {
@@ -87,6 +101,53 @@ public final class OSCSocket: OSCTransport {
         thread.start()
     }
 
+    public func reportUnreachable(to handler: @escaping @Sendable (OSCPeer) -> Void) {
+        unreachableHandler.withLock { $0 = UnreachableHandler(report: handler) }
+    }
+
+    /// Reads every queued ICMP error (receive thread) and reports the destinations that were
+    /// port unreachable. Each entry's address is the original datagram's destination; its
+    /// control message (`IP_RECVERR`) starts with a `sock_extended_err` whose first field is
+    /// the error number.
+    private func readErrorQueue() {
+        var control = [UInt8](repeating: 0, count: 256)
+        var payload = [UInt8](repeating: 0, count: 64)
+        while true {
+            var destination = sockaddr_in()
+            let (received, level, type, error): (Int, Int32, Int32, UInt32) = payload.withUnsafeMutableBytes { payloadBytes in
+                control.withUnsafeMutableBytes { controlBytes in
+                    withUnsafeMutablePointer(to: &destination) { name in
+                        var vector = iovec(iov_base: payloadBytes.baseAddress, iov_len: payloadBytes.count)
+                        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                            var header = msghdr()
+                            header.msg_name = UnsafeMutableRawPointer(name)
+                            header.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+                            header.msg_iov = vectorPointer
+                            header.msg_iovlen = 1
+                            header.msg_control = controlBytes.baseAddress
+                            header.msg_controllen = controlBytes.count
+                            let received = recvmsg(descriptor, &header, Int32(MSG_ERRQUEUE) | Int32(MSG_DONTWAIT))
+                            // The first control message: struct cmsghdr { size_t len; int level; int type; } + data.
+                            let headerSize = MemoryLayout<Int>.size + 2 * MemoryLayout<Int32>.size
+                            guard received >= 0, header.msg_controllen >= headerSize + 4 else {
+                                return (received, Int32(-1), Int32(-1), UInt32(0))
+                            }
+                            let raw = UnsafeRawBufferPointer(controlBytes)
+                            return (received,
+                                    raw.loadUnaligned(fromByteOffset: MemoryLayout<Int>.size, as: Int32.self),
+                                    raw.loadUnaligned(fromByteOffset: MemoryLayout<Int>.size + 4, as: Int32.self),
+                                    raw.loadUnaligned(fromByteOffset: headerSize, as: UInt32.self))
+                        }
+                    }
+                }
+            }
+            guard received >= 0 else { return }
+            guard level == Int32(IPPROTO_IP), type == IP_RECVERR, error == UInt32(ECONNREFUSED) else { continue }
+            let peer = OSCPeer(destination)
+            unreachableHandler.withLock { $0 }?.report(peer)
+        }
+    }
+
     /// Whether datagrams sent to `peer` would arrive at this socket itself: the bound address
     /// and port, or — when bound to every interface — this port at any local address.
     /// Replies and feedback are never sent there (a server answering itself never stops).
@@ -94,7 +155,7 @@ public final class OSCSocket: OSCTransport {
         guard peer.port == boundPeer.port else { return false }
         if peer.address == boundPeer.address { return true }
         guard boundPeer.address == INADDR_ANY.bigEndian else { return false }
-        return peer.hostOrderAddress >> 24 == 127 || Self.localAddresses().contains(peer.address)
+        return peer.isLoopback || Self.localAddresses().contains(peer.address)
     }
 
     /// The IPv4 addresses of this host's interfaces (network byte order).
@@ -113,9 +174,16 @@ public final class OSCSocket: OSCTransport {
         return addresses
     }
 
-    /// Sends one datagram; false if the kernel refused it.
+    /// Sends one datagram; false if the kernel refused it. An ICMP error queued for an earlier
+    /// datagram (to any peer) can be reported by this call instead (`ECONNREFUSED`): then the
+    /// datagram was not sent, and is sent again once.
     @discardableResult
     public func send(_ bytes: [UInt8], to peer: OSCPeer) -> Bool {
+        if sendOnce(bytes, to: peer) { return true }
+        return errno == ECONNREFUSED && sendOnce(bytes, to: peer)
+    }
+
+    private func sendOnce(_ bytes: [UInt8], to peer: OSCPeer) -> Bool {
         var address = peer.socketAddress
         let sent = bytes.withUnsafeBytes { raw in
             withUnsafePointer(to: &address) {

@@ -37,6 +37,22 @@ public protocol OSCTransport: AnyObject, Sendable {
     /// Whether packets sent to `peer` would arrive at this transport itself. SoundFit never
     /// answers such a source nor sends feedback there: a server answering itself never stops.
     func isOwnEndpoint(_ peer: OSCPeer) -> Bool
+
+    /// Calls `handler` (on the receive thread) with each peer a sent packet turned out to be
+    /// unreachable for (ICMP port unreachable): nobody listens there. Transports that cannot
+    /// tell never call it.
+    func reportUnreachable(to handler: @escaping @Sendable (OSCPeer) -> Void)
+}
+
+extension OSCTransport {
+    public func reportUnreachable(to handler: @escaping @Sendable (OSCPeer) -> Void) {}
+}
+
+/// The closure a transport calls with unreachable peers. Kept in a struct: a bare closure in a
+/// `Mutex` is re-wrapped in a reabstraction thunk at every `withLock`, so each call would go
+/// through one more thunk than the last (found as a receive thread spinning in thunks).
+struct UnreachableHandler: Sendable {
+    let report: @Sendable (OSCPeer) -> Void
 }
 
 extension OSCTransport {

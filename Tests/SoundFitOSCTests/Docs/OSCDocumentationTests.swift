@@ -23,7 +23,7 @@ import Testing
 
     /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output` and the reports.
     static let contract = [
-        "/ping", "/list", "/status", "/subscribe", "/unsubscribe", "/config/delivery", "/config/timeout",
+        "/ping", "/list", "/status", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
         "/config/max_output", "/session", "/session/activate", "/session/deactivate", "/session/interrupt", "/session/resolve",
         "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save", "/patch/delete", "/patch/current",
         "/state", "/error",
@@ -71,7 +71,7 @@ import Testing
 
             - `seconds` (`f`, optional): the apply timeout, 0.01…600 s.
 
-            Reply: `/config/timeout ,f seconds`.
+            Reply: `/config/timeout ,f seconds ,s seconds` (the unit last: a reply is never a request).
 
             Errors (`/error /config/timeout message`):
 

@@ -22,13 +22,13 @@ final class SurfaceHarness {
     /// Messages read from the transport for another peer than the one a test waited for.
     private var unread: [OSCPeer: [OSCMessage]] = [:]
 
-    init() async throws {
+    init(exposure: OSCExposure = .loopback) async throws {
         runtime = SoundFitRuntime(
             engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
             config: ProcessingConfig(deliveryTimeout: .seconds(20)))
         var logger = Logger(label: "soundfit.osc.tests")
         logger.logLevel = .critical
-        let surface = OSCControlSurface(runtime: runtime, transport: transport, logger: logger) {
+        let surface = OSCControlSurface(runtime: runtime, transport: transport, logger: logger, exposure: exposure) {
             SurfaceStatus(fields: [("connected", .int32(1))])
         }
         self.surface = surface

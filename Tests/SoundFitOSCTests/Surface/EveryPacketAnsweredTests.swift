@@ -7,10 +7,11 @@ import Testing
     @Test func extraArgumentsEmptyBundlesAndEmptyDatagramsAreAnswered() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }
-        for address in ["/list", "/patch/list"] {
-            surface.send(OSCMessage(address, [.int32(1)]))
+        for (address, argument, reason) in [("/list", OSCArgument.int32(1), "/list takes no arguments"),
+                                            ("/patch/list", .string("x"), "/patch/list takes [,i offset]")] {
+            surface.send(OSCMessage(address, [argument]))
             let reply = await surface.next()
-            #expect(reply?.address == "/error" && reply?.arguments.last == .string("\(address) takes no arguments"),
+            #expect(reply?.address == "/error" && reply?.arguments.last == .string(reason),
                     "\(address): \(String(describing: reply))")
         }
         surface.sendBundle([])

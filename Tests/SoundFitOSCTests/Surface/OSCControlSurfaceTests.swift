@@ -112,7 +112,7 @@ import Testing
         try await withSurface { surface in
             surface.send(OSCMessage("/subscribe"), from: Self.subscriber)
             let snapshot = await surface.messages(to: Self.subscriber, through: "/session")
-            #expect(snapshot.first == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:9001/"), .string("native")]))
+            #expect(snapshot.first == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:9001/"), .string("native"), .int32(90)]))
             #expect(snapshot.contains(OSCMessage("/filter/cutoff", [.float(1000)])), "\(snapshot)")
             #expect(snapshot.last == OSCMessage("/session", [.string("active"), .string("fine_tuning"), .int32(3)]))
 
@@ -231,7 +231,7 @@ extension OSCControlSurfaceTests {
                   let packet = await other.nextOutbound(timeout: SurfaceHarness.patience) {
                 overOther.append(try #require(packet.message))
             }
-            #expect(overOther.first == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:9100/"), .string("native")]))
+            #expect(overOther.first == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:9100/"), .string("native"), .int32(90)]))
             let udpSnapshot = await surface.messages(to: Self.subscriber, through: "/session")
             #expect(udpSnapshot.first?.address == "/subscribed", "\(udpSnapshot)")
 

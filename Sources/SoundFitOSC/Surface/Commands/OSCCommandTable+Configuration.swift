@@ -5,8 +5,9 @@ import SoundFitRuntime
 extension OSCCommandTable {
     static let configuration = [delivery, timeout, maximumOutput]
 
-    /// `,s continuous ,f 0` is a reply (continuous delivery takes no settle time as a request);
-    /// `,s discrete ,f 0.2` is a request as well as a reply, so it is answered.
+    /// The reply ends in `,s seconds`, which no request carries: a reply sent back to SoundFit
+    /// (or to another SoundFit, by a forged source) is never taken for a set and answered in
+    /// turn. `,s continuous ,f 0`, the reply before the unit, is still recognised.
     static let delivery = OSCCommand(
         OSCCommandDescription(
             "/config/delivery", section: .configuration,
@@ -19,7 +20,7 @@ extension OSCCommandTable {
                 Arg("s", "style", "`continuous` or `discrete`.", optional: true),
                 Arg("f", "settle_seconds", "discrete only: the settle time (default 0.2).", optional: true),
             ],
-            reply: "`/config/delivery ,s style ,f settle_seconds`.",
+            reply: "`/config/delivery ,s style ,f settle_seconds ,s seconds` (the unit last: a reply is never a request).",
             errors: [
                 "unknown style",
                 "settle time not within 0.001…10 s (checked as sent: a time that would round to 0 ms is refused), or given with `continuous`",
@@ -35,8 +36,9 @@ extension OSCCommandTable {
             OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"]), .any])),
         ],
         replies: [
+            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous", "discrete"]), .float,
+                                                         .string(oneOf: [secondsUnit])])),
             OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous"]), .floatValue(0)])),
-            OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["discrete"]), .float])),
         ],
         handle: answerDelivery)
 
@@ -84,25 +86,30 @@ extension OSCCommandTable {
         request.reply(OSCMessage("/config/delivery", deliveryArguments(runtime.config)))
     }
 
+    /// The unit that ends the replies of `/config/delivery` and `/config/timeout`.
+    static let secondsUnit = "seconds"
+    /// The unit that ends the reply of `/config/max_output`.
+    static let splUnit = "dB SPL"
+
     static func deliveryArguments(_ config: ProcessingConfig) -> [OSCArgument] {
         switch config.deliveryStyle {
-        case .continuous: [.string("continuous"), .float(0)]
-        case .discrete(let settle): [.string("discrete"), .float(Float(settle.seconds))]
+        case .continuous: [.string("continuous"), .float(0), .string(secondsUnit)]
+        case .discrete(let settle): [.string("discrete"), .float(Float(settle.seconds)), .string(secondsUnit)]
         }
     }
 
-    /// Its reply has the form of a request (a set), so it is never recognised as a reply.
+    /// Its reply ends in `,s seconds`, so it is not a set: never answered when it comes back.
     static let timeout = OSCCommand(
         OSCCommandDescription(
             "/config/timeout", section: .configuration,
             summary: "How long a change may take to be applied before it ends `failed` (default 10 s). "
                 + "Without arguments, queries.",
             arguments: [Arg("f", "seconds", "the apply timeout, 0.01…600 s.", optional: true)],
-            reply: "`/config/timeout ,f seconds`.",
+            reply: "`/config/timeout ,f seconds ,s seconds` (the unit last: a reply is never a request).",
             errors: ["not a number within 0.01…600 s"],
             examples: ["oscsend localhost 7700 /config/timeout f 2"]),
         requests: [.bare("/config/timeout"), OSCMessageForm("/config/timeout", .exactly([.any]))],
-        replies: [OSCMessageForm("/config/timeout", .exactly([.float]))],
+        replies: [OSCMessageForm("/config/timeout", .exactly([.float, .string(oneOf: [secondsUnit])]))],
         handle: answerTimeout)
 
     /// `/config/timeout ,f seconds`; no argument queries.
@@ -122,10 +129,11 @@ extension OSCCommandTable {
             runtime.config = config
             request.surface.stateKeeper?.persist()
         }
-        request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds))]))
+        request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds)),
+                                                     .string(secondsUnit)]))
     }
 
-    /// Its reply has the form of a request (a set), so it is never recognised as a reply.
+    /// Its reply ends in `,s dB SPL`, so it is not a set: never answered when it comes back.
     static let maximumOutput = OSCCommand(
         OSCCommandDescription(
             "/config/max_output", section: .configuration,
@@ -134,11 +142,11 @@ extension OSCCommandTable {
                 + "full-scale sine stands for). No latency; transparent below the limit. `/status` reports the "
                 + "largest reduction (`output_limit_db`). Without arguments, queries.",
             arguments: [Arg("f", "spl", "the maximum output, 40…130 dB SPL.", optional: true)],
-            reply: "`/config/max_output ,f spl`.",
+            reply: "`/config/max_output ,f spl ,s dB SPL` (the unit last: a reply is never a request).",
             errors: ["not a number within 40…130"],
             examples: ["oscsend localhost 7700 /config/max_output f 90"]),
         requests: [.bare("/config/max_output"), OSCMessageForm("/config/max_output", .exactly([.any]))],
-        replies: [OSCMessageForm("/config/max_output", .exactly([.float]))],
+        replies: [OSCMessageForm("/config/max_output", .exactly([.float, .string(oneOf: [splUnit])]))],
         handle: answerMaximumOutput)
 
     /// `/config/max_output ,f spl`; no argument queries.
@@ -156,6 +164,6 @@ extension OSCCommandTable {
             }
             runtime.maximumOutputSPL = spl
         }
-        request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL))]))
+        request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL)), .string(splUnit)]))
     }
 }

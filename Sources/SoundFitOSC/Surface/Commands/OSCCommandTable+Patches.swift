@@ -9,26 +9,41 @@ extension OSCCommandTable {
     /// `/patch/current ,i number ,s name ,i modified`: the reply of loading and of querying.
     static let currentPatchReply = OSCMessageForm("/patch/current", .exactly([.int, .string(), .int]))
 
+    /// Patches per `/patch/list` answer: a page is at most about 1.5 KB, whatever the library holds.
+    static let patchListPageSize = 32
+
     static let patchList = OSCCommand(
         OSCCommandDescription(
             "/patch/list", section: .patches,
-            summary: "Lists factory patches (number ≥ 0) and user patches (number < 0).",
-            reply: "`/patch/item ,i number ,s name` for each patch, then `/patch/end ,i count`.",
-            errors: ["any argument (it takes none)"],
-            examples: ["oscsend localhost 7700 /patch/list"]),
-        requests: [.bare("/patch/list")],
+            summary: "Lists factory patches (number ≥ 0) and user patches (number < 0), \(patchListPageSize) per "
+                + "request: a page starts at `offset` (default 0); ask again with the next offset for more.",
+            arguments: [Arg("i", "offset", "the position of the first patch to list, 0…count.", optional: true)],
+            reply: "`/patch/item ,i number ,s name` for each patch of the page (at most \(patchListPageSize)), then "
+                + "`/patch/end ,i count ,i next_offset`: the number of patches in all, and the offset of the next page "
+                + "(-1 after the last).",
+            errors: ["an argument that is not one int offset", "an offset beyond the number of patches"],
+            examples: ["oscsend localhost 7700 /patch/list", "oscsend localhost 7700 /patch/list i 32"]),
+        requests: [.bare("/patch/list"), OSCMessageForm("/patch/list", .exactly([.any]))],
         replies: [OSCMessageForm("/patch/item", .any), OSCMessageForm("/patch/end", .any)],
         handle: { request in
-            guard request.arguments.isEmpty else {
-                request.reject("/patch/list takes no arguments")
+            let arguments = request.arguments
+            guard arguments.count <= 1, arguments.allSatisfy({ if case .int32 = $0 { true } else { false } }) else {
+                request.reject("/patch/list takes [,i offset]")
                 return
             }
             guard let keeper = stateKeeper(request) else { return }
             let patches = keeper.library.patches
-            for patch in patches {
+            let offset = arguments.first?.integerValue ?? 0
+            guard (0...patches.count).contains(offset) else {
+                request.reject("offset \(offset) is outside 0…\(patches.count) (there are \(patches.count) patches)")
+                return
+            }
+            let end = min(offset + patchListPageSize, patches.count)
+            for patch in patches[offset..<end] {
                 request.reply(OSCMessage("/patch/item", [.int32(Int32(patch.number)), .string(patch.name)]))
             }
-            request.reply(OSCMessage("/patch/end", [.int32(Int32(patches.count))]))
+            request.reply(OSCMessage("/patch/end", [.int32(Int32(patches.count)),
+                                                    .int32(end < patches.count ? Int32(end) : -1)]))
         })
 
     static let patchLoad = OSCCommand(

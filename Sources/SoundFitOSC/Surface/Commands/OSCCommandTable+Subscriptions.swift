@@ -1,36 +1,53 @@
-/// `/subscribe`, `/unsubscribe`.
+/// `/subscribe`, `/subscribe/confirm`, `/unsubscribe`.
 extension OSCCommandTable {
-    static let subscriptions = [subscribe, unsubscribe]
+    static let subscriptions = [subscribe, confirmSubscription, unsubscribe]
 
     /// Besides its own replies, `/subscribe` sends every parameter's value: those are requests
-    /// too (a set), so they are not reply forms.
+    /// too (a set), so they are not reply forms. The challenge it sends a third party is
+    /// registered as a reply form: a SoundFit that receives one never answers it.
     static let subscribe = OSCCommand(
         OSCCommandDescription(
             "/subscribe", section: .subscriptions,
-            summary: "Keeps a surface in sync. Subscribing an address again changes its feedback form. "
-                + "At most \(SubscriberRegistry.defaultCapacity) subscriptions; a subscriber whose sends fail "
-                + "\(SubscriberRegistry.defaultMaximumConsecutiveFailures) times in a row is dropped.",
+            summary: "Keeps a surface in sync for a lease of \(SubscriberRegistry.defaultLease.components.seconds) s "
+                + "(`--subscription-lease`): subscribing again renews the lease (and may change the feedback form), "
+                + "so a surface re-subscribes about every \(SubscriberRegistry.defaultLease.components.seconds / 2) s; "
+                + "a subscription not renewed in time is dropped. At most \(SubscriberRegistry.defaultCapacity) "
+                + "subscriptions, \(SubscriberRegistry.defaultMaximumPerOwner) per client (address and port). A "
+                + "subscriber whose port is unreachable (ICMP port unreachable) is dropped at once, one whose sends "
+                + "fail \(SubscriberRegistry.defaultMaximumConsecutiveFailures) times in a row too. "
+                + "A URL on another host than the requester's must be confirmed by its target first: SoundFit sends "
+                + "it only `/subscribe/challenge ,s token` (64 bytes) and nothing else until that host answers "
+                + "`/subscribe/confirm ,s token` (see below); at most \(SubscriptionConfirmations.defaultCapacity) "
+                + "subscriptions await confirmation (\(SubscriptionConfirmations.defaultMaximumPerOwner) per client), "
+                + "each for \(SubscriptionConfirmations.defaultWindow.components.seconds) s, one challenge per target "
+                + "host per second, and repeating the `/subscribe` sends no second challenge. A URL on the "
+                + "requester's own host (`oscdump` on another port) needs no confirmation; on an exposed port "
+                + "(see Security) every target outside 127.0.0.0/8 confirms, a client subscribing itself too.",
             arguments: [
                 Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default: the sender's address and port "
-                    + "(over TCP: the sender's connection, until it closes).",
+                    + "(over TCP: the sender's connection, until it closes). Its host must be admitted by `--osc-allow`.",
                     optional: true),
                 Arg("s", "feedback", "`native` (default): `<address> <value>`; `normalized`: `<address>/normalized ,f position`; `both`.",
                     optional: true),
             ],
-            reply: "`/subscribed ,s url ,s feedback`, then the current value of every parameter in that form "
-                + "(a snapshot). Afterwards: value feedback for every applied change made by another client "
-                + "(never echoed to the client that made it), the terminal `/state` of those changes, and "
-                + "session changes. Feedback is coalesced per subscriber: the latest value of each address wins, "
-                + "so a flood of changes never builds a queue.",
+            reply: "`/subscribed ,s url ,s feedback ,i lease_seconds`, then the current value of every parameter in that form "
+                + "(a snapshot; a renewal of a URL subscription gets no second snapshot). Afterwards: value feedback for every "
+                + "applied change made by another client (never echoed to the client that made it), the terminal `/state` of "
+                + "those changes, and session changes. Feedback is coalesced per subscriber: the latest value of each address "
+                + "wins, so a flood of changes never builds a queue. For a URL on another host: "
+                + "`/subscribe/pending ,s url ,s feedback ,i seconds_to_confirm` to the requester, and "
+                + "`/subscribe/challenge ,s token` to the URL; `/subscribed` and the snapshot follow the confirmation.",
             errors: [
                 "the URL is malformed, not `osc.udp://` (feedback is sent over TCP only to a client subscribed over its "
                     + "own connection; Unix sockets are not supported), names a host "
                     + "that is not an IPv4 address or localhost, or a port outside 1…65535",
                 "unknown feedback form (expected native, normalized or both)",
-                "the subscriber limit is reached",
+                "the subscriber limit is reached, or this client already holds \(SubscriberRegistry.defaultMaximumPerOwner)",
                 "the URL is SoundFit's own OSC port (SoundFit would send its feedback to itself)",
+                "the URL's host is not admitted by `--osc-allow`",
                 "the URL was subscribed by another client: only that client, or a client on the subscriber's host, "
                     + "may change it",
+                "too many subscriptions await confirmation, or a challenge went to that host less than a second ago",
             ],
             examples: [
                 "oscdump 9000 &",
@@ -38,25 +55,74 @@ extension OSCCommandTable {
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 normalized",
             ]),
         requests: [OSCMessageForm("/subscribe", .any)],
-        replies: [OSCMessageForm("/subscribed", .any)] + sessionReplies,
+        replies: [OSCMessageForm("/subscribed", .any), OSCMessageForm("/subscribe/pending", .any),
+                  OSCMessageForm("/subscribe/challenge", .any)] + sessionReplies,
         handle: answerSubscribe)
 
-    /// `/subscribe [,s url] [,s native|normalized|both]` → `/subscribed ,s url ,s feedback`, then
-    /// every parameter's current value (the snapshot that brings a surface in sync).
+    /// `/subscribe [,s url] [,s native|normalized|both]` → `/subscribed ,s url ,s feedback ,i lease`,
+    /// then every parameter's current value (the snapshot that brings a surface in sync); for a
+    /// third party, `/subscribe/pending` and a challenge to the target instead.
     private static func answerSubscribe(_ request: OSCCommandRequest) {
         let feedback = request.surface.feedback
         do throws(SubscriptionError) {
             let subscription = try SubscriptionRequest(subscribe: request.arguments)
-            let subscriber = try feedback.subscribe(from: request.sender, subscription)
-            let confirmation = feedback.subscribedMessage(subscriber)
-            feedback.send(confirmation, to: subscriber.target)
-            // A subscription for another URL is confirmed to its sender too.
-            if subscriber.target != request.sender.peer { request.reply(confirmation) }
-            let values = request.surface.parameters.currentValues()
-            for snapshot in SubscriberRegistry.snapshot(values, feedback: subscriber.feedback) {
-                feedback.send(snapshot, to: subscriber.target)
+            switch try feedback.subscribe(from: request.sender, subscription) {
+            case .subscribed(let subscriber, let renewed):
+                if subscriber.target == request.sender.peer {
+                    sendSnapshot(to: subscriber, surface: request.surface)
+                } else {
+                    // A subscription for another URL is confirmed to its sender too; the URL gets
+                    // its snapshot once, not at every renewal.
+                    request.reply(request.surface.feedback.subscribedMessage(subscriber))
+                    if !renewed { sendSnapshot(to: subscriber, surface: request.surface) }
+                }
+            case .pending(let pending, let challenge, let reply):
+                if let challenge { feedback.send(challenge, to: pending.target) }
+                request.reply(reply)
             }
-            feedback.send(request.surface.sessionMessage(), to: subscriber.target)
+        } catch {
+            request.reject(error.description)
+        }
+    }
+
+    /// `/subscribed`, every parameter's value in the subscriber's form, and `/session`.
+    private static func sendSnapshot(to subscriber: SubscriberRegistry.Subscriber, surface: OSCControlSurface) {
+        surface.feedback.send(surface.feedback.subscribedMessage(subscriber), to: subscriber.target)
+        for snapshot in SubscriberRegistry.snapshot(surface.parameters.currentValues(), feedback: subscriber.feedback) {
+            surface.feedback.send(snapshot, to: subscriber.target)
+        }
+        surface.feedback.send(surface.sessionMessage(), to: subscriber.target)
+    }
+
+    static let confirmSubscription = OSCCommand(
+        OSCCommandDescription(
+            "/subscribe/confirm", section: .subscriptions,
+            summary: "Confirms a subscription another client asked for this host: the target echoes the token of the "
+                + "`/subscribe/challenge ,s token` it received, from its own host (any port), within "
+                + "\(SubscriptionConfirmations.defaultWindow.components.seconds) s.",
+            arguments: [Arg("s", "token", "the token of the challenge.")],
+            reply: "`/subscribed ,s url ,s feedback ,i lease_seconds` and the snapshot to the subscribed URL (and "
+                + "`/subscribed` to the confirming sender, when it is another port).",
+            errors: [
+                "no subscription awaits confirmation with that token (expired, already confirmed, never sent)",
+                "the confirmation comes from another host than the subscription's target",
+                "the subscriber limit is reached",
+            ],
+            examples: ["oscsend localhost 7700 /subscribe/confirm s 5f0c…    # the token from /subscribe/challenge"]),
+        requests: [OSCMessageForm("/subscribe/confirm", .any)],
+        replies: [OSCMessageForm("/subscribed", .any)],
+        handle: answerConfirm)
+
+    /// `/subscribe/confirm ,s token` → `/subscribed` and the snapshot to the confirmed target.
+    private static func answerConfirm(_ request: OSCCommandRequest) {
+        guard request.arguments.count == 1, case .string(let token) = request.arguments[0] else {
+            request.reject("/subscribe/confirm takes ,s token")
+            return
+        }
+        do throws(SubscriptionError) {
+            let subscriber = try request.surface.feedback.confirm(token, from: request.sender)
+            sendSnapshot(to: subscriber, surface: request.surface)
+            if subscriber.target != request.sender.peer { request.reply(request.surface.feedback.subscribedMessage(subscriber)) }
         } catch {
             request.reject(error.description)
         }

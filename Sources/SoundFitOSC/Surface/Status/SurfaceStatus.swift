@@ -8,7 +8,8 @@ public struct SurfaceStatus: Sendable {
 
 /// `/status` and `/session`: the surface's reports of the program's state.
 extension OSCControlSurface {
-    /// `/status ,s key <value> …`: the host program's fields, then session, subscribers, cycles,
+    /// `/status ,s key <value> …`: the host program's fields, then session, subscribers, the
+    /// subscriptions awaiting confirmation, the datagrams dropped over a source's budget, cycles,
     /// the output safety limit (its level, and the largest reduction in dB since the previous
     /// `/status`) and version.
     func statusMessage() -> OSCMessage {
@@ -19,6 +20,8 @@ extension OSCControlSurface {
         }
         arguments += [.string("session"), .string(runtime.controller.session == nil ? "inactive" : "active"),
                       .string("subscribers"), .int32(Int32(feedback.registry.subscribers.count)),
+                      .string("pending_confirmations"), .int32(Int32(feedback.pendingConfirmationCount)),
+                      .string("answers_dropped"), .int64(Int64(budgeted?.droppedCount ?? 0)),
                       .string("cycles"), .int64(Int64(runtime.engine.cycleCount)),
                       .string("max_output_spl"), .float(Float(runtime.maximumOutputSPL)),
                       .string("output_limit_db"), .float(Float(runtime.engine.takeOutputLimitReduction())),

@@ -20,12 +20,12 @@ public final class SharedSubscriberRegistry: Sendable {
         try registry.withLock { (registry: inout SubscriberRegistry) throws(Failure) -> Result in try body(&registry) }
     }
 
-    /// See `SubscriberRegistry.subscribe(from:_:)`.
+    /// See `SubscriberRegistry.subscribe(from:_:at:)`.
     @discardableResult
-    public func subscribe(from sender: OSCPeer,
-                          _ request: SubscriptionRequest = SubscriptionRequest()) throws(SubscriptionError) -> SubscriberRegistry.Subscriber {
+    public func subscribe(from sender: OSCPeer, _ request: SubscriptionRequest = SubscriptionRequest(),
+                          at now: Duration = .zero) throws(SubscriptionError) -> SubscriberRegistry.Subscriber {
         try withRegistry { (registry: inout SubscriberRegistry) throws(SubscriptionError) in
-            try registry.subscribe(from: sender, request)
+            try registry.subscribe(from: sender, request, at: now)
         }
     }
 

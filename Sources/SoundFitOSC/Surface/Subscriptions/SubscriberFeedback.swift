@@ -12,26 +12,63 @@ import Synchronization
 final class SubscriberFeedback: Sendable {
     static let flushDelay: Duration = .milliseconds(5)
 
-    let registry = SharedSubscriberRegistry()
+    /// What a `/subscribe` did.
+    enum Outcome {
+        /// Subscribed (new, or `renewed`: the target was subscribed already).
+        case subscribed(SubscriberRegistry.Subscriber, renewed: Bool)
+        /// A third party's subscription now awaits its confirmation; `challenge` is the message
+        /// to send the target, nil when one is pending already; `reply` tells the requester.
+        case pending(SubscriptionConfirmations.Pending, challenge: OSCMessage?, reply: OSCMessage)
+    }
+
+    let registry: SharedSubscriberRegistry
     /// The datagram transport: where `osc.udp://` subscriptions are sent from.
     let transport: any OSCTransport
+    /// Only hosts it admits receive feedback.
+    let allowList: OSCAllowList
+    /// On a port exposed to the network every non-loopback target confirms, its own
+    /// subscription too: there a `/subscribe` "from" a host may be forged.
+    let exposure: OSCExposure
     private let logger: Logger
+    private let confirmations = Mutex(SubscriptionConfirmations())
+    /// Time since the feedback's creation: leases and confirmation windows are measured on it.
+    private let now: @Sendable () -> Duration
     /// The transport of each subscription that is not the datagram transport, by target.
     private let transports = Mutex<[OSCPeer: any OSCTransport]>([:])
     /// Whether a flush of subscriber feedback is scheduled.
     private let flushScheduled = Atomic<Bool>(false)
+    /// Subscriptions dropped (expired, unreachable) are logged at most a few times per interval.
+    private let drops: RateLimitedLog<String>
 
-    init(transport: any OSCTransport, logger: Logger) {
+    init(transport: any OSCTransport, allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
+         lease: Duration = SubscriberRegistry.defaultLease, logger: Logger) {
+        registry = SharedSubscriberRegistry(SubscriberRegistry(lease: lease))
         self.transport = transport
+        self.allowList = allowList
+        self.exposure = exposure
         self.logger = logger
+        let clock = ContinuousClock()
+        let origin = clock.now
+        now = { origin.duration(to: clock.now) }
+        drops = RateLimitedLog { [logger] line in logger.info("\(line)") }
+        transport.reportUnreachable { [weak self] peer in self?.dropUnreachable(peer) }
     }
 
-    /// Subscribes `sender` (or the request's URL); see `SubscriberRegistry.subscribe(from:_:)`.
+    /// Subscribes `sender` (or the request's URL); see `SubscriberRegistry.subscribe(from:_:at:)`.
     /// A URL naming SoundFit's own endpoint is refused: SoundFit would feed itself its feedback.
-    func subscribe(from sender: OSCSender,
-                   _ request: SubscriptionRequest) throws(SubscriptionError) -> SubscriberRegistry.Subscriber {
+    /// A URL outside `--osc-allow` is refused. A URL on another host than the sender's waits
+    /// for its target's confirmation (`SubscriptionConfirmations`), and so does, on an exposed
+    /// port, any target outside loopback (a source address can be forged there; 127.0.0.0/8
+    /// cannot come in from the network).
+    func subscribe(from sender: OSCSender, _ request: SubscriptionRequest) throws(SubscriptionError) -> Outcome {
         if let url = request.url, transport.isOwnEndpoint(url) { throw .ownSocket(url: url.oscURL) }
         let target = request.url ?? sender.peer
+        guard allowList.allows(target) else { throw .notAllowed(url: target.oscURL) }
+        let time = now()
+        let existing = registry.withRegistry { $0.subscriber(at: target) }
+        if existing == nil, target.address != sender.peer.address || (exposure == .network && !target.isLoopback) {
+            return try awaitConfirmation(of: target, by: sender.peer, feedback: request.feedback, at: time)
+        }
         let route: (any OSCTransport)? = request.url == nil && sender.transport !== transport ? sender.transport : nil
         // Recorded first, so a flush racing with the subscription already sends over its transport.
         let previous = transports.withLock { transports in
@@ -40,11 +77,40 @@ final class SubscriberFeedback: Sendable {
             return previous
         }
         do {
-            return try registry.subscribe(from: sender.peer, request)
+            return .subscribed(try registry.subscribe(from: sender.peer, request, at: time), renewed: existing != nil)
         } catch {
             transports.withLock { $0[target] = previous }
             throw error
         }
+    }
+
+    private func awaitConfirmation(of target: OSCPeer, by owner: OSCPeer, feedback: FeedbackForm,
+                                   at time: Duration) throws(SubscriptionError) -> Outcome {
+        try registry.withRegistry { (registry: inout SubscriberRegistry) throws(SubscriptionError) in
+            try registry.checkRoom(for: owner)
+        }
+        let outcome = try confirmations.withLock { (confirmations: inout SubscriptionConfirmations) throws(SubscriptionError) in
+            try confirmations.request(target, owner: owner, feedback: feedback,
+                                      token: SubscriptionConfirmations.makeToken(), at: time)
+        }
+        switch outcome {
+        case .challenge(let pending):
+            return .pending(pending, challenge: pending.challengeMessage, reply: pending.pendingMessage(at: time))
+        case .alreadyPending(let pending):
+            return .pending(pending, challenge: nil, reply: pending.pendingMessage(at: time))
+        }
+    }
+
+    /// `/subscribe/confirm ,s token` from `sender`: subscribes the confirmed target for the owner
+    /// that asked. Returns the new subscription; the caller sends it `/subscribed` and the snapshot.
+    func confirm(_ token: String, from sender: OSCSender) throws(SubscriptionError) -> SubscriberRegistry.Subscriber {
+        let time = now()
+        let pending = try confirmations.withLock { (confirmations: inout SubscriptionConfirmations) throws(SubscriptionError) in
+            try confirmations.confirm(token, from: sender.peer, at: time)
+        }
+        transports.withLock { $0[pending.target] = nil }
+        return try registry.subscribe(from: pending.owner, SubscriptionRequest(url: pending.target, feedback: pending.feedback),
+                                      at: time)
     }
 
     /// Removes subscriptions; see `SubscriberRegistry.unsubscribe(from:url:)`. Returns each
@@ -65,13 +131,42 @@ final class SubscriberFeedback: Sendable {
         logger.debug("dropped the subscription of \(sender.transport.url(of: sender.peer)): its connection closed")
     }
 
-    /// `/subscribed ,s url ,s feedback`, the URL with the scheme of the transport the
-    /// subscription is sent over (`osc.tcp://` for a client subscribed over its connection).
+    /// `/subscribed ,s url ,s feedback ,i lease_seconds`, the URL with the scheme of the transport
+    /// the subscription is sent over (`osc.tcp://` for a client subscribed over its connection).
     func subscribedMessage(_ subscriber: SubscriberRegistry.Subscriber) -> OSCMessage {
-        OSCMessage("/subscribed", [.string(url(of: subscriber.target)), .string(subscriber.feedback.rawValue)])
+        OSCMessage("/subscribed", [.string(url(of: subscriber.target)), .string(subscriber.feedback.rawValue),
+                                   .int32(Int32(clamping: subscriber.lease.components.seconds))])
     }
 
     private func url(of target: OSCPeer) -> String { transport(to: target).url(of: target) }
+
+    /// Drops subscriptions whose lease ended and confirmations that were not given in time.
+    /// Called every second or so.
+    func expire() {
+        let time = now()
+        let expired = registry.withRegistry { $0.expire(at: time) }
+        _ = confirmations.withLock { $0.expire(at: time) }
+        forget(expired)
+        for subscriber in expired {
+            drops.log("expired", "subscription of \(subscriber.target) expired: its lease of \(subscriber.lease) was not renewed")
+        }
+    }
+
+    /// A datagram to `peer` came back "port unreachable": nobody listens there, so its
+    /// subscription (or pending confirmation) is dropped at once, freeing the slot.
+    func dropUnreachable(_ peer: OSCPeer) {
+        let dropped = registry.withRegistry { $0.drop(peer) }
+        let pending = confirmations.withLock { $0.drop(peer) }
+        if let dropped {
+            forget([dropped])
+            drops.log("unreachable", "dropped subscriber \(dropped.target): port unreachable")
+        } else if pending != nil {
+            drops.log("unreachable", "dropped the pending subscription of \(peer): port unreachable")
+        }
+    }
+
+    /// Subscriptions awaiting their target's confirmation.
+    var pendingConfirmationCount: Int { confirmations.withLock { $0.pending.count } }
 
     /// Queues feedback with `enqueue` (true: something was queued) and, when no flush is
     /// scheduled, schedules one.

@@ -8,7 +8,12 @@
 /// Rules:
 /// - A subscription is identified by its target (where its messages go): the sender of
 ///   `/subscribe`, or the `osc.udp://` URL it named. Its owner is the peer that subscribed it.
-/// - At most `capacity` subscriptions (32 by default); one more is rejected, not queued.
+/// - At most `capacity` subscriptions (32 by default); one more is rejected, not queued. One
+///   owner (address and port) holds at most `maximumPerOwner` of them (8), so no single client
+///   can take every slot.
+/// - A subscription has a lease (`lease`, 90 s by default): subscribing again renews it, and
+///   `expire(at:)` drops the ones not renewed in time. A target that turns out unreachable
+///   (ICMP port unreachable) is dropped at once (`drop(_:)`).
 /// - Only the owner, the target itself, or a client on the target's host may change or remove a
 ///   subscription: no message can redirect or cut off another client's feedback. (Clients on one
 ///   host are not told apart further: liblo-tools' `oscsend` sends from a new port each time.)
@@ -21,7 +26,9 @@
 ///   owner is the origin is skipped.
 public struct SubscriberRegistry: Sendable {
     public static let defaultCapacity = 32
+    public static let defaultMaximumPerOwner = 8
     public static let defaultMaximumConsecutiveFailures = 10
+    public static let defaultLease: Duration = .seconds(90)
 
     /// One subscription.
     public struct Subscriber: Sendable, Equatable {
@@ -32,12 +39,19 @@ public struct SubscriberRegistry: Sendable {
         public var feedback: FeedbackForm
         /// Failed sends since the last successful one.
         public internal(set) var consecutiveFailures: Int
+        /// When the lease ends unless it is renewed (time since the registry's clock origin).
+        public internal(set) var expiry: Duration
+        /// The lease granted, as `/subscribed` reports it.
+        public internal(set) var lease: Duration
 
-        public init(target: OSCPeer, owner: OSCPeer, feedback: FeedbackForm, consecutiveFailures: Int = 0) {
+        public init(target: OSCPeer, owner: OSCPeer, feedback: FeedbackForm, consecutiveFailures: Int = 0,
+                    expiry: Duration = .seconds(Int64.max / 4), lease: Duration = SubscriberRegistry.defaultLease) {
             self.target = target
             self.owner = owner
             self.feedback = feedback
             self.consecutiveFailures = consecutiveFailures
+            self.expiry = expiry
+            self.lease = lease
         }
 
         /// Whether `peer` may change or remove this subscription.
@@ -61,18 +75,23 @@ public struct SubscriberRegistry: Sendable {
     }
 
     public let capacity: Int
+    public let maximumPerOwner: Int
     public let maximumConsecutiveFailures: Int
+    public let lease: Duration
     /// In subscription order.
     public private(set) var subscribers: [Subscriber] = []
     var pending: [OSCPeer: CoalescingQueue<FeedbackKey, OSCMessage>] = [:]
     /// True from the first message enqueued after a drain until the next drain.
     var flushRequested = false
 
-    public init(capacity: Int = defaultCapacity,
-                maximumConsecutiveFailures: Int = defaultMaximumConsecutiveFailures) {
-        precondition(capacity > 0 && maximumConsecutiveFailures > 0)
+    public init(capacity: Int = defaultCapacity, maximumPerOwner: Int = defaultMaximumPerOwner,
+                maximumConsecutiveFailures: Int = defaultMaximumConsecutiveFailures,
+                lease: Duration = defaultLease) {
+        precondition(capacity > 0 && maximumPerOwner > 0 && maximumConsecutiveFailures > 0 && lease > .zero)
         self.capacity = capacity
+        self.maximumPerOwner = maximumPerOwner
         self.maximumConsecutiveFailures = maximumConsecutiveFailures
+        self.lease = lease
     }
 
     /// The subscription whose target is `peer`.
@@ -80,21 +99,47 @@ public struct SubscriberRegistry: Sendable {
         subscribers.first { $0.target == peer }
     }
 
-    /// Adds a subscription for `sender` (or for `request.url`), or changes the feedback form of
-    /// an existing one the sender may manage. Returns the subscription; the caller replies
-    /// with `SubscriberFeedback.subscribedMessage` and then sends the snapshot.
+    /// Adds a subscription for `sender` (or for `request.url`) at time `now`, or renews the lease
+    /// and changes the feedback form of an existing one the sender may manage. Returns the
+    /// subscription; the caller replies with `SubscriberFeedback.subscribedMessage` and then
+    /// sends the snapshot.
     @discardableResult
-    public mutating func subscribe(from sender: OSCPeer,
-                                   _ request: SubscriptionRequest = SubscriptionRequest()) throws(SubscriptionError) -> Subscriber {
+    public mutating func subscribe(from sender: OSCPeer, _ request: SubscriptionRequest = SubscriptionRequest(),
+                                   at now: Duration = .zero) throws(SubscriptionError) -> Subscriber {
         let target = request.url ?? sender
         if let index = subscribers.firstIndex(where: { $0.target == target }) {
             guard subscribers[index].isManageable(by: sender) else { throw .anotherClients(url: target.oscURL) }
             subscribers[index].feedback = request.feedback
+            subscribers[index].expiry = now + lease
             return subscribers[index]
         }
-        guard subscribers.count < capacity else { throw .full(capacity: capacity) }
-        let subscriber = Subscriber(target: target, owner: sender, feedback: request.feedback)
+        try checkRoom(for: sender)
+        let subscriber = Subscriber(target: target, owner: sender, feedback: request.feedback, expiry: now + lease,
+                                    lease: lease)
         subscribers.append(subscriber)
+        return subscriber
+    }
+
+    /// Throws unless a new subscription owned by `owner` would fit: fewer than `capacity` in
+    /// all, fewer than `maximumPerOwner` of its own.
+    public func checkRoom(for owner: OSCPeer) throws(SubscriptionError) {
+        guard subscribers.count < capacity else { throw .full(capacity: capacity) }
+        guard subscribers.count(where: { $0.owner == owner }) < maximumPerOwner else {
+            throw .ownerFull(limit: maximumPerOwner)
+        }
+    }
+
+    /// Drops the subscriptions whose lease ended before `now`; returns them (for a log line).
+    public mutating func expire(at now: Duration) -> [Subscriber] {
+        let expired = subscribers.filter { $0.expiry <= now }
+        for subscriber in expired { remove(subscriber.target) }
+        return expired
+    }
+
+    /// Drops the subscription whose target is `target` (it was found unreachable); returns it.
+    public mutating func drop(_ target: OSCPeer) -> Subscriber? {
+        guard let subscriber = subscriber(at: target) else { return nil }
+        remove(target)
         return subscriber
     }
 

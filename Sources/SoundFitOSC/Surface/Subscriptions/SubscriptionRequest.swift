@@ -18,6 +18,18 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
     case anotherClients(url: String)
     /// The URL is SoundFit's own OSC port: SoundFit would send its feedback to itself.
     case ownSocket(url: String)
+    /// The owner already holds `SubscriberRegistry.maximumPerOwner` subscriptions.
+    case ownerFull(limit: Int)
+    /// The URL's host is outside `--osc-allow`: feedback goes only to hosts it admits.
+    case notAllowed(url: String)
+    /// Too many subscriptions await their target's confirmation (in all, or of this owner).
+    case confirmationsFull(limit: Int)
+    /// A confirmation request went to that host too recently.
+    case confirmationTooSoon(host: String, interval: Duration)
+    /// `/subscribe/confirm` with a token no subscription awaits (expired, or never sent).
+    case unknownToken
+    /// `/subscribe/confirm` from another host than the subscription's target.
+    case confirmationFromAnotherHost(url: String)
 
     public var description: String {
         switch self {
@@ -37,6 +49,18 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
             "\(url) was subscribed by another client; only that client or a client on the subscriber's host can change it"
         case .ownSocket(let url):
             "\(url) is SoundFit's own OSC port; subscribe the address your client listens on"
+        case .ownerFull(let limit):
+            "this client already holds \(limit) subscriptions, the most one client (address and port) may hold; unsubscribe one first"
+        case .notAllowed(let url):
+            "\(url) is not admitted by --osc-allow: feedback goes only to hosts it admits"
+        case .confirmationsFull(let limit):
+            "too many subscriptions await their target's confirmation (at most \(limit)); try again when they are confirmed or expired"
+        case .confirmationTooSoon(let host, let interval):
+            "a confirmation request went to \(host) less than \(interval.components.seconds) s ago; try again later"
+        case .unknownToken:
+            "no subscription awaits confirmation with that token (it expired, was confirmed already, or was never sent)"
+        case .confirmationFromAnotherHost(let url):
+            "the confirmation of \(url) must come from its host"
         }
     }
 }

@@ -18,7 +18,14 @@ import Testing
         case "/patch/current":
             return arguments.map(\.typeTag) == ["i", "s", "i"]
         case "/config/delivery":
+            // Since replies end in their unit (issue 11): `,s style ,f settle ,s seconds`.
+            if arguments.count == 3, [.string("continuous"), .string("discrete")].contains(arguments[0]),
+               arguments[1].typeTag == "f", arguments[2] == .string("seconds") { return true }
             return arguments == [.string("continuous"), .float(0)]
+        case "/config/timeout":
+            return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("seconds")
+        case "/config/max_output":
+            return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("dB SPL")
         default:
             return wasReplyBeforeTheTable(message)
         }
@@ -28,7 +35,7 @@ import Testing
         let replyOnly: Set<String> = [
             "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
-            "/session/interrupted",
+            "/session/interrupted", "/subscribe/pending", "/subscribe/challenge",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
@@ -56,6 +63,8 @@ import Testing
         [.string("continuous"), .float(0.3)], [.string("inactive")], [.string("active")],
         [.string("active"), .string("fine_tuning"), .int32(3)], [.string("active"), .string("other"), .int32(3)],
         [.string("active"), .string("single_preset"), .float(3)], [.int32(0), .string("x")],
+        [.string("discrete"), .float(0.2), .string("seconds")], [.float(2), .string("seconds")],
+        [.float(90), .string("dB SPL")], [.float(2), .string("minutes")],
     ]
 
     @Test func theTableDecidesExactlyAsTheRulesItReplaced() {
@@ -75,6 +84,11 @@ import Testing
             OSCMessage("/session", [.string("inactive")]),
             OSCMessage("/session/interrupted", [.int32(1)]),
             OSCMessage("/config/delivery", [.string("continuous"), .float(0)]),
+            OSCMessage("/config/delivery", [.string("discrete"), .float(0.2), .string("seconds")]),
+            OSCMessage("/config/timeout", [.float(2), .string("seconds")]),
+            OSCMessage("/config/max_output", [.float(90), .string("dB SPL")]),
+            OSCMessage("/subscribe/pending", [.string("osc.udp://10.0.0.1:9000/"), .string("native"), .int32(30)]),
+            OSCMessage("/subscribe/challenge", [.string("0123456789abcdef0123456789abcdef")]),
             OSCMessage("/patch/current", [.int32(0), .string("Transparent"), .int32(0)]),
             OSCMessage("/state", [.string("/filter/q"), .string("applied"), .float(3), .int32(42)]),
             OSCMessage("/error", [.string("/nothing"), .string("unknown address /nothing")]),
@@ -82,8 +96,8 @@ import Testing
         for message in sent {
             #expect(OSCCommandTable.isReply(message), "\(message)")
         }
-        // Same form as a request (discrete delivery with a settle time, a timeout, a value), or a
-        // malformed request at a reply's address: answered.
+        // A request (discrete delivery with a settle time, a timeout, a value), or a malformed
+        // request at a reply's address: answered.
         for message in [OSCMessage("/config/delivery", [.string("discrete"), .float(0.2)]),
                         OSCMessage("/config/timeout", [.float(2)]), OSCMessage("/session"),
                         OSCMessage("/filter/cutoff", [.float(1000)]), OSCMessage("/session", [.int32(1)]),
@@ -102,10 +116,9 @@ extension ReplyRecognitionTests {
             .components(separatedBy: "\n- ").first)
         let named = rule.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
         let replyAddresses = Set(OSCCommandTable.entries.flatMap(\.replyForms).map(\.address))
-        // Every reply address except those that are requests with the same form (a timeout, a
-        // discrete delivery setting): they are answered.
-        #expect(Set(named) == replyAddresses.subtracting(["/config/delivery", "/config/timeout", "/config/max_output"]), "\(named)")
-        for address in named where !["/session", "/patch/current"].contains(address) {
+        #expect(Set(named) == replyAddresses, "\(named)")
+        for address in named where !["/session", "/patch/current", "/config/delivery", "/config/timeout",
+                                     "/config/max_output"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
     }

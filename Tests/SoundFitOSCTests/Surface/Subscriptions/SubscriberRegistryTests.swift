@@ -15,7 +15,7 @@ import Testing
         var registry = SubscriberRegistry()
         let sender = peer("127.0.0.1", 5000)
         let subscriber = try registry.subscribe(from: sender)
-        #expect(subscriber == SubscriberRegistry.Subscriber(target: sender, owner: sender, feedback: .native))
+        #expect(subscriber == SubscriberRegistry.Subscriber(target: sender, owner: sender, feedback: .native, expiry: .seconds(90)))
         try registry.subscribe(from: sender, SubscriptionRequest(feedback: .normalized))
         #expect(registry.subscribers.map(\.feedback) == [.normalized])
     }
@@ -53,7 +53,8 @@ import Testing
         // The subscriber's own host may change it (oscsend uses a new port for every message).
         let sameHost = peer("10.0.0.9", 40123)
         try registry.subscribe(from: sameHost, SubscriptionRequest(url: display, feedback: .normalized))
-        #expect(registry.subscribers == [SubscriberRegistry.Subscriber(target: display, owner: owner, feedback: .normalized)])
+        #expect(registry.subscribers == [SubscriberRegistry.Subscriber(target: display, owner: owner, feedback: .normalized,
+                                                                        expiry: .seconds(90))])
         let removed = try registry.unsubscribe(from: sameHost, url: display)
         #expect(removed.map(\.target) == [display])
         #expect(registry.subscribers.isEmpty)
