@@ -7,10 +7,11 @@ import Testing
     @Test func extraArgumentsEmptyBundlesAndEmptyDatagramsAreAnswered() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }
-        for address in ["/list", "/patch/list"] {
+        for (address, reason) in [("/list", "/list takes one optional string, an address pattern; got ,i"),
+                                  ("/patch/list", "/patch/list takes no arguments")] {
             surface.send(OSCMessage(address, [.int32(1)]))
             let reply = await surface.next()
-            #expect(reply?.address == "/error" && reply?.arguments.last == .string("\(address) takes no arguments"),
+            #expect(reply?.address == "/error" && reply?.arguments.last == .string(reason),
                     "\(address): \(String(describing: reply))")
         }
         surface.sendBundle([])
