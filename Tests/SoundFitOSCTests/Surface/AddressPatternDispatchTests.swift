@@ -113,4 +113,26 @@ import Testing
             #expect(await surface.next() == OSCMessage("/error", [.string("/list"), .string(reason)]))
         }
     }
+
+    /// What routing costs per message: a literal address is looked up as before, a pattern is
+    /// matched against every parameter. Printed, not asserted (timing goals live in benchmarks).
+    @Test func routingCostOfLiteralAddressesAndPatterns() async throws {
+        let surface = try await SurfaceHarness()
+        defer { surface.stop() }
+        let sender = OSCSender(peer: SurfaceHarness.client, transport: surface.transport)
+        let clock = ContinuousClock()
+        let rounds = 20_000
+        for message in [OSCMessage("/filter/cutoff", [.float(2500)]), OSCMessage("/filter/{cutoff,q}", [.float(2500)]),
+                        OSCMessage("/*/*", [.float(0.5)])] {
+            var routed = 0
+            let elapsed = clock.measure {
+                for _ in 0..<rounds {
+                    if case .rejected = surface.surface.route(message, from: sender) { continue }
+                    routed += 1
+                }
+            }
+            #expect(routed == rounds)
+            print("measured: routing \(message.address) = \(elapsed / rounds) per message")
+        }
+    }
 }
