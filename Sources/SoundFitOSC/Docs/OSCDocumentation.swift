@@ -54,23 +54,23 @@ public enum OSCDocumentation {
         when one element is rejected, nothing in the bundle is applied (no parameter set, no command \
         performed) and the only answer is `/error ,s address ,s "bundle element N: reason; nothing in \
         the bundle was applied"`, N counting the bundle's messages from 1 in order (those of nested \
-        bundles included). Parameter sets are checked for address, type, arity, range and access; \
-        commands for their arguments and for what they need that can be checked at once (a state \
-        directory for patches, a session for interruptions). What can only fail while being \
-        performed is answered by that element's own `/error` and does not undo the others: a set \
-        refused now (no session, interrupted, `can_enable` 0), activating while a session is \
-        active, a patch that does not exist, and `/subscribe`, `/unsubscribe` and `/patch/list`, \
-        which check their arguments when performed. Replies inside a bundle are skipped, not \
+        bundles included). Parameter sets are checked for address, type, arity, range, access \
+        and whether the parameter takes the value now (a session, no interruption, `can_enable`, \
+        an available preset variant); commands for their arguments and for what they need that \
+        can be checked at once (a state directory for patches, a session for interruptions). What \
+        can only fail while being performed is answered by that element's own `/error` and does \
+        not undo the others: activating while a session is active, a patch that does not exist \
+        or cannot be written, a session that ends between the check and the request, and \
+        `/subscribe`, `/unsubscribe` and `/patch/list`, which check their arguments when performed. Replies inside a bundle are skipped, not \
         rejected. A valid bundle is performed in order and its sets take effect in the same audio \
         cycle. Timetags are ignored: a bundle applies on arrival.
         - **Address patterns** (OSC 1.0: `?`, `*`, `[abc]`, `[a-z]`, `[!…]`, `{foo,bar}`; none \
         matches across a `/`) select parameters and their fader forms, never commands. A query \
         (`/filter/*`) answers every matching parameter, in the order of the parameter table, as its \
         own query would be answered. A set (`/*/enabled ,i 1`) goes to every match that accepts the \
-        value (its type, range and access); matches that do not are left alone without an answer, \
-        and when none accepts it one `/error` gives each match's reason. The sets take effect in one \
-        audio cycle, with `/state` reports per parameter; a match that accepts the value but refuses \
-        it now (no session) answers `/error` for its own address, as a set sent there would. A \
+        value (its type, range and access, and now: a session, `can_enable`); matches that do not \
+        are left alone without an answer, and when none accepts it one `/error` gives each match's \
+        reason. The sets take effect in one audio cycle, with `/state` reports per parameter. A \
         pattern that matches no parameter, one that would select commands (`/patch/*`: send a \
         command to its own address), and a malformed one (an unclosed `[` or `{`, an empty `[]`, \
         `/`, `*`, `?`, `[` or `{` inside `[…]` or `{…}`) are answered with `/error`. Matching is \

@@ -58,6 +58,18 @@ import Testing
         #expect(Set(cycles).count == 1, "the pattern's sets landed in cycles \(cycles)")
     }
 
+    @Test func aMatchThatRefusesTheValueNowIsLeftAlone() async throws {
+        let surface = try await SurfaceHarness()
+        defer { surface.stop() }
+        // No hearing profile: /processing/enabled refuses 1 (can_enable is 0); the other three take it.
+        surface.send(OSCMessage("/*/enabled", [.int32(1)]))
+        let enabled = await Self.terminalStates(surface, count: 3)
+        #expect(enabled.keys.sorted() == ["/filter/enabled", "/output/enabled", "/ringmod/enabled"], "\(enabled)")
+        #expect(await surface.everything(within: .milliseconds(300)).allSatisfy { $0.address == "/state" })
+        surface.send(OSCMessage("/processing/enabled"))
+        #expect(await surface.next() == OSCMessage("/processing/enabled", [.int32(0)]))
+    }
+
     @Test func aPatternThatSelectsNothingIsAnsweredWithAnError() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }

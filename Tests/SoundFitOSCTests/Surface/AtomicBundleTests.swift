@@ -37,6 +37,9 @@ import Testing
             (OSCMessage("/config/timeout", [.float(-1)]), "timeout must be 0.01…600 s, got -1.0"),
             (OSCMessage("/session/activate", [.string("fine_tuning"), .int32(9)]), "tech level"),
             (OSCMessage("/processing/can_enable", [.int32(1)]), "read-only"),
+            // Refused now rather than invalid: checked before anything is performed all the same.
+            (OSCMessage("/processing/enabled", [.int32(1)]), "(can_enable is 0)"),
+            (OSCMessage("/processing/preset", [.string("up")]), "no hearing profile yet"),
             (OSCMessage("/nothing"), "unknown address /nothing"),
             (OSCMessage("/filter/[q"), "malformed address pattern"),
         ]

@@ -96,19 +96,23 @@ struct OSCParameterRequests: Sendable {
         guard arguments.count == 1 else {
             return .rejected(address: address, reason: "\(address) takes one value (and an optional int request id), got \(message.arguments.count) arguments")
         }
+        let value: ParameterValue
         do throws(ParameterError) {
             guard descriptor.access == .readWrite else { throw .readOnly(address: descriptor.address) }
-            let value = normalized
+            value = normalized
                 ? try FaderTaper.value(from: arguments[0], for: descriptor)
                 : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
-            // Checked against the entry now, so a bundle is rejected whole before anything of it
-            // is requested; the runtime checks again when it accepts the request.
-            try descriptor.validate(value)
-            return .set(RoutedParameterRequest(control: control, address: address, value: value,
-                                               requestID: requestID))
         } catch {
             return .rejected(address: address, reason: error.description)
         }
+        // Whether the parameter takes the value now (range, session, interruption, can_enable), so
+        // a bundle is rejected whole before anything of it is requested; the request checks again.
+        do {
+            try control.check(value)
+        } catch {
+            return .rejected(address: address, reason: "\(error)")
+        }
+        return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID))
     }
 
     /// Answers a query with the current value, in the form it was asked in.
