@@ -34,6 +34,9 @@ struct OSCAddressPattern: Sendable {
     static let maximumSteps = 10_000
 
     let text: String
+    /// How many parts (`/`) the addresses it matches have: nothing in a pattern matches a `/`,
+    /// so an address with another count is never a match.
+    let partCount: Int
     private let bytes: [UInt8]
     /// For each `[` and `{`, the position of its closing bracket; unused elsewhere.
     private let closing: [Int]
@@ -49,6 +52,7 @@ struct OSCAddressPattern: Sendable {
     init(_ text: String) throws(Problem) {
         self.text = text
         bytes = Array(text.utf8)
+        partCount = Self.partCount(of: text)
         var closing = [Int](repeating: 0, count: bytes.count)
         var position = 0
         while position < bytes.count {
@@ -80,9 +84,15 @@ struct OSCAddressPattern: Sendable {
         self.closing = closing
     }
 
+    /// The number of parts (`/`) of `address`.
+    static func partCount(of address: String) -> Int {
+        address.utf8.reduce(0) { $1 == .slash ? $0 + 1 : $0 }
+    }
+
     /// Whether `address` matches the whole pattern. Throws `.tooComplex` when it takes more
     /// than `maximumSteps` steps.
     func matches(_ address: String) throws(Problem) -> Bool {
+        guard Self.partCount(of: address) == partCount else { return false }
         var steps = 0
         let result = address.utf8.withContiguousStorageIfAvailable { candidate in
             bytes.withUnsafeBufferPointer { pattern in

@@ -47,7 +47,8 @@ struct OSCParameterRequests: Sendable {
                 let descriptor = control.descriptor
                 if try pattern.matches(descriptor.address) {
                     found.append((control, descriptor.address, false))
-                } else if try pattern.matches(descriptor.normalizedAddress) {
+                } else if pattern.partCount == OSCAddressPattern.partCount(of: descriptor.address) + 1,
+                          try pattern.matches(descriptor.normalizedAddress) {
                     found.append((control, descriptor.normalizedAddress, true))
                 }
             }
