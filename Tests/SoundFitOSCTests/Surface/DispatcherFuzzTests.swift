@@ -10,7 +10,7 @@ import Testing
 /// bundle get exactly one `/error`; a packet of replies only gets nothing; any other packet
 /// gets at least one answer; a bundle with a rejected element gets exactly one, its `/error`.
 @Suite struct DispatcherFuzzTests {
-    static let packets = 4000
+    static let packets = 10_000
     static let firstPeerPort: UInt16 = 20000
 
     static let replyAddresses = ["/error", "/pong", "/list/param", "/list/end", "/subscribed", "/unsubscribed",
@@ -94,7 +94,7 @@ import Testing
         return messages.allSatisfy(OSCCommandTable.isReply) ? .nothing : .answered
     }
 
-    @Test("4 000 random and mutated packets, bundles and patterns: no crash; each answered or dropped as documented")
+    @Test("10 000 random and mutated packets, bundles and patterns: no crash; each answered or dropped as documented")
     func fuzz() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }
