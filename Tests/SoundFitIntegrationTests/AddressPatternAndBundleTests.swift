@@ -79,5 +79,21 @@ extension SoundFitIntegration {
             expectApplied(try osc.waitForTerminalState("/filter/cutoff"), "/filter/cutoff", .float(200))
             #expect(try osc.query("/filter/q") == .float(2))
         }
+
+        @Test("Patch commands in a bundle are checked before anything of it is performed")
+        func patchCommandsInBundles() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let osc = rig.osc
+            for (element, hint) in [(OSCTestMessage("/patch/load", [.int(7777)]), "bundle element 2: no patch has number 7777"),
+                                    (OSCTestMessage("/patch/save", [.string("a/b")]), "bundle element 2: patch name"),
+                                    (OSCTestMessage("/patch/delete", [.int(0)]), "bundle element 2: ")] {
+                osc.sendBundle([OSCTestMessage("/filter/cutoff", [.float(3000)]), element])
+                let answers = osc.collect(for: .milliseconds(600))
+                #expect(answers.count == 1, "\(answers)")
+                expectErrorReply(try #require(answers.first), for: element.address, hint: hint)
+                #expect(try osc.query("/filter/cutoff") == .float(1000))
+            }
+        }
     }
 }

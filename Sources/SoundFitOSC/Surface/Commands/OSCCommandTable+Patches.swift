@@ -52,6 +52,11 @@ extension OSCCommandTable {
             case (.failure(let problem), _), (_, .failure(let problem)): return .reject(problem.reason)
             case (.success(let found), .success(let named)): (keeper, reference) = (found, named)
             }
+            do {
+                _ = try keeper.patchToLoad(reference)
+            } catch {
+                return .reject("\(error)")
+            }
             return .perform {
                 request.answerLater {
                     _ = try await keeper.loadPatch(reference)
@@ -79,6 +84,11 @@ extension OSCCommandTable {
             guard request.arguments.count == 1, case .string(let name) = request.arguments[0] else {
                 return .reject("expects ,s name")
             }
+            do throws(PatchError) {
+                try PatchName.validate(name)
+            } catch {
+                return .reject(error.description)
+            }
             return .perform {
                 do {
                     let patch = try keeper.savePatch(name: name)
@@ -104,6 +114,11 @@ extension OSCCommandTable {
             switch (stateKeeper(request), patchReference(request)) {
             case (.failure(let problem), _), (_, .failure(let problem)): return .reject(problem.reason)
             case (.success(let found), .success(let named)): (keeper, reference) = (found, named)
+            }
+            do throws(PatchError) {
+                _ = try keeper.library.patchToDelete(reference)
+            } catch {
+                return .reject(error.description)
             }
             return .perform {
                 do {
