@@ -57,10 +57,11 @@ public enum OSCDocumentation {
         bundles included). Parameter sets are checked for address, type, arity, range, access \
         and whether the parameter takes the value now (a session, no interruption, `can_enable`, \
         an available preset variant); commands for their arguments and for what they need that \
-        can be checked at once (a state directory for patches, a session for interruptions). What \
-        can only fail while being performed is answered by that element's own `/error` and does \
-        not undo the others: activating while a session is active, a patch that does not exist \
-        or cannot be written, a session that ends between the check and the request, and \
+        can be checked at once (a state directory, an existing patch that can be loaded or \
+        deleted, a valid patch name, a session for interruptions). What can only fail while being \
+        performed is answered by that element's own `/error` and does not undo the others: \
+        activating while a session is active, a patch whose values are not all applied or that \
+        cannot be written, a session that ends between the check and the request, and \
         `/subscribe`, `/unsubscribe` and `/patch/list`, which check their arguments when performed. Replies inside a bundle are skipped, not \
         rejected. A valid bundle is performed in order and its sets take effect in the same audio \
         cycle. Timetags are ignored: a bundle applies on arrival.
