@@ -21,6 +21,11 @@ public protocol ControlParameter: Sendable {
     /// `origin` is attached to the change the request makes (see `SoundFitRuntime.changeUpdates()`).
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue>
 
+    /// Throws what `request(_:origin:)` would throw for `value` now (invalid, or not allowed
+    /// now), without requesting anything: a surface checks every set of a bundle before it
+    /// requests any, so one refused set stops the whole bundle.
+    func check(_ value: ParameterValue) throws
+
     /// The update state of the parameter's latest change (`applied` with the current value when
     /// nothing is in flight), or an error when it cannot be read now (no session).
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue>

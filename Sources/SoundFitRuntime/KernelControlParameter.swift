@@ -77,6 +77,10 @@ final class KernelControlParameter: ControlParameter {
 
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> { parameter.updateState }
 
+    func check(_ value: ParameterValue) throws {
+        try ControlError.refusing { try parameter.check(value) }
+    }
+
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         try ControlError.refusing { try parameter.request(value, origin: origin) }
     }

@@ -36,14 +36,25 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
         return parameter(session).updateState.map(toControl)
     }
 
+    func check(_ value: ParameterValue) throws {
+        _ = try accepted(value)
+    }
+
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
+        let (session, native) = try accepted(value)
+        return try ControlError.refusing { try parameter(session).request(native, origin: origin, reportedAs: toControl) }
+    }
+
+    /// The session and the native value a request for `value` would go to, or why it is refused now.
+    private func accepted(_ value: ParameterValue) throws -> (ProcessingSession, Value) {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard let native = fromControl(value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
         if let refusal = refusal(session, native) { throw refusal }
-        return try ControlError.refusing { try parameter(session).request(native, origin: origin, reportedAs: toControl) }
+        try ControlError.refusing { try parameter(session).check(native) }
+        return (session, native)
     }
 }
 
@@ -68,16 +79,20 @@ struct SessionPresetControl: ControlParameter {
         return session.preset.updateState.map(Self.controlValue)
     }
 
-    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
+    func check(_ value: ParameterValue) throws {
+        let (session, variant) = try accepted(value)
+        if variant == nil { try ControlError.refusing { try session.preset.check(nil) } }
+    }
+
+    /// The session and the variant (nil: `none`) a request for `value` would go to, or why it is
+    /// refused now.
+    private func accepted(_ value: ParameterValue) throws -> (ProcessingSession, PresetVariant?) {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
         guard case .choice(let name) = value else {
             throw ParameterError.wrongType(address: descriptor.address, expected: "string")
         }
-        let address = descriptor.address
-        guard let variant = PresetVariant(rawValue: name) else {
-            return try ControlError.refusing { try session.preset.request(nil, origin: origin, reportedAs: Self.controlValue) }
-        }
+        guard let variant = PresetVariant(rawValue: name) else { return (session, nil) }
         guard session.configuration.personalization.variants.contains(variant) else {
             throw ControlError(ProcessingError.presetVariantUnavailable(variant).description)
         }
@@ -86,6 +101,15 @@ struct SessionPresetControl: ControlParameter {
             throw ControlError(presets.profile == nil
                 ? "no hearing profile yet: submit one with /profile/audiogram or --profile"
                 : "preset variant \(variant) is not available for this hearing profile (available: \(available.map(\.rawValue).joined(separator: " ")))")
+        }
+        return (session, variant)
+    }
+
+    func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
+        let (session, chosen) = try accepted(value)
+        let address = descriptor.address
+        guard let variant = chosen else {
+            return try ControlError.refusing { try session.preset.request(nil, origin: origin, reportedAs: Self.controlValue) }
         }
         // Fetching the preset is asynchronous work of its own: this task does it, then requests
         // the preset and passes its states on.
@@ -121,6 +145,10 @@ struct SessionReadOnlyControl: ControlParameter {
     }
 
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> { .applied(try currentValue()) }
+
+    func check(_ value: ParameterValue) throws {
+        throw ParameterError.readOnly(address: descriptor.address)
+    }
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         throw ParameterError.readOnly(address: descriptor.address)

@@ -139,6 +139,12 @@ public final class StateKeeper: Sendable {
     /// whole, with nothing changed, when it cannot succeed (it needs a hearing profile or a
     /// session that is missing, or a preset variant the session's mode does not offer).
     public func loadPatch(_ reference: PatchReference) async throws -> Patch {
+        try await apply(try patchToLoad(reference))
+    }
+
+    /// The patch `reference` names, when loading it can succeed now; otherwise why not (a
+    /// surface checks this before performing anything of a bundle; `loadPatch` checks again).
+    public func patchToLoad(_ reference: PatchReference) throws -> Patch {
         let patch = try library.patch(reference)
         let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
         let touchesSession = order.contains { ParameterModel.entry(at: $0.address)?.binding?.isSession == true }
@@ -158,6 +164,12 @@ public final class StateKeeper: Sendable {
                 throw ControlError("patch \(patch.number) '\(patch.name)' uses preset variant \(variant), which this hearing profile does not offer (available: \(available.map(\.rawValue).joined(separator: " ")))")
             }
         }
+        return patch
+    }
+
+    /// Requests every value of `patch` in one batch; the patch becomes current when all were applied.
+    private func apply(_ patch: Patch) async throws -> Patch {
+        let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
         var controls: [(any ControlParameter, ParameterValue)] = []
         for (address, value) in order {
             guard let control = runtime.parameter(at: address) else { continue }

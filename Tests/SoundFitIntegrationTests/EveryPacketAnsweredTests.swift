@@ -10,7 +10,8 @@ extension SoundFitIntegration {
             defer { rig.stop() }
             let osc = rig.osc
             // Every packet is answered: extra arguments, an empty bundle, an empty datagram.
-            expectErrorReply(try osc.ask("/list", [.int(1)], reply: "/list/end"), for: "/list", hint: "no arguments")
+            expectErrorReply(try osc.ask("/list", [.int(1)], reply: "/list/end"), for: "/list",
+                             hint: "one optional string, an address pattern")
             osc.sendRaw(Array("#bundle".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 1])
             let emptyBundle = try osc.waitFor("/error for an empty bundle") { $0.address == "/error" }.match
             #expect(emptyBundle.string(1)?.contains("empty bundle") == true, "\(emptyBundle)")

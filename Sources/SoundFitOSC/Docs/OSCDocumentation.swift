@@ -54,8 +54,34 @@ public enum OSCDocumentation {
         reply arguments) is dropped without an answer, and so is any packet whose source is \
         SoundFit's own port: two servers that answer each other's replies never stop. See \
         Security below.
-        - **Bundles.** The messages of one bundle take effect in the same audio cycle. Timetags are \
-        ignored: a bundle applies on arrival.
+        - **Bundles are atomic.** A bundle is checked whole before anything in it is performed: \
+        when one element is rejected, nothing in the bundle is applied (no parameter set, no command \
+        performed) and the only answer is `/error ,s address ,s "bundle element N: reason; nothing in \
+        the bundle was applied"`, N counting the bundle's messages from 1 in order (those of nested \
+        bundles included). Parameter sets are checked for address, type, arity, range, access \
+        and whether the parameter takes the value now (a session, no interruption, `can_enable`, \
+        an available preset variant); commands for their arguments and for what they need that \
+        can be checked at once (a state directory, an existing patch that can be loaded or \
+        deleted, a valid patch name, a session for interruptions). What can only fail while being \
+        performed is answered by that element's own `/error` and does not undo the others: \
+        activating while a session is active, a patch whose values are not all applied or that \
+        cannot be written, a session that ends between the check and the request, a subscription \
+        refused by the subscriber limits. Replies inside a bundle are skipped, not \
+        rejected. A valid bundle is performed in order and its sets take effect in the same audio \
+        cycle. Timetags are ignored: a bundle applies on arrival.
+        - **Address patterns** (OSC 1.0: `?`, `*`, `[abc]`, `[a-z]`, `[!…]`, `{foo,bar}`; none \
+        matches across a `/`) select parameters and their fader forms, never commands. A query \
+        (`/filter/*`) answers every matching parameter, in the order of the parameter table, as its \
+        own query would be answered. A set (`/*/enabled ,i 1`) goes to every match that accepts the \
+        value (its type, range and access, and now: a session, `can_enable`); matches that do not \
+        are left alone without an answer, and when none accepts it one `/error` gives each match's \
+        reason. The sets take effect in one audio cycle, with `/state` reports per parameter. A \
+        pattern that matches no parameter, one that would select commands (`/patch/*`: send a \
+        command to its own address), and a malformed one (an unclosed `[` or `{`, an empty `[]`, \
+        `/`, `*`, `?`, `[` or `{` inside `[…]` or `{…}`) are answered with `/error`. Matching is \
+        bounded: a pattern needing more than \(OSCAddressPattern.maximumSteps) steps against one \
+        address is refused. `/list ,s pattern` lists a subtree. An address without pattern \
+        characters is looked up as it is.
         - **Types.** Booleans are accepted as T/F, int or float (non-zero = true) and reported as \
         int 0/1. Floats also accept ints and doubles. Choices are strings.
         - **Errors.** Anything rejected is answered with `/error ,s address ,s message` and changes \

@@ -136,8 +136,7 @@ extension ProcessingParameter {
 
     func accept<Reported: Sendable>(_ value: Value, origin: RequestOrigin?, in state: inout State,
                                     reportedAs convert: @escaping @Sendable (Value) -> Reported) throws -> ParameterRequest<Reported> {
-        if let error = state.closeError { throw error }
-        try validator?(value)
+        try checkAcceptable(value, in: state)
         state.nextRequestID += 1
         let id = state.nextRequestID
         let (reporter, stream) = Reporter.reporting(as: convert)
@@ -146,6 +145,12 @@ extension ProcessingParameter {
         let mayOverlap = state.mayOverlap
         perform(state.machine.submit(.init(id: id, value: value), now: clock.now(), mayOverlap: mayOverlap), in: &state)
         return ParameterRequest(id: id, address: address, value: convert(value), states: stream)
+    }
+
+    /// Why `value` would not be accepted now: the parameter was closed, or `validate` rejects it.
+    func checkAcceptable(_ value: Value, in state: State) throws {
+        if let error = state.closeError { throw error }
+        try validator?(value)
     }
 
     /// Carries out a machine transition. Called with the lock held, so states are reported in

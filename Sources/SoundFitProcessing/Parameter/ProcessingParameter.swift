@@ -159,6 +159,13 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         try state.withLock { state in try accept(value, origin: origin, in: &state) { $0 } }
     }
 
+    /// Throws what `request(_:origin:)` would throw for `value` now, without requesting it: a
+    /// surface checks every set of a bundle before requesting any. (A request racing a close
+    /// can still be refused after its check passed.)
+    public func check(_ value: Value) throws {
+        try state.withLock { state in try checkAcceptable(value, in: state) }
+    }
+
     /// `request(_:origin:)` with the states reported in another value type (a surface's), converted
     /// with `convert` as they happen.
     public func request<Reported: Sendable>(

@@ -162,11 +162,18 @@ public final class PatchLibrary: Sendable {
         return nil
     }
 
+    /// The user patch `reference` names; a factory patch or an unknown one is refused (a surface
+    /// checks this before performing anything of a bundle; `delete` checks again).
+    public func patchToDelete(_ reference: PatchReference) throws(PatchError) -> Patch {
+        let patch = try self.patch(reference)
+        guard !patch.isFactory else { throw .factoryPatchIsReadOnly(number: patch.number, name: patch.name) }
+        return patch
+    }
+
     /// Deletes a user patch (its file is removed durably). Factory patches are read-only.
     @discardableResult
     public func delete(_ reference: PatchReference) throws(PatchError) -> Patch {
-        let patch = try self.patch(reference)
-        guard !patch.isFactory else { throw .factoryPatchIsReadOnly(number: patch.number, name: patch.name) }
+        let patch = try patchToDelete(reference)
         let store = userStore
         try user.withLock { (state: inout UserPatches) throws(PatchError) in
             guard state.byNumber[patch.number] != nil else { throw .unknownNumber(patch.number) }

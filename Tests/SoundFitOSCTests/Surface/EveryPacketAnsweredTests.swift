@@ -7,7 +7,7 @@ import Testing
     @Test func extraArgumentsEmptyBundlesAndEmptyDatagramsAreAnswered() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }
-        for (address, argument, reason) in [("/list", OSCArgument.int32(1), "/list takes no arguments"),
+        for (address, argument, reason) in [("/list", OSCArgument.int32(1), "/list takes one optional string, an address pattern; got ,i"),
                                             ("/patch/list", .string("x"), "/patch/list takes [,i offset]")] {
             surface.send(OSCMessage(address, [argument]))
             let reply = await surface.next()

@@ -10,17 +10,27 @@ struct OSCCommand: Sendable {
     /// What the command sends back. A received message matching one of these and none of the
     /// request forms can only be a reply, and is never answered.
     let replyForms: [OSCMessageForm]
-    /// Answers one request. Runs on a transport's receive thread; slow work goes to a task.
-    let handle: (@Sendable (OSCCommandRequest) -> Void)?
+    /// Checks one request and says what performing it will do, before anything of its packet is
+    /// performed (so one invalid element of a bundle stops all of it). Runs on a transport's
+    /// receive thread; the plan's work runs there too, slow work goes to a task.
+    let prepare: (@Sendable (OSCCommandRequest) -> OSCCommandPlan)?
 
     var address: String { documentation.address }
 
+    /// A command whose arguments are checked before its packet is performed.
     init(_ documentation: OSCCommandDescription, requests: [OSCMessageForm], replies: [OSCMessageForm],
-         handle: @escaping @Sendable (OSCCommandRequest) -> Void) {
+         prepare: @escaping @Sendable (OSCCommandRequest) -> OSCCommandPlan) {
         self.documentation = documentation
         requestForms = requests
         replyForms = replies
-        self.handle = handle
+        self.prepare = prepare
+    }
+
+    /// A command that checks its arguments only when it is performed: in a bundle, its own
+    /// `/error` cannot stop the bundle's other elements.
+    init(_ documentation: OSCCommandDescription, requests: [OSCMessageForm], replies: [OSCMessageForm],
+         handle: @escaping @Sendable (OSCCommandRequest) -> Void) {
+        self.init(documentation, requests: requests, replies: replies) { request in .perform { handle(request) } }
     }
 
     /// A report SoundFit sends on its own: documented, recognised as a reply, never handled.
@@ -28,8 +38,16 @@ struct OSCCommand: Sendable {
         self.documentation = documentation
         requestForms = []
         replyForms = replies
-        handle = nil
+        prepare = nil
     }
+}
+
+/// What a command will do with one request, decided before its packet is performed.
+enum OSCCommandPlan: Sendable {
+    /// The request is valid: `work` answers it when the packet is performed.
+    case perform(_ work: @Sendable () -> Void)
+    /// Answered with `/error ,s address ,s reason`; nothing is performed.
+    case reject(_ reason: String)
 }
 
 /// One command message being answered: what a handler works with.

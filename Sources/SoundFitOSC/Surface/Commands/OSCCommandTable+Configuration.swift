@@ -40,50 +40,51 @@ extension OSCCommandTable {
                                                          .string(oneOf: [secondsUnit])])),
             OSCMessageForm("/config/delivery", .exactly([.string(oneOf: ["continuous"]), .floatValue(0)])),
         ],
-        handle: answerDelivery)
+        prepare: prepareDelivery)
 
     /// `/config/delivery ,s continuous` or `,s discrete [,f settle_seconds]`; no argument queries.
-    private static func answerDelivery(_ request: OSCCommandRequest) {
+    private static func prepareDelivery(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let runtime = request.surface.runtime
         let arguments = request.arguments
-        var config = runtime.config
-        if !arguments.isEmpty {
-            guard case .string(let style) = arguments[0], arguments.count <= 2 else {
-                request.reject("expects ,s continuous or ,s discrete [,f settle_seconds]")
-                return
+        guard !arguments.isEmpty else {
+            return .perform { request.reply(OSCMessage("/config/delivery", deliveryArguments(runtime.config))) }
+        }
+        guard case .string(let style) = arguments[0], arguments.count <= 2 else {
+            return .reject("expects ,s continuous or ,s discrete [,f settle_seconds]")
+        }
+        let deliveryStyle: ProcessingConfig.DeliveryStyle
+        switch (style, arguments.count) {
+        case ("continuous", 1):
+            deliveryStyle = .continuous
+        case ("continuous", _):
+            return .reject("continuous delivery takes no settle time")
+        case ("discrete", 1):
+            deliveryStyle = .discrete()
+        case ("discrete", 2):
+            guard let seconds = arguments[1].numericValue else {
+                return .reject("settle time must be a number of seconds")
             }
-            switch (style, arguments.count) {
-            case ("continuous", 1):
-                config.deliveryStyle = .continuous
-            case ("continuous", _):
-                request.reject("continuous delivery takes no settle time")
-                return
-            case ("discrete", 1):
-                config.deliveryStyle = .discrete()
-            case ("discrete", 2):
-                guard let seconds = arguments[1].numericValue else {
-                    request.reject("settle time must be a number of seconds")
-                    return
-                }
-                guard seconds.isFinite, seconds >= 0.001, seconds <= 10 else {
-                    request.reject("settle time must be 0.001…10 s, got \(seconds)")
-                    return
-                }
-                config.deliveryStyle = .discrete(settleTime: .milliseconds(Int64((seconds * 1000).rounded())))
-            default:
-                request.reject("unknown delivery style '\(style)' (continuous or discrete [settle_seconds])")
-                return
+            guard seconds.isFinite, seconds >= 0.001, seconds <= 10 else {
+                return .reject("settle time must be 0.001…10 s, got \(seconds)")
             }
-            do {
-                try config.validate()
-            } catch {
-                request.reject("\(error)")
-                return
-            }
+            deliveryStyle = .discrete(settleTime: .milliseconds(Int64((seconds * 1000).rounded())))
+        default:
+            return .reject("unknown delivery style '\(style)' (continuous or discrete [settle_seconds])")
+        }
+        var checked = runtime.config
+        checked.deliveryStyle = deliveryStyle
+        do {
+            try checked.validate()
+        } catch {
+            return .reject("\(error)")
+        }
+        return .perform {
+            var config = runtime.config
+            config.deliveryStyle = deliveryStyle
             runtime.config = config
             request.surface.stateKeeper?.persist()
+            request.reply(OSCMessage("/config/delivery", deliveryArguments(runtime.config)))
         }
-        request.reply(OSCMessage("/config/delivery", deliveryArguments(runtime.config)))
     }
 
     /// The unit that ends the replies of `/config/delivery` and `/config/timeout`.
@@ -110,27 +111,28 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /config/timeout f 2"]),
         requests: [.bare("/config/timeout"), OSCMessageForm("/config/timeout", .exactly([.any]))],
         replies: [OSCMessageForm("/config/timeout", .exactly([.float, .string(oneOf: [secondsUnit])]))],
-        handle: answerTimeout)
+        prepare: prepareTimeout)
 
     /// `/config/timeout ,f seconds`; no argument queries.
-    private static func answerTimeout(_ request: OSCCommandRequest) {
+    private static func prepareTimeout(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let runtime = request.surface.runtime
-        if !request.arguments.isEmpty {
-            guard request.arguments.count == 1, let seconds = request.arguments[0].numericValue else {
-                request.reject("expects ,f seconds")
-                return
-            }
-            guard seconds.isFinite, seconds >= 0.01, seconds <= 600 else {
-                request.reject("timeout must be 0.01…600 s, got \(seconds)")
-                return
-            }
+        let reply: @Sendable () -> Void = {
+            request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds)), .string(secondsUnit)]))
+        }
+        guard !request.arguments.isEmpty else { return .perform(reply) }
+        guard request.arguments.count == 1, let seconds = request.arguments[0].numericValue else {
+            return .reject("expects ,f seconds")
+        }
+        guard seconds.isFinite, seconds >= 0.01, seconds <= 600 else {
+            return .reject("timeout must be 0.01…600 s, got \(seconds)")
+        }
+        return .perform {
             var config = runtime.config
             config.deliveryTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
             runtime.config = config
             request.surface.stateKeeper?.persist()
+            reply()
         }
-        request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds)),
-                                                     .string(secondsUnit)]))
     }
 
     /// Its reply ends in `,s dB SPL`, so it is not a set: never answered when it comes back.
@@ -147,23 +149,25 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /config/max_output f 90"]),
         requests: [.bare("/config/max_output"), OSCMessageForm("/config/max_output", .exactly([.any]))],
         replies: [OSCMessageForm("/config/max_output", .exactly([.float, .string(oneOf: [splUnit])]))],
-        handle: answerMaximumOutput)
+        prepare: prepareMaximumOutput)
 
     /// `/config/max_output ,f spl`; no argument queries.
-    private static func answerMaximumOutput(_ request: OSCCommandRequest) {
+    private static func prepareMaximumOutput(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let runtime = request.surface.runtime
-        if !request.arguments.isEmpty {
-            let range = SoundFitRuntime.maximumOutputRange
-            guard request.arguments.count == 1, let spl = request.arguments[0].numericValue else {
-                request.reject("expects ,f spl (dB SPL)")
-                return
-            }
-            guard spl.isFinite, range.contains(spl) else {
-                request.reject("maximum output must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(spl)")
-                return
-            }
-            runtime.maximumOutputSPL = spl
+        let reply: @Sendable () -> Void = {
+            request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL)), .string(splUnit)]))
         }
-        request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL)), .string(splUnit)]))
+        guard !request.arguments.isEmpty else { return .perform(reply) }
+        let range = SoundFitRuntime.maximumOutputRange
+        guard request.arguments.count == 1, let spl = request.arguments[0].numericValue else {
+            return .reject("expects ,f spl (dB SPL)")
+        }
+        guard spl.isFinite, range.contains(spl) else {
+            return .reject("maximum output must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(spl)")
+        }
+        return .perform {
+            runtime.maximumOutputSPL = spl
+            reply()
+        }
     }
 }

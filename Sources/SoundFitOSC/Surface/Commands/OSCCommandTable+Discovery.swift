@@ -17,35 +17,59 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /ping", "oscsend localhost 7700 /ping ihcm 1 2 x 90403c7f"]),
         requests: [OSCMessageForm("/ping", .any)],
         replies: [OSCMessageForm("/pong", .any)],
-        handle: { request in
+        prepare: { request in
             guard !request.arguments.contains(where: { if case .unsupported = $0 { true } else { false } }) else {
-                request.reject("/ping cannot echo arrays ([…]); every other argument type is echoed")
-                return
+                return .reject("/ping cannot echo arrays ([…]); every other argument type is echoed")
             }
-            request.reply(OSCMessage("/pong", request.arguments))
+            return .perform { request.reply(OSCMessage("/pong", request.arguments)) }
         })
 
     static let list = OSCCommand(
         OSCCommandDescription(
             "/list", section: .discovery,
-            summary: "Describes every parameter: type, access, range, default and unit.",
+            summary: "Describes every parameter: type, access, range, default and unit. With an address pattern, "
+                + "only the parameters it matches, or whose container it matches (`/filter` and `/filter/*` both "
+                + "list the filter's parameters).",
+            arguments: [Arg("s", "pattern", "an OSC address pattern or address (see Address patterns).", optional: true)],
             reply: "One `/list/param ,s address ,s type ,s access <min> <max> <default> ,s unit` per parameter "
                 + "(for strings a single `,s choices`, space-separated, instead of min and max), "
                 + "then `/list/end ,i count`.",
-            errors: ["any argument (it takes none)"],
-            examples: ["oscsend localhost 7700 /list"]),
-        requests: [.bare("/list")],
+            errors: ["more than one argument, or one that is not a string",
+                     "a malformed pattern, or one that matches no parameter"],
+            examples: ["oscsend localhost 7700 /list", "oscsend localhost 7700 /list s /filter",
+                       "oscsend localhost 7700 /list s '/*/enabled'"]),
+        requests: [.bare("/list"), OSCMessageForm("/list", .exactly([.string()]))],
         replies: [OSCMessageForm("/list/param", .any), OSCMessageForm("/list/end", .any)],
-        handle: { request in
-            guard request.arguments.isEmpty else {
-                request.reject("/list takes no arguments")
-                return
+        prepare: { request in
+            let descriptors: [ParameterDescriptor]
+            switch request.arguments.count {
+            case 0:
+                descriptors = request.surface.runtime.descriptors
+            case 1:
+                guard case .string(let text) = request.arguments[0] else {
+                    return .reject("/list takes one optional string, an address pattern; got ,\(request.message.typeTags)")
+                }
+                do throws(OSCAddressPattern.Problem) {
+                    let pattern = try OSCAddressPattern(text)
+                    var matching: [ParameterDescriptor] = []
+                    for descriptor in request.surface.runtime.descriptors
+                    where try pattern.matchesAddressOrContainer(of: descriptor.address) {
+                        matching.append(descriptor)
+                    }
+                    descriptors = matching
+                } catch {
+                    return .reject(error.description)
+                }
+                guard !descriptors.isEmpty else { return .reject("no parameter matches \(text)") }
+            default:
+                return .reject("/list takes one optional string, an address pattern; got \(request.arguments.count) arguments")
             }
-            let descriptors = request.surface.runtime.descriptors
-            for descriptor in descriptors {
-                request.reply(OSCMessage("/list/param", listArguments(descriptor)))
+            return .perform {
+                for descriptor in descriptors {
+                    request.reply(OSCMessage("/list/param", listArguments(descriptor)))
+                }
+                request.reply(OSCMessage("/list/end", [.int32(Int32(descriptors.count))]))
             }
-            request.reply(OSCMessage("/list/end", [.int32(Int32(descriptors.count))]))
         })
 
     /// `/list/param ,s address ,s type ,s access ,<min> ,<max> | ,s choices… ,<default> ,s unit`.
@@ -74,5 +98,5 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /status"]),
         requests: [.bare("/status")],
         replies: [OSCMessageForm("/status", .atLeast(1))],
-        handle: { request in request.reply(request.surface.statusMessage()) })
+        prepare: { request in .perform { request.reply(request.surface.statusMessage()) } })
 }

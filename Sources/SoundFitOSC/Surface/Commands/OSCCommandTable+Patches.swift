@@ -25,25 +25,25 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /patch/list", "oscsend localhost 7700 /patch/list i 32"]),
         requests: [.bare("/patch/list"), OSCMessageForm("/patch/list", .exactly([.any]))],
         replies: [OSCMessageForm("/patch/item", .any), OSCMessageForm("/patch/end", .any)],
-        handle: { request in
+        prepare: { request in
             let arguments = request.arguments
             guard arguments.count <= 1, arguments.allSatisfy({ if case .int32 = $0 { true } else { false } }) else {
-                request.reject("/patch/list takes [,i offset]")
-                return
+                return .reject("/patch/list takes [,i offset]")
             }
-            guard let keeper = stateKeeper(request) else { return }
+            guard case .success(let keeper) = stateKeeper(request) else { return .reject(noStateDirectory.reason) }
             let patches = keeper.library.patches
             let offset = arguments.first?.integerValue ?? 0
             guard (0...patches.count).contains(offset) else {
-                request.reject("offset \(offset) is outside 0…\(patches.count) (there are \(patches.count) patches)")
-                return
+                return .reject("offset \(offset) is outside 0…\(patches.count) (there are \(patches.count) patches)")
             }
-            let end = min(offset + patchListPageSize, patches.count)
-            for patch in patches[offset..<end] {
-                request.reply(OSCMessage("/patch/item", [.int32(Int32(patch.number)), .string(patch.name)]))
+            return .perform {
+                let end = min(offset + patchListPageSize, patches.count)
+                for patch in patches[offset..<end] {
+                    request.reply(OSCMessage("/patch/item", [.int32(Int32(patch.number)), .string(patch.name)]))
+                }
+                request.reply(OSCMessage("/patch/end", [.int32(Int32(patches.count)),
+                                                        .int32(end < patches.count ? Int32(end) : -1)]))
             }
-            request.reply(OSCMessage("/patch/end", [.int32(Int32(patches.count)),
-                                                    .int32(end < patches.count ? Int32(end) : -1)]))
         })
 
     static let patchLoad = OSCCommand(
@@ -58,11 +58,22 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /patch/load i 0", "oscsend localhost 7700 /patch/load s bright"]),
         requests: [OSCMessageForm("/patch/load", .any)],
         replies: [currentPatchReply],
-        handle: { request in
-            guard let keeper = stateKeeper(request), let reference = patchReference(request) else { return }
-            request.answerLater {
-                _ = try await keeper.loadPatch(reference)
-                request.reply(currentPatchMessage(keeper.currentPatch))
+        prepare: { request in
+            let keeper: StateKeeper, reference: PatchReference
+            switch (stateKeeper(request), patchReference(request)) {
+            case (.failure(let problem), _), (_, .failure(let problem)): return .reject(problem.reason)
+            case (.success(let found), .success(let named)): (keeper, reference) = (found, named)
+            }
+            do {
+                _ = try keeper.patchToLoad(reference)
+            } catch {
+                return .reject("\(error)")
+            }
+            return .perform {
+                request.answerLater {
+                    _ = try await keeper.loadPatch(reference)
+                    request.reply(currentPatchMessage(keeper.currentPatch))
+                }
             }
         })
 
@@ -76,17 +87,27 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /patch/save s evening"]),
         requests: [OSCMessageForm("/patch/save", .any)],
         replies: [OSCMessageForm("/patch/saved", .any)],
-        handle: { request in
-            guard let keeper = stateKeeper(request) else { return }
-            guard request.arguments.count == 1, case .string(let name) = request.arguments[0] else {
-                request.reject("expects ,s name")
-                return
+        prepare: { request in
+            let keeper: StateKeeper
+            switch stateKeeper(request) {
+            case .failure(let problem): return .reject(problem.reason)
+            case .success(let found): keeper = found
             }
-            do {
-                let patch = try keeper.savePatch(name: name)
-                request.reply(OSCMessage("/patch/saved", [.int32(Int32(patch.number)), .string(patch.name)]))
+            guard request.arguments.count == 1, case .string(let name) = request.arguments[0] else {
+                return .reject("expects ,s name")
+            }
+            do throws(PatchError) {
+                try PatchName.validate(name)
             } catch {
-                request.reject("\(error)")
+                return .reject(error.description)
+            }
+            return .perform {
+                do {
+                    let patch = try keeper.savePatch(name: name)
+                    request.reply(OSCMessage("/patch/saved", [.int32(Int32(patch.number)), .string(patch.name)]))
+                } catch {
+                    request.reject("\(error)")
+                }
             }
         })
 
@@ -100,13 +121,24 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /patch/delete i -1"]),
         requests: [OSCMessageForm("/patch/delete", .any)],
         replies: [OSCMessageForm("/patch/deleted", .any)],
-        handle: { request in
-            guard let keeper = stateKeeper(request), let reference = patchReference(request) else { return }
-            do {
-                let patch = try keeper.deletePatch(reference)
-                request.reply(OSCMessage("/patch/deleted", [.int32(Int32(patch.number))]))
+        prepare: { request in
+            let keeper: StateKeeper, reference: PatchReference
+            switch (stateKeeper(request), patchReference(request)) {
+            case (.failure(let problem), _), (_, .failure(let problem)): return .reject(problem.reason)
+            case (.success(let found), .success(let named)): (keeper, reference) = (found, named)
+            }
+            do throws(PatchError) {
+                _ = try keeper.library.patchToDelete(reference)
             } catch {
-                request.reject("\(error)")
+                return .reject(error.description)
+            }
+            return .perform {
+                do {
+                    let patch = try keeper.deletePatch(reference)
+                    request.reply(OSCMessage("/patch/deleted", [.int32(Int32(patch.number))]))
+                } catch {
+                    request.reject("\(error)")
+                }
             }
         })
 
@@ -119,17 +151,20 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /patch/current"]),
         requests: [.bare("/patch/current")],
         replies: [currentPatchReply],
-        handle: { request in
-            guard let keeper = stateKeeper(request) else { return }
-            guard request.arguments.isEmpty else {
-                request.reject("/patch/current takes no arguments")
-                return
+        prepare: { request in
+            let keeper: StateKeeper
+            switch stateKeeper(request) {
+            case .failure(let problem): return .reject(problem.reason)
+            case .success(let found): keeper = found
             }
-            guard keeper.currentPatch != nil else {
-                request.reject("no patch has been loaded or saved yet")
-                return
+            guard request.arguments.isEmpty else { return .reject("/patch/current takes no arguments") }
+            return .perform {
+                guard keeper.currentPatch != nil else {
+                    request.reject("no patch has been loaded or saved yet")
+                    return
+                }
+                request.reply(currentPatchMessage(keeper.currentPatch))
             }
-            request.reply(currentPatchMessage(keeper.currentPatch))
         })
 
     /// `/patch/current ,i number ,s name ,i modified` (`,i -2147483648 ,s "" ,i 0` for none).
@@ -139,29 +174,27 @@ extension OSCCommandTable {
                                              .int32(current.isModified ? 1 : 0)])
     }
 
-    /// `,i number` or `,s name`; nil (and an `/error`) for anything else.
-    private static func patchReference(_ request: OSCCommandRequest) -> PatchReference? {
-        guard request.arguments.count == 1 else {
-            request.reject("expects ,i number or ,s name")
-            return nil
-        }
+    /// Why a patch command cannot be performed, found before its packet is performed.
+    struct PatchCommandProblem: Error {
+        let reason: String
+    }
+
+    static let noStateDirectory = PatchCommandProblem(reason: "patches are not available (no state directory)")
+
+    /// `,i number` or `,s name`.
+    private static func patchReference(_ request: OSCCommandRequest) -> Result<PatchReference, PatchCommandProblem> {
+        let expected = PatchCommandProblem(reason: "expects ,i number or ,s name")
+        guard request.arguments.count == 1 else { return .failure(expected) }
         switch request.arguments[0] {
-        case .string(let name), .symbol(let name): return .name(name)
+        case .string(let name), .symbol(let name): return .success(.name(name))
         case let argument:
-            guard let number = argument.integerValue else {
-                request.reject("expects ,i number or ,s name")
-                return nil
-            }
-            return .number(number)
+            guard let number = argument.integerValue else { return .failure(expected) }
+            return .success(.number(number))
         }
     }
 
-    /// The state keeper; nil (and an `/error`) without a state directory.
-    private static func stateKeeper(_ request: OSCCommandRequest) -> StateKeeper? {
-        guard let keeper = request.surface.stateKeeper else {
-            request.reject("patches are not available (no state directory)")
-            return nil
-        }
-        return keeper
+    /// The state keeper; absent without a state directory.
+    private static func stateKeeper(_ request: OSCCommandRequest) -> Result<StateKeeper, PatchCommandProblem> {
+        request.surface.stateKeeper.map { .success($0) } ?? .failure(noStateDirectory)
     }
 }

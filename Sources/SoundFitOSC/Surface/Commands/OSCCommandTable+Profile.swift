@@ -25,37 +25,38 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /profile/audiogram sffffffff both 500 20 1000 25 2000 40 4000 55"]),
         requests: [OSCMessageForm("/profile/audiogram", .any)],
         replies: [OSCMessageForm("/profile/presets", .any)],
-        handle: answerAudiogram)
+        prepare: prepareAudiogram)
 
     /// `/profile/audiogram ,s left|right|both ,f hz ,f db_hl …` → `/profile/presets ,s variant …`.
     /// The new audiogram replaces that ear's (both: both ears'); the other ear keeps its own.
-    private static func answerAudiogram(_ request: OSCCommandRequest) {
+    private static func prepareAudiogram(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let arguments = request.arguments
         guard let first = arguments.first, case .string(let ear) = first, ["left", "right", "both"].contains(ear) else {
-            request.reject("expects ,s left|right|both then hz, dB HL pairs")
-            return
+            return .reject("expects ,s left|right|both then hz, dB HL pairs")
         }
         let numbers = arguments.dropFirst().map(\.numericValue)
         guard !numbers.isEmpty, numbers.count % 2 == 0, numbers.allSatisfy({ $0 != nil }) else {
-            request.reject("expects pairs of numbers (hz, dB HL) after the ear, got \(request.message.typeTags)")
-            return
+            return .reject("expects pairs of numbers (hz, dB HL) after the ear, got \(request.message.typeTags)")
         }
         let values = numbers.map { $0! }
         let surface = request.surface
-        let profile: HearingProfile
+        let audiogram: Audiogram
         do {
-            let audiogram = try Audiogram(stride(from: 0, to: values.count, by: 2).map { (values[$0], values[$0 + 1]) })
-            let current = surface.runtime.presets.profile
-            profile = try HearingProfile(left: ear == "right" ? current?.left : audiogram,
-                                         right: ear == "left" ? current?.right : audiogram)
+            audiogram = try Audiogram(stride(from: 0, to: values.count, by: 2).map { (values[$0], values[$0 + 1]) })
         } catch {
-            request.reject(error.description)
-            return
+            return .reject(error.description)
         }
-        request.answerLater {
-            let variants = try await surface.runtime.submitProfile(profile)
-            surface.stateKeeper?.persist()
-            request.reply(OSCMessage("/profile/presets", variants.map { .string($0.rawValue) }))
+        return .perform {
+            // The other ear's audiogram as it is when performed (an earlier element of the same
+            // bundle may have replaced it).
+            let current = surface.runtime.presets.profile
+            let profile = Result { try HearingProfile(left: ear == "right" ? current?.left : audiogram,
+                                                      right: ear == "left" ? current?.right : audiogram) }
+            request.answerLater {
+                let variants = try await surface.runtime.submitProfile(profile.get())
+                surface.stateKeeper?.persist()
+                request.reply(OSCMessage("/profile/presets", variants.map { .string($0.rawValue) }))
+            }
         }
     }
 }

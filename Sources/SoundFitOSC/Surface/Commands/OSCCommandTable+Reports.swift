@@ -28,9 +28,11 @@ extension OSCCommandTable {
             ]),
         requests: [OSCMessageForm("/state", .exactly([.string()]))],
         replies: [OSCMessageForm("/state", .atLeast(2))],
-        handle: { request in
-            guard case .string(let address) = request.arguments.first else { return }
-            request.surface.parameters.answerState(of: address, to: request.sender)
+        prepare: { request in
+            guard request.arguments.count == 1, case .string(let address) = request.arguments[0] else {
+                return .reject("expects ,s address")
+            }
+            return .perform { request.surface.parameters.answerState(of: address, to: request.sender) }
         })
 
     /// `/error ,s address ,s message`.

@@ -21,12 +21,11 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /session"]),
         requests: [.bare("/session")],
         replies: sessionReplies,
-        handle: { request in
+        prepare: { request in
             guard request.arguments.isEmpty else {
-                request.reject("/session takes no arguments (use /session/activate or /session/deactivate)")
-                return
+                return .reject("/session takes no arguments (use /session/activate or /session/deactivate)")
             }
-            request.reply(request.surface.sessionMessage())
+            return .perform { request.reply(request.surface.sessionMessage()) }
         })
 
     static let activate = OSCCommand(
@@ -47,34 +46,33 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /session/activate si fine_tuning 4"]),
         requests: [OSCMessageForm("/session/activate", .any)],
         replies: sessionReplies,
-        handle: answerActivate)
+        prepare: prepareActivate)
 
     /// `/session/activate ,s fine_tuning|single_preset ,i tech_level`.
-    private static func answerActivate(_ request: OSCCommandRequest) {
+    private static func prepareActivate(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let arguments = request.arguments
         guard arguments.count == 2, case .string(let mode) = arguments[0], let level = arguments[1].integerValue else {
-            request.reject("expects ,s fine_tuning|single_preset ,i tech_level")
-            return
+            return .reject("expects ,s fine_tuning|single_preset ,i tech_level")
         }
         let fitting: Fitting
         do {
             fitting = try Fitting(techLevel: level)
         } catch {
-            request.reject("\(error)")
-            return
+            return .reject("\(error)")
         }
         let configuration: ProcessingConfiguration
         switch mode {
         case "fine_tuning": configuration = .fineTuning(fitting: fitting)
         case "single_preset": configuration = .singlePreset(fitting: fitting)
         default:
-            request.reject("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
-            return
+            return .reject("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
         }
         let surface = request.surface
-        request.answerLater {
-            _ = try await surface.runtime.activateSession(configuration)
-            request.reply(surface.sessionMessage())
+        return .perform {
+            request.answerLater {
+                _ = try await surface.runtime.activateSession(configuration)
+                request.reply(surface.sessionMessage())
+            }
         }
     }
 
@@ -86,15 +84,14 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /session/deactivate"]),
         requests: [OSCMessageForm("/session/deactivate", .any)],
         replies: sessionReplies,
-        handle: { request in
-            guard request.arguments.isEmpty else {
-                request.reject("/session/deactivate takes no arguments")
-                return
-            }
+        prepare: { request in
+            guard request.arguments.isEmpty else { return .reject("/session/deactivate takes no arguments") }
             let surface = request.surface
-            Task {
-                await surface.runtime.deactivateSession()
-                request.reply(surface.sessionMessage())
+            return .perform {
+                Task {
+                    await surface.runtime.deactivateSession()
+                    request.reply(surface.sessionMessage())
+                }
             }
         })
 
@@ -112,7 +109,7 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /session/interrupt s phone_call"]),
         requests: [OSCMessageForm("/session/interrupt", .any)],
         replies: [interruptedReply],
-        handle: { request in
+        prepare: { request in
             interruption(request) { session, reason in try await session.interrupt(reason: reason) }
         })
 
@@ -127,28 +124,29 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /session/resolve s phone_call"]),
         requests: [OSCMessageForm("/session/resolve", .any)],
         replies: [interruptedReply],
-        handle: { request in
+        prepare: { request in
             interruption(request) { session, reason in try await session.resolve(interruption: reason) }
         })
 
     /// `/session/interrupt ,s reason` and `/session/resolve ,s reason` → `/session/interrupted ,i 0|1`,
     /// to the sender and to subscribers.
     private static func interruption(_ request: OSCCommandRequest,
-                                     _ operation: @escaping @Sendable (ProcessingSession, String) async throws -> Bool) {
+                                     _ operation: @escaping @Sendable (ProcessingSession, String) async throws -> Bool)
+        -> OSCCommandPlan {
         guard request.arguments.count == 1, case .string(let reason) = request.arguments[0], !reason.isEmpty else {
-            request.reject("expects one non-empty string: the interruption reason")
-            return
+            return .reject("expects one non-empty string: the interruption reason")
         }
         let surface = request.surface
         guard let session = surface.runtime.controller.session else {
-            request.reject("no processing session is active")
-            return
+            return .reject("no processing session is active")
         }
-        request.answerLater {
-            let interrupted = try await operation(session, reason)
-            let reply = OSCMessage("/session/interrupted", [.int32(interrupted ? 1 : 0)])
-            request.reply(reply)
-            surface.feedback.enqueue { $0.enqueueNotification(reply, origin: request.sender.peer) }
+        return .perform {
+            request.answerLater {
+                let interrupted = try await operation(session, reason)
+                let reply = OSCMessage("/session/interrupted", [.int32(interrupted ? 1 : 0)])
+                request.reply(reply)
+                surface.feedback.enqueue { $0.enqueueNotification(reply, origin: request.sender.peer) }
+            }
         }
     }
 }

@@ -57,15 +57,24 @@ extension OSCCommandTable {
         requests: [OSCMessageForm("/subscribe", .any)],
         replies: [OSCMessageForm("/subscribed", .any), OSCMessageForm("/subscribe/pending", .any),
                   OSCMessageForm("/subscribe/challenge", .any)] + sessionReplies,
-        handle: answerSubscribe)
+        prepare: prepareSubscribe)
 
     /// `/subscribe [,s url] [,s native|normalized|both]` → `/subscribed ,s url ,s feedback ,i lease`,
     /// then every parameter's current value (the snapshot that brings a surface in sync); for a
     /// third party, `/subscribe/pending` and a challenge to the target instead.
-    private static func answerSubscribe(_ request: OSCCommandRequest) {
+    private static func prepareSubscribe(_ request: OSCCommandRequest) -> OSCCommandPlan {
+        let subscription: SubscriptionRequest
+        do throws(SubscriptionError) {
+            subscription = try SubscriptionRequest(subscribe: request.arguments)
+        } catch {
+            return .reject(error.description)
+        }
+        return .perform { answerSubscribe(request, subscription) }
+    }
+
+    private static func answerSubscribe(_ request: OSCCommandRequest, _ subscription: SubscriptionRequest) {
         let feedback = request.surface.feedback
         do throws(SubscriptionError) {
-            let subscription = try SubscriptionRequest(subscribe: request.arguments)
             switch try feedback.subscribe(from: request.sender, subscription) {
             case .subscribed(let subscriber, let renewed):
                 if subscriber.target == request.sender.peer {
@@ -73,7 +82,7 @@ extension OSCCommandTable {
                 } else {
                     // A subscription for another URL is confirmed to its sender too; the URL gets
                     // its snapshot once, not at every renewal.
-                    request.reply(request.surface.feedback.subscribedMessage(subscriber))
+                    request.reply(feedback.subscribedMessage(subscriber))
                     if !renewed { sendSnapshot(to: subscriber, surface: request.surface) }
                 }
             case .pending(let pending, let challenge, let reply):
@@ -111,20 +120,22 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /subscribe/confirm s 5f0c…    # the token from /subscribe/challenge"]),
         requests: [OSCMessageForm("/subscribe/confirm", .any)],
         replies: [OSCMessageForm("/subscribed", .any)],
-        handle: answerConfirm)
+        prepare: prepareConfirm)
 
     /// `/subscribe/confirm ,s token` → `/subscribed` and the snapshot to the confirmed target.
-    private static func answerConfirm(_ request: OSCCommandRequest) {
+    private static func prepareConfirm(_ request: OSCCommandRequest) -> OSCCommandPlan {
         guard request.arguments.count == 1, case .string(let token) = request.arguments[0] else {
-            request.reject("/subscribe/confirm takes ,s token")
-            return
+            return .reject("/subscribe/confirm takes ,s token")
         }
-        do throws(SubscriptionError) {
-            let subscriber = try request.surface.feedback.confirm(token, from: request.sender)
-            sendSnapshot(to: subscriber, surface: request.surface)
-            if subscriber.target != request.sender.peer { request.reply(request.surface.feedback.subscribedMessage(subscriber)) }
-        } catch {
-            request.reject(error.description)
+        return .perform {
+            let feedback = request.surface.feedback
+            do throws(SubscriptionError) {
+                let subscriber = try feedback.confirm(token, from: request.sender)
+                sendSnapshot(to: subscriber, surface: request.surface)
+                if subscriber.target != request.sender.peer { request.reply(feedback.subscribedMessage(subscriber)) }
+            } catch {
+                request.reject(error.description)
+            }
         }
     }
 
@@ -146,17 +157,24 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /unsubscribe s osc.udp://127.0.0.1:9000"]),
         requests: [OSCMessageForm("/unsubscribe", .any)],
         replies: [OSCMessageForm("/unsubscribed", .any)],
-        handle: answerUnsubscribe)
+        prepare: prepareUnsubscribe)
 
     /// `/unsubscribe [,s url]` → `/unsubscribed ,s url` for each subscription removed.
-    private static func answerUnsubscribe(_ request: OSCCommandRequest) {
+    private static func prepareUnsubscribe(_ request: OSCCommandRequest) -> OSCCommandPlan {
+        let subscription: SubscriptionRequest
         do throws(SubscriptionError) {
-            let subscription = try SubscriptionRequest(unsubscribe: request.arguments)
-            for reply in try request.surface.feedback.unsubscribe(from: request.sender, url: subscription.url) {
-                request.reply(reply)
-            }
+            subscription = try SubscriptionRequest(unsubscribe: request.arguments)
         } catch {
-            request.reject(error.description)
+            return .reject(error.description)
+        }
+        return .perform {
+            do throws(SubscriptionError) {
+                for reply in try request.surface.feedback.unsubscribe(from: request.sender, url: subscription.url) {
+                    request.reply(reply)
+                }
+            } catch {
+                request.reject(error.description)
+            }
         }
     }
 }

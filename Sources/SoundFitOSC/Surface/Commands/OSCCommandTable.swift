@@ -10,13 +10,13 @@ enum OSCCommandTable {
         + reports
 
     private static let commandsByAddress: [String: OSCCommand] = Dictionary(
-        uniqueKeysWithValues: entries.filter { $0.handle != nil }.map { ($0.address, $0) })
+        uniqueKeysWithValues: entries.filter { $0.prepare != nil }.map { ($0.address, $0) })
 
     /// The command answering `address`, if it is one.
     static func command(at address: String) -> OSCCommand? { commandsByAddress[address] }
 
     /// The addresses of every command (not the reports), in documentation order.
-    static var commandAddresses: [String] { entries.filter { $0.handle != nil }.map(\.address) }
+    static var commandAddresses: [String] { entries.filter { $0.prepare != nil }.map(\.address) }
 }
 
 extension OSCCommandDescription {

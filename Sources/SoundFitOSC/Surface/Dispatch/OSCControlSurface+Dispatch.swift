@@ -2,8 +2,8 @@
 /// the command table or the parameters, then the routes are performed in message order and the
 /// packet's parameter sets are requested as one batch (a bundle lands in one audio cycle).
 ///
-/// The packet is routed as a whole before anything is performed: atomic bundles (reject all when
-/// one is invalid), address patterns and timetags fit in here without re-routing.
+/// The packet is routed as a whole before anything is performed. A bundle is atomic: when one
+/// of its elements is rejected, nothing in it is performed, and one `/error` names the element.
 extension OSCControlSurface {
     /// One received packet. Runs on the transport's receive thread, synchronously, so requests
     /// are accepted in the order they arrived.
@@ -28,23 +28,38 @@ extension OSCControlSurface {
 
     /// Routes and performs one decoded packet.
     func dispatch(_ packet: OSCPacket, from sender: OSCSender) {
-        guard !packet.messages.isEmpty else {
+        let messages = packet.messages
+        guard !messages.isEmpty else {
             // Every request is answered: a bundle with nothing in it too.
             replies.reject("", "empty bundle: nothing to do", to: sender)
             return
         }
-        let routes = packet.messages.map(route)
+        let routes = messages.map { route($0, from: sender) }
+        if case .bundle = packet, let rejection = Self.firstRejection(in: routes) {
+            replies.reject(rejection.address, "bundle element \(rejection.element): \(rejection.reason); "
+                + "nothing in the bundle was applied", to: sender)
+            return
+        }
+        perform(routes, from: sender)
+    }
+
+    /// Performs routed messages in order; their parameter sets are requested together at the end.
+    private func perform(_ routes: [RoutedMessage], from sender: OSCSender) {
         var sets: [RoutedParameterRequest] = []
         for routed in routes {
             switch routed {
             case .reply:
                 continue
-            case .command(let command, let message):
-                command.handle?(OSCCommandRequest(message: message, sender: sender, surface: self))
+            case .command(let work):
+                work()
             case .query(let query):
                 parameters.answer(query, to: sender)
+            case .queries(let queries):
+                for query in queries { parameters.answer(query, to: sender) }
             case .set(let request):
                 sets.append(request)
+            case .sets(let requests):
+                sets += requests
             case .rejected(let address, let reason):
                 replies.reject(address, reason, to: sender)
             }
@@ -53,11 +68,26 @@ extension OSCControlSurface {
         parameters.request(sets, from: sender, feedback: feedback)
     }
 
-    /// Where `message` goes: nowhere if it can only be a reply, else a command of the table,
-    /// else a parameter (native or fader form), else an `/error`.
-    func route(_ message: OSCMessage) -> RoutedMessage {
+    /// Where `message` goes: nowhere if it can only be a reply, else a command of the table
+    /// (checked now, performed later), else a parameter (native or fader form, an address or an
+    /// address pattern), else an `/error`.
+    func route(_ message: OSCMessage, from sender: OSCSender) -> RoutedMessage {
         if OSCCommandTable.isReply(message) { return .reply }
-        if let command = OSCCommandTable.command(at: message.address) { return .command(command, message) }
+        if let command = OSCCommandTable.command(at: message.address), let prepare = command.prepare {
+            switch prepare(OSCCommandRequest(message: message, sender: sender, surface: self)) {
+            case .perform(let work): return .command(work)
+            case .reject(let reason): return .rejected(address: message.address, reason: reason)
+            }
+        }
         return parameters.route(message)
+    }
+
+    /// The first rejected element of a bundle (1-based, counting the messages of nested bundles
+    /// in order), with its address and reason.
+    private static func firstRejection(in routes: [RoutedMessage]) -> (element: Int, address: String, reason: String)? {
+        for (index, routed) in routes.enumerated() {
+            if case .rejected(let address, let reason) = routed { return (index + 1, address, reason) }
+        }
+        return nil
     }
 }

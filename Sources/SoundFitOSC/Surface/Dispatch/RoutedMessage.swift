@@ -3,12 +3,16 @@
 enum RoutedMessage: Sendable {
     /// A message that can only be a reply (see `OSCCommandTable.isReply`): never answered.
     case reply
-    /// A command of the table.
-    case command(OSCCommand, OSCMessage)
+    /// A command of the table whose request was checked: `work` answers it.
+    case command(_ work: @Sendable () -> Void)
     /// A parameter query, answered with the current value.
     case query(ParameterQuery)
+    /// An address pattern's query: every matching parameter's value, in model order.
+    case queries([ParameterQuery])
     /// A validated parameter set, requested together with the other sets of its packet.
     case set(RoutedParameterRequest)
+    /// An address pattern's set: every matching parameter that accepts the value.
+    case sets([RoutedParameterRequest])
     /// Rejected: answered with `/error ,s address ,s reason`.
     case rejected(address: String, reason: String)
 }

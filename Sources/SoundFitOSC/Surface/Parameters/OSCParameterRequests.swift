@@ -19,24 +19,74 @@ struct OSCParameterRequests: Sendable {
     }
 
     /// A query (no argument) or a set (one value, and an optional int request id) of a
-    /// parameter, in native units or as a fader position (`<address>/normalized`); unknown
-    /// addresses are rejected.
+    /// parameter, in native units or as a fader position (`<address>/normalized`), at its
+    /// address or through an address pattern; unknown addresses are rejected.
     func route(_ message: OSCMessage) -> RoutedMessage {
+        // The fast path: an address is looked up as it is; only an unknown one can be a pattern.
         if let control = runtime.parameter(at: message.address) {
-            return route(message, to: control, normalized: false)
+            return route(message, at: message.address, to: control, normalized: false)
         }
         if let address = FaderTaper.parameterAddress(forNormalized: message.address),
            let control = runtime.parameter(at: address) {
-            return route(message, to: control, normalized: true)
+            return route(message, at: message.address, to: control, normalized: true)
         }
+        if OSCAddressPattern.isPattern(message.address) { return routePattern(message) }
         return .rejected(address: message.address, reason: ParameterError.unknownAddress(message.address).description)
     }
 
-    private func route(_ message: OSCMessage, to control: any ControlParameter, normalized: Bool) -> RoutedMessage {
+    /// An address pattern selects parameters (and their `/normalized` forms), never commands.
+    /// A query answers every match; a set goes to every match that accepts the value (kind,
+    /// range, access) and the others are left alone; a set no match accepts is rejected with
+    /// each match's reason.
+    private func routePattern(_ message: OSCMessage) -> RoutedMessage {
+        let matches: [(control: any ControlParameter, address: String, normalized: Bool)]
+        do throws(OSCAddressPattern.Problem) {
+            let pattern = try OSCAddressPattern(message.address)
+            var found: [(control: any ControlParameter, address: String, normalized: Bool)] = []
+            for control in runtime.parameters {
+                let descriptor = control.descriptor
+                if try pattern.matches(descriptor.address) {
+                    found.append((control, descriptor.address, false))
+                } else if pattern.partCount == OSCAddressPattern.partCount(of: descriptor.address) + 1,
+                          try pattern.matches(descriptor.normalizedAddress) {
+                    found.append((control, descriptor.normalizedAddress, true))
+                }
+            }
+            guard !found.isEmpty else {
+                var commands: [String] = []
+                for address in OSCCommandTable.commandAddresses where try pattern.matches(address) {
+                    commands.append(address)
+                }
+                return .rejected(address: message.address, reason: commands.isEmpty
+                    ? "no parameter matches the address pattern \(message.address)"
+                    : "address patterns select parameters only: send a command to its own address (\(commands.joined(separator: ", ")))")
+            }
+            matches = found
+        } catch {
+            return .rejected(address: message.address, reason: error.description)
+        }
+        var queries: [ParameterQuery] = [], sets: [RoutedParameterRequest] = [], refusals: [String] = []
+        for match in matches {
+            switch route(message, at: match.address, to: match.control, normalized: match.normalized) {
+            case .query(let query): queries.append(query)
+            case .set(let request): sets.append(request)
+            case .rejected(_, let reason) where !refusals.contains(reason): refusals.append(reason)
+            default: continue
+            }
+        }
+        if !queries.isEmpty { return .queries(queries) }
+        if !sets.isEmpty { return .sets(sets) }
+        return .rejected(address: message.address,
+                         reason: "no parameter matching \(message.address) accepts the value: \(refusals.joined(separator: "; "))")
+    }
+
+    /// `message` for one parameter, at `address` (the parameter's own or its `/normalized` form).
+    private func route(_ message: OSCMessage, at address: String, to control: any ControlParameter,
+                       normalized: Bool) -> RoutedMessage {
         let descriptor = control.descriptor
         var arguments = message.arguments
         if arguments.isEmpty {
-            return .query(ParameterQuery(control: control, address: message.address, normalized: normalized))
+            return .query(ParameterQuery(control: control, address: address, normalized: normalized))
         }
         // An optional trailing int is a request id, echoed in the /state reports.
         var requestID: Int32?
@@ -45,19 +95,25 @@ struct OSCParameterRequests: Sendable {
             arguments.removeLast()
         }
         guard arguments.count == 1 else {
-            return .rejected(address: message.address, reason: "\(message.address) takes one value (and an optional int request id), got \(message.arguments.count) arguments")
+            return .rejected(address: address, reason: "\(address) takes one value (and an optional int request id), got \(message.arguments.count) arguments")
         }
+        let value: ParameterValue
         do throws(ParameterError) {
             guard descriptor.access == .readWrite else { throw .readOnly(address: descriptor.address) }
-            let value = normalized
+            value = normalized
                 ? try FaderTaper.value(from: arguments[0], for: descriptor)
                 : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
-            // Validated once, by the parameter's entry, when the runtime accepts the request.
-            return .set(RoutedParameterRequest(control: control, address: message.address, value: value,
-                                               requestID: requestID))
         } catch {
-            return .rejected(address: message.address, reason: error.description)
+            return .rejected(address: address, reason: error.description)
         }
+        // Whether the parameter takes the value now (range, session, interruption, can_enable), so
+        // a bundle is rejected whole before anything of it is requested; the request checks again.
+        do {
+            try control.check(value)
+        } catch {
+            return .rejected(address: address, reason: "\(error)")
+        }
+        return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID))
     }
 
     /// Answers a query with the current value, in the form it was asked in.

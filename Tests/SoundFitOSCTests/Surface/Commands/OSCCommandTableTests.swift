@@ -8,7 +8,7 @@ import Testing
         for entry in OSCCommandTable.entries {
             // A pure report (`/error`) is sent only; `/state` is a report that also answers a query.
             let isReport = entry.requestForms.isEmpty
-            #expect((entry.handle == nil) == isReport, "\(entry.address)")
+            #expect((entry.prepare == nil) == isReport, "\(entry.address)")
             #expect(!isReport || entry.documentation.section == .reports, "\(entry.address)")
             #expect(!entry.replyForms.isEmpty, "\(entry.address) declares no reply")
             #expect(entry.requestForms.allSatisfy { $0.address == entry.address }, "\(entry.address)")
@@ -22,7 +22,7 @@ import Testing
 
     @Test func theDocumentationIsTheTables() {
         #expect(OSCCommandDescription.all.map(\.address) == OSCCommandTable.entries.map(\.address))
-        #expect(OSCControlSurface.commandAddresses == OSCCommandTable.entries.filter { $0.handle != nil }.map(\.address))
+        #expect(OSCControlSurface.commandAddresses == OSCCommandTable.entries.filter { $0.prepare != nil }.map(\.address))
     }
 
     @Test func messageForms() {
