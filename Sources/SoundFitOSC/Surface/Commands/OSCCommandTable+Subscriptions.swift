@@ -29,8 +29,13 @@ extension OSCCommandTable {
                     optional: true),
                 Arg("s", "feedback", "`native` (default): `<address> <value>`; `normalized`: `<address>/normalized ,f position`; `both`.",
                     optional: true),
+                Arg("s", "address_pattern", "an OSC address pattern starting with `/` (`/filter`, `/filter/*`, "
+                    + "`/{filter,output}`): the subscription follows only the parameters it selects, as `/list ,s pattern` "
+                    + "lists them (values, normalized values and `/state` reports); session, patch and other notifications "
+                    + "still come. Default: every parameter. The three arguments may come in any order.", optional: true),
             ],
-            reply: "`/subscribed ,s url ,s feedback ,i lease_seconds`, then the current value of every parameter in that form "
+            reply: "`/subscribed ,s url ,s feedback ,i lease_seconds [,s address_pattern]`, then the current value of every "
+                + "followed parameter in that form "
                 + "(a snapshot; a renewal of a URL subscription gets no second snapshot). Afterwards: value feedback for every "
                 + "applied change made by another client (never echoed to the client that made it), the terminal `/state` of "
                 + "those changes, and session changes. Feedback is coalesced per subscriber: the latest value of each address "
@@ -42,6 +47,7 @@ extension OSCCommandTable {
                     + "own connection; Unix sockets are not supported), names a host "
                     + "that is not an IPv4 address or localhost, or a port outside 1…65535",
                 "unknown feedback form (expected native, normalized or both)",
+                "a malformed address pattern, or one that selects no parameter; an argument given twice",
                 "the subscriber limit is reached, or this client already holds \(SubscriberRegistry.defaultMaximumPerOwner)",
                 "the URL is SoundFit's own OSC port (SoundFit would send its feedback to itself)",
                 "the URL's host is not admitted by `--osc-allow`",
@@ -53,14 +59,15 @@ extension OSCCommandTable {
                 "oscdump 9000 &",
                 "oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000",
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 normalized",
+                "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 /filter",
             ]),
         requests: [OSCMessageForm("/subscribe", .any)],
         replies: [OSCMessageForm("/subscribed", .any), OSCMessageForm("/subscribe/pending", .any),
                   OSCMessageForm("/subscribe/challenge", .any)] + sessionReplies,
         prepare: prepareSubscribe)
 
-    /// `/subscribe [,s url] [,s native|normalized|both]` → `/subscribed ,s url ,s feedback ,i lease`,
-    /// then every parameter's current value (the snapshot that brings a surface in sync); for a
+    /// `/subscribe [,s url] [,s native|normalized|both] [,s pattern]` → `/subscribed ,s url ,s feedback
+    /// ,i lease [,s pattern]`, then every followed parameter's current value (the snapshot that brings a surface in sync); for a
     /// third party, `/subscribe/pending` and a challenge to the target instead.
     private static func prepareSubscribe(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let subscription: SubscriptionRequest
@@ -97,7 +104,8 @@ extension OSCCommandTable {
     /// `/subscribed`, every parameter's value in the subscriber's form, and `/session`.
     private static func sendSnapshot(to subscriber: SubscriberRegistry.Subscriber, surface: OSCControlSurface) {
         surface.feedback.send(surface.feedback.subscribedMessage(subscriber), to: subscriber.target)
-        for snapshot in SubscriberRegistry.snapshot(surface.parameters.currentValues(), feedback: subscriber.feedback) {
+        let values = surface.parameters.currentValues().filter { subscriber.follows($0.0.address) }
+        for snapshot in SubscriberRegistry.snapshot(values, feedback: subscriber.feedback) {
             surface.feedback.send(snapshot, to: subscriber.target)
         }
         surface.feedback.send(surface.sessionMessage(), to: subscriber.target)

@@ -67,7 +67,7 @@ final class SubscriberFeedback: Sendable {
         let time = now()
         let existing = registry.withRegistry { $0.subscriber(at: target) }
         if existing == nil, target.address != sender.peer.address || (exposure == .network && !target.isLoopback) {
-            return try awaitConfirmation(of: target, by: sender.peer, feedback: request.feedback, at: time)
+            return try awaitConfirmation(of: target, by: sender.peer, request, at: time)
         }
         let route: (any OSCTransport)? = request.url == nil && sender.transport !== transport ? sender.transport : nil
         // Recorded first, so a flush racing with the subscription already sends over its transport.
@@ -84,13 +84,13 @@ final class SubscriberFeedback: Sendable {
         }
     }
 
-    private func awaitConfirmation(of target: OSCPeer, by owner: OSCPeer, feedback: FeedbackForm,
+    private func awaitConfirmation(of target: OSCPeer, by owner: OSCPeer, _ request: SubscriptionRequest,
                                    at time: Duration) throws(SubscriptionError) -> Outcome {
         try registry.withRegistry { (registry: inout SubscriberRegistry) throws(SubscriptionError) in
             try registry.checkRoom(for: owner)
         }
         let outcome = try confirmations.withLock { (confirmations: inout SubscriptionConfirmations) throws(SubscriptionError) in
-            try confirmations.request(target, owner: owner, feedback: feedback,
+            try confirmations.request(target, owner: owner, feedback: request.feedback, selection: request.selection,
                                       token: SubscriptionConfirmations.makeToken(), at: time)
         }
         switch outcome {
@@ -109,7 +109,8 @@ final class SubscriberFeedback: Sendable {
             try confirmations.confirm(token, from: sender.peer, at: time)
         }
         transports.withLock { $0[pending.target] = nil }
-        return try registry.subscribe(from: pending.owner, SubscriptionRequest(url: pending.target, feedback: pending.feedback),
+        return try registry.subscribe(from: pending.owner, SubscriptionRequest(url: pending.target, feedback: pending.feedback,
+                                                                            selection: pending.selection),
                                       at: time)
     }
 
@@ -131,11 +132,14 @@ final class SubscriberFeedback: Sendable {
         logger.debug("dropped the subscription of \(sender.transport.url(of: sender.peer)): its connection closed")
     }
 
-    /// `/subscribed ,s url ,s feedback ,i lease_seconds`, the URL with the scheme of the transport
-    /// the subscription is sent over (`osc.tcp://` for a client subscribed over its connection).
+    /// `/subscribed ,s url ,s feedback ,i lease_seconds [,s address_pattern]`, the URL with the
+    /// scheme of the transport the subscription is sent over (`osc.tcp://` for a client
+    /// subscribed over its connection), the pattern when the subscription follows a selection.
     func subscribedMessage(_ subscriber: SubscriberRegistry.Subscriber) -> OSCMessage {
-        OSCMessage("/subscribed", [.string(url(of: subscriber.target)), .string(subscriber.feedback.rawValue),
-                                   .int32(Int32(clamping: subscriber.lease.components.seconds))])
+        var arguments: [OSCArgument] = [.string(url(of: subscriber.target)), .string(subscriber.feedback.rawValue),
+                                        .int32(Int32(clamping: subscriber.lease.components.seconds))]
+        if let selection = subscriber.selection { arguments.append(.string(selection.pattern)) }
+        return OSCMessage("/subscribed", arguments)
     }
 
     private func url(of target: OSCPeer) -> String { transport(to: target).url(of: target) }

@@ -25,7 +25,7 @@ extension SubscriberRegistry {
     @discardableResult
     public mutating func enqueueFeedback(_ descriptor: ParameterDescriptor, value: ParameterValue,
                                          origin: OSCPeer?) -> Bool {
-        enqueue(origin: origin) { form in
+        enqueue(origin: origin, address: descriptor.address) { form in
             var messages: [(FeedbackKey, OSCMessage)] = []
             if form != .normalized {
                 messages.append((.value(descriptor.address), OSCMessage(descriptor.address, [value.oscArgument])))
@@ -46,14 +46,14 @@ extension SubscriberRegistry {
         var arguments: [OSCArgument] = [.string(address), .string(state), value.oscArgument]
         if let error { arguments.append(.string(error)) }
         let message = OSCMessage("/state", arguments)
-        return enqueue(origin: origin) { _ in [(.state(address), message)] }
+        return enqueue(origin: origin, address: address) { _ in [(.state(address), message)] }
     }
 
     /// A notification such as `/session ,s active …` or `/session/interrupted ,i 1`, coalesced
     /// per address.
     @discardableResult
     public mutating func enqueueNotification(_ message: OSCMessage, origin: OSCPeer?) -> Bool {
-        enqueue(origin: origin) { _ in [(.notification(message.address), message)] }
+        enqueue(origin: origin, address: nil) { _ in [(.notification(message.address), message)] }
     }
 
     /// Everything waiting, at most one message per (subscriber, key): subscribers in
@@ -84,10 +84,12 @@ extension SubscriberRegistry {
         }
     }
 
-    private mutating func enqueue(origin: OSCPeer?,
+    /// Queues `messages` for every subscriber but the origin that follows `address` (a
+    /// parameter's; nil for notifications, which every subscriber gets).
+    private mutating func enqueue(origin: OSCPeer?, address: String?,
                                   _ messages: (FeedbackForm) -> [(FeedbackKey, OSCMessage)]) -> Bool {
         var enqueued = false
-        for subscriber in subscribers where subscriber.receivesChanges(from: origin) {
+        for subscriber in subscribers where subscriber.receivesChanges(from: origin) && subscriber.follows(address) {
             for (key, message) in messages(subscriber.feedback) {
                 pending[subscriber.target, default: CoalescingQueue()].enqueue(message, for: key)
                 enqueued = true

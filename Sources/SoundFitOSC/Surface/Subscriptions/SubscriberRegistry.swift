@@ -37,6 +37,8 @@ public struct SubscriberRegistry: Sendable {
         /// The peer that subscribed it.
         public let owner: OSCPeer
         public var feedback: FeedbackForm
+        /// The parameters it follows (`/subscribe ,s pattern`); nil: all of them.
+        public var selection: ParameterSelection?
         /// Failed sends since the last successful one.
         public internal(set) var consecutiveFailures: Int
         /// When the lease ends unless it is renewed (time since the registry's clock origin).
@@ -45,10 +47,12 @@ public struct SubscriberRegistry: Sendable {
         public internal(set) var lease: Duration
 
         public init(target: OSCPeer, owner: OSCPeer, feedback: FeedbackForm, consecutiveFailures: Int = 0,
-                    expiry: Duration = .seconds(Int64.max / 4), lease: Duration = SubscriberRegistry.defaultLease) {
+                    expiry: Duration = .seconds(Int64.max / 4), lease: Duration = SubscriberRegistry.defaultLease,
+                    selection: ParameterSelection? = nil) {
             self.target = target
             self.owner = owner
             self.feedback = feedback
+            self.selection = selection
             self.consecutiveFailures = consecutiveFailures
             self.expiry = expiry
             self.lease = lease
@@ -63,6 +67,12 @@ public struct SubscriberRegistry: Sendable {
         /// client that made it).
         func receivesChanges(from origin: OSCPeer?) -> Bool {
             origin != target && origin != owner
+        }
+
+        /// Whether it follows the parameter at `address` (every subscriber follows notifications).
+        func follows(_ address: String?) -> Bool {
+            guard let address, let selection else { return true }
+            return selection.contains(address)
         }
     }
 
@@ -110,12 +120,13 @@ public struct SubscriberRegistry: Sendable {
         if let index = subscribers.firstIndex(where: { $0.target == target }) {
             guard subscribers[index].isManageable(by: sender) else { throw .anotherClients(url: target.oscURL) }
             subscribers[index].feedback = request.feedback
+            subscribers[index].selection = request.selection
             subscribers[index].expiry = now + lease
             return subscribers[index]
         }
         try checkRoom(for: sender)
         let subscriber = Subscriber(target: target, owner: sender, feedback: request.feedback, expiry: now + lease,
-                                    lease: lease)
+                                    lease: lease, selection: request.selection)
         subscribers.append(subscriber)
         return subscriber
     }

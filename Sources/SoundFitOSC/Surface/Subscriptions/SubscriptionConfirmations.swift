@@ -20,6 +20,8 @@ public struct SubscriptionConfirmations: Sendable {
         public let target: OSCPeer
         public let owner: OSCPeer
         public let feedback: FeedbackForm
+        /// The parameters the subscription will follow (nil: all).
+        public let selection: ParameterSelection?
         /// When the challenge was sent (time since the clock origin).
         public let created: Duration
         public let expiry: Duration
@@ -60,8 +62,8 @@ public struct SubscriptionConfirmations: Sendable {
 
     /// Records a subscription of `target` by `owner` awaiting confirmation, with `token` (the
     /// caller draws it from a cryptographic generator).
-    public mutating func request(_ target: OSCPeer, owner: OSCPeer, feedback: FeedbackForm, token: String,
-                                 at now: Duration) throws(SubscriptionError) -> Outcome {
+    public mutating func request(_ target: OSCPeer, owner: OSCPeer, feedback: FeedbackForm,
+                                 selection: ParameterSelection? = nil, token: String, at now: Duration) throws(SubscriptionError) -> Outcome {
         expire(at: now)
         if let existing = pending.first(where: { $0.target == target }) { return .alreadyPending(existing) }
         guard pending.count < capacity else { throw .confirmationsFull(limit: capacity) }
@@ -71,7 +73,7 @@ public struct SubscriptionConfirmations: Sendable {
         if pending.contains(where: { $0.target.address == target.address && now - $0.created < challengeInterval }) {
             throw .confirmationTooSoon(host: target.host, interval: challengeInterval)
         }
-        let entry = Pending(token: token, target: target, owner: owner, feedback: feedback, created: now,
+        let entry = Pending(token: token, target: target, owner: owner, feedback: feedback, selection: selection, created: now,
                             expiry: now + window)
         pending.append(entry)
         return .challenge(entry)

@@ -30,6 +30,8 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
     case unknownToken
     /// `/subscribe/confirm` from another host than the subscription's target.
     case confirmationFromAnotherHost(url: String)
+    /// The address pattern of a `/subscribe` is malformed or selects no parameter.
+    case invalidPattern(String, reason: String)
 
     public var description: String {
         switch self {
@@ -37,7 +39,7 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
             error.description
         case .wrongArguments(let address, let typeTags):
             address == "/subscribe"
-                ? "/subscribe takes [,s url] [,s native|normalized|both], got ,\(typeTags)"
+                ? "/subscribe takes [,s url] [,s native|normalized|both] [,s address_pattern], each at most once, got ,\(typeTags)"
                 : "\(address) takes [,s url], got ,\(typeTags)"
         case .unknownFeedbackForm(let form):
             "/subscribe: unknown feedback form '\(form)'; expected native, normalized or both"
@@ -61,34 +63,45 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
             "no subscription awaits confirmation with that token (it expired, was confirmed already, or was never sent)"
         case .confirmationFromAnotherHost(let url):
             "the confirmation of \(url) must come from its host"
+        case .invalidPattern(let pattern, let reason):
+            "/subscribe: address pattern '\(pattern)': \(reason)"
         }
     }
 }
 
-/// The arguments of `/subscribe [,s url] [,s native|normalized|both]`, or of
-/// `/unsubscribe [,s url]`. Strings and symbols are accepted; nothing else.
+/// The arguments of `/subscribe [,s url] [,s native|normalized|both] [,s address_pattern]`, or
+/// of `/unsubscribe [,s url]`. Strings and symbols are accepted; nothing else.
 public struct SubscriptionRequest: Equatable, Sendable {
     /// Where feedback goes; nil means the sender's own address and port.
     public var url: OSCPeer?
     public var feedback: FeedbackForm
+    /// The parameters followed; nil: every parameter.
+    public var selection: ParameterSelection?
 
-    public init(url: OSCPeer? = nil, feedback: FeedbackForm = .native) {
+    public init(url: OSCPeer? = nil, feedback: FeedbackForm = .native, selection: ParameterSelection? = nil) {
         self.url = url
         self.feedback = feedback
+        self.selection = selection
     }
 
-    /// Parses `/subscribe` arguments: none, a URL, a feedback form, or a URL then a form.
-    /// An argument containing `://` is a URL.
+    /// Parses `/subscribe` arguments: at most one each of a URL (it contains `://`), an address
+    /// pattern (it starts with `/`) and a feedback form, in any order.
     public init(subscribe arguments: [OSCArgument]) throws(SubscriptionError) {
         self.init()
         let strings = try Self.strings(arguments, address: "/subscribe")
-        guard strings.count <= 2 else { throw Self.wrongArguments("/subscribe", arguments) }
-        for (index, text) in strings.enumerated() {
+        var seenURL = false, seenForm = false, seenPattern = false
+        for text in strings {
             if text.contains("://") {
-                guard index == 0 else { throw Self.wrongArguments("/subscribe", arguments) }
+                guard !seenURL else { throw Self.wrongArguments("/subscribe", arguments) }
+                seenURL = true
                 do throws(OSCURLError) { url = try OSCPeer(oscURL: text) } catch { throw .invalidURL(error) }
+            } else if text.hasPrefix("/") {
+                guard !seenPattern else { throw Self.wrongArguments("/subscribe", arguments) }
+                seenPattern = true
+                selection = try ParameterSelection(text)
             } else {
-                guard index == strings.count - 1 else { throw Self.wrongArguments("/subscribe", arguments) }
+                guard !seenForm else { throw Self.wrongArguments("/subscribe", arguments) }
+                seenForm = true
                 guard let form = FeedbackForm(rawValue: text) else { throw .unknownFeedbackForm(text) }
                 feedback = form
             }

@@ -46,7 +46,7 @@ import Testing
         defer { surface.stop() }
         let parameterAddresses = Set(ParameterModel.all.flatMap { [$0.address, $0.normalizedAddress] })
         var requests: [OSCMessage] = []
-        for command in OSCCommandTable.entries where command.handle != nil {
+        for command in OSCCommandTable.entries where command.prepare != nil {
             requests.append(OSCMessage(command.address))
             requests += command.documentation.examples.compactMap(Self.message(fromExample:))
         }
