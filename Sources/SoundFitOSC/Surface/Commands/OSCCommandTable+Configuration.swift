@@ -1,9 +1,10 @@
+import SoundFitHearing
 import SoundFitProcessing
 import SoundFitRuntime
 
-/// `/config/delivery`, `/config/timeout`, `/config/max_output`.
+/// `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`.
 extension OSCCommandTable {
-    static let configuration = [delivery, timeout, maximumOutput]
+    static let configuration = [delivery, timeout, maximumOutput, calibration]
 
     /// `,s continuous ,f 0` is a reply (continuous delivery takes no settle time as a request);
     /// `,s discrete ,f 0.2` is a request as well as a reply, so it is answered.
@@ -157,5 +158,53 @@ extension OSCCommandTable {
             runtime.maximumOutputSPL = spl
         }
         request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL))]))
+    }
+}
+
+extension OSCCommandTable {
+    /// Its reply has the form of a request (a set), so it is never recognised as a reply.
+    static let calibration = OSCCommand(
+        OSCCommandDescription(
+            "/config/calibration", section: .configuration,
+            summary: "The calibration in dB SPL (default 100): the level a full-scale sine stands for at the ear. "
+                + "Personalization presets are generated for it (a change generates the session's preset again and "
+                + "applies it; subscribers get `/invalidated /processing/preset calibration_changed`) and the output "
+                + "safety limit is reached through it. A document-level setting: saved in `document.json` (with a "
+                + "state directory), read at the next start unless `--calibration` is given, carried by "
+                + "`soundfit state export`/`import`. Without arguments, queries.",
+            arguments: [Arg("f", "db_spl", "the calibration, 80…130 dB SPL.", optional: true)],
+            reply: "`/config/calibration ,f db_spl`, once the preset was regenerated and applied.",
+            errors: ["not a number within 80…130",
+                     "the regenerated preset could not be applied (the calibration is changed and saved all the same)"],
+            examples: ["oscsend localhost 7700 /config/calibration f 105"]),
+        requests: [.bare("/config/calibration"), OSCMessageForm("/config/calibration", .exactly([.any]))],
+        replies: [OSCMessageForm("/config/calibration", .exactly([.float]))],
+        handle: answerCalibration)
+
+    /// `/config/calibration ,f db_spl`; no argument queries.
+    private static func answerCalibration(_ request: OSCCommandRequest) {
+        let surface = request.surface
+        let reply: @Sendable () -> OSCMessage = { OSCMessage("/config/calibration", [.float(Float(surface.runtime.calibration))]) }
+        guard !request.arguments.isEmpty else {
+            request.reply(reply())
+            return
+        }
+        let range = PresetPayload.calibrationRange
+        guard request.arguments.count == 1, let calibration = request.arguments[0].numericValue else {
+            request.reject("expects ,f db_spl (dB SPL)")
+            return
+        }
+        guard calibration.isFinite, range.contains(calibration) else {
+            request.reject("calibration must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(calibration)")
+            return
+        }
+        request.answerLater {
+            if let keeper = surface.stateKeeper {
+                try await keeper.setCalibration(calibration)
+            } else {
+                try await surface.runtime.setCalibration(calibration)
+            }
+            request.reply(reply())
+        }
     }
 }

@@ -16,7 +16,7 @@ import Testing
                 && [.string("fine_tuning"), .string("single_preset")].contains(arguments[1])
                 && arguments[2].typeTag == "i"
         case "/patch/current":
-            return arguments.map(\.typeTag) == ["i", "s", "i"]
+            return [["i", "s", "i"], ["i", "s", "i", "i"]].contains(arguments.map(\.typeTag))
         case "/config/delivery":
             return arguments == [.string("continuous"), .float(0)]
         default:
@@ -28,7 +28,7 @@ import Testing
         let replyOnly: Set<String> = [
             "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
-            "/session/interrupted",
+            "/session/interrupted", "/invalidated",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
@@ -53,6 +53,7 @@ import Testing
         [.string("discrete"), .float(0.2)], [.string("discrete"), .string("x")], [.string("other"), .float(1)],
         [.int32(1), .float(2)], [.string("a"), .string("b")], [.string("/filter/cutoff"), .string("applied"), .float(5000)],
         [.string("continuous"), .float(0), .float(1)], [.int32(0), .string("Transparent"), .int32(0)],
+        [.int32(0), .string("Transparent"), .int32(0), .int32(1)],
         [.string("continuous"), .float(0.3)], [.string("inactive")], [.string("active")],
         [.string("active"), .string("fine_tuning"), .int32(3)], [.string("active"), .string("other"), .int32(3)],
         [.string("active"), .string("single_preset"), .float(3)], [.int32(0), .string("x")],
@@ -76,6 +77,8 @@ import Testing
             OSCMessage("/session/interrupted", [.int32(1)]),
             OSCMessage("/config/delivery", [.string("continuous"), .float(0)]),
             OSCMessage("/patch/current", [.int32(0), .string("Transparent"), .int32(0)]),
+            OSCMessage("/patch/current", [.int32(0), .string("Transparent"), .int32(0), .int32(1)]),
+            OSCMessage("/invalidated", [.string("/processing/preset"), .string("calibration_changed")]),
             OSCMessage("/state", [.string("/filter/q"), .string("applied"), .float(3), .int32(42)]),
             OSCMessage("/error", [.string("/nothing"), .string("unknown address /nothing")]),
         ]
@@ -104,7 +107,7 @@ extension ReplyRecognitionTests {
         let replyAddresses = Set(OSCCommandTable.entries.flatMap(\.replyForms).map(\.address))
         // Every reply address except those that are requests with the same form (a timeout, a
         // discrete delivery setting): they are answered.
-        #expect(Set(named) == replyAddresses.subtracting(["/config/delivery", "/config/timeout", "/config/max_output"]), "\(named)")
+        #expect(Set(named) == replyAddresses.subtracting(["/config/delivery", "/config/timeout", "/config/max_output", "/config/calibration"]), "\(named)")
         for address in named where !["/session", "/patch/current"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
