@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 extension SoundFitIntegration {
@@ -32,6 +33,35 @@ extension SoundFitIntegration {
             #expect(calibration.arguments == [.float(105)], "\(calibration)")
             let calibrated = try waitForInvalidation(subscriber)
             #expect(calibrated.arguments == [.string("/processing/preset"), .string("calibration_changed")], "\(calibrated)")
+        }
+
+        @Test("A JACK server lost and back invalidates every parameter")
+        func serverLostAndBack() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let soundfit = try SoundFitProcess(arguments: ["--server", server.name, "--no-start-server", "--channels", "1"])
+            defer { soundfit.stop() }
+            let ready = try soundfit.waitForReady()
+            let osc = try OSCTestClient(port: ready.oscPort)
+            try osc.waitForSession()
+            let subscriber = try OSCTestClient(port: ready.oscPort)
+            try subscriber.subscribeDrainingValues()
+            let addresses = try listedAddresses(osc)
+            #expect(addresses.count == 15, "\(addresses)")
+
+            server.kill(signal: SIGKILL)
+            _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
+            #expect(!subscriber.collect(for: .milliseconds(300)).contains { $0.address == "/invalidated" })
+            try server.start()
+            let invalidated = try subscriber.waitFor("/invalidated", timeout: .seconds(30)) { $0.address == "/invalidated" }.match
+            #expect(invalidated.arguments == addresses.map(OSCValue.string) + [.string("server_lost_and_back")], "\(invalidated)")
+        }
+
+        /// The addresses `/list` names, in its order.
+        private func listedAddresses(_ osc: OSCTestClient) throws -> [String] {
+            osc.send("/list")
+            let end = try osc.waitFor("/list/end") { $0.address == "/list/end" }
+            return end.before.filter { $0.address == "/list/param" }.compactMap { $0.string(0) }
         }
 
         @Test("/invalidated sent to SoundFit is a reply form: never answered")
