@@ -242,7 +242,7 @@ public final class StateKeeper: Sendable {
 
     /// Saves the current values of every writable parameter as a user patch (number < 0).
     public func savePatch(name: String) throws -> Patch {
-        let values = state.withLock { $0.values }
+        let values = appliedValues
         let patch = try library.save(name: name, parameters: values)
         let current = state.withLock { state -> CurrentPatch? in
             _ = state.tracker.select(patch, values: values)
@@ -251,6 +251,17 @@ public final class StateKeeper: Sendable {
         currentPatchChanges(current)
         persist()
         return patch
+    }
+
+    /// Every writable parameter's applied value: what the parameter holds now (a change reported
+    /// `applied` reaches the keeper's own map from the change feed a moment later), else the
+    /// value kept for it (a session value while no session is active).
+    private var appliedValues: [String: ParameterValue] {
+        var values = state.withLock { $0.values }
+        for descriptor in Self.writableDescriptors {
+            if let value = try? runtime.parameter(at: descriptor.address)?.currentValue() { values[descriptor.address] = value }
+        }
+        return values
     }
 
     /// Deletes a user patch (factory patches are read-only).
