@@ -52,7 +52,11 @@ public final class SoundFitApplication: Service, Sendable {
         if let persistence = configuration.persistence {
             let descriptors = StateKeeper.writableDescriptors
             let durable = DurableStateStore(directory: persistence.stateDirectory, descriptors: descriptors)
-            let loaded = durable.load(defaults: .defaults(descriptors: descriptors, session: configuration.session))
+            // A first start runs at the first factory patch ("Transparent": the defaults), as an
+            // AUv3 audio unit's current preset starts at a factory preset.
+            var defaults = StateDocument.defaults(descriptors: descriptors, session: configuration.session)
+            defaults.currentPatch = persistence.patches.factoryPatches.first.map { CurrentPatch(number: $0.number, name: $0.name) }
+            let loaded = durable.load(defaults: defaults)
             for warning in loaded.warnings { logger.warning("\(warning)") }
             var document = loaded.document
             document.session = configuration.session
@@ -63,7 +67,8 @@ public final class SoundFitApplication: Service, Sendable {
 
         engine = AudioEngine(settings: restored.map(StateKeeper.chainSettings) ?? ChainSettings(),
                              techLevel: configuration.session.fitting.techLevel)
-        runtime = SoundFitRuntime(engine: engine, sessionConfiguration: configuration.session)
+        runtime = SoundFitRuntime(engine: engine, sessionConfiguration: configuration.session,
+                                  presets: ProfilePresetSource(calibration: configuration.calibration))
         runtime.maximumOutputSPL = configuration.maximumOutputSPL
         var jack = configuration.jack
         if let persistence = configuration.persistence, jack.privateServerLogPath == nil {
@@ -83,7 +88,11 @@ public final class SoundFitApplication: Service, Sendable {
                     document.parameters[address] = nil
                 }
             }
-            stateKeeper = StateKeeper(runtime: runtime, library: persistence.patches, store: store, restoring: document) {
+            let documentSettings = DocumentSettings(
+                calibration: configuration.calibration, channelCount: configuration.jack.channelCount,
+                osc: .init(host: configuration.osc.host, port: Int(configuration.osc.port), allow: configuration.osc.allowEntries))
+            stateKeeper = StateKeeper(runtime: runtime, library: persistence.patches, store: store, restoring: document,
+                                      documentSettings: documentSettings) {
                 currentPatchContinuation.yield($0)
             }
         } else {
@@ -183,9 +192,9 @@ public final class SoundFitApplication: Service, Sendable {
         var profilePending = configuration.hearingProfile
         for await event in host.events {
             switch event {
-            case .connected:
+            case .connected(_, let sampleRate, _):
                 do {
-                    try await runtime.audioSystemConnected()
+                    try await runtime.audioSystemConnected(sampleRate: sampleRate)
                     if let profile = profilePending, runtime.controller.session != nil {
                         profilePending = nil
                         let variants = try await runtime.submitProfile(profile)
@@ -218,14 +227,11 @@ public final class SoundFitApplication: Service, Sendable {
         }
     }
 
-    /// Document-level settings (calibration, channels, OSC) are kept apart from the state.
+    /// Document-level settings (calibration, channels, OSC; the configured OSC port, so 0 stays
+    /// "pick a free port") are kept apart from the state, in `document.json`.
     private func writeDocumentSettings() {
-        guard let persistence = configuration.persistence else { return }
-        let settings = DocumentSettings(
-            calibration: runtime.presets.calibration, channelCount: host.configuration.channelCount,
-            osc: .init(host: configuration.osc.host, port: Int(socket.boundPeer.port), allow: configuration.osc.allowEntries))
         do {
-            try AtomicFile.write(settings.encoded(), to: persistence.stateDirectory.appendingPathComponent("document.json"))
+            try stateKeeper?.saveDocumentSettings()
         } catch {
             logger.warning("document settings not saved: \(error)")
         }

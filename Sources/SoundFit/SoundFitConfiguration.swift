@@ -23,6 +23,9 @@ public struct SoundFitConfiguration: Sendable {
     public var persistence: Persistence?
     /// The output safety limit, dB SPL through the calibration (`SoundFitRuntime.maximumOutputRange`).
     public var maximumOutputSPL = SoundFitRuntime.defaultMaximumOutputSPL
+    /// The calibration: the dB SPL a full-scale sine stands for at the ear
+    /// (`PresetPayload.calibrationRange`, 80…130). A document-level setting.
+    public var calibration = PresetGenerator.defaultCalibration
 
     public struct OSC: Sendable {
         /// The address to listen on; anything but loopback lets other hosts control SoundFit.

@@ -10,8 +10,8 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Process audio inside a JACK graph, controlled over OSC (the default command).")
 
-    @Option(help: "Audio inputs and outputs (1…64).")
-    var channels = 2
+    @Option(help: "Audio inputs and outputs (1…64; default: document.json's, else 2).")
+    var channels: Int?
 
     @Option(help: "JACK client name.")
     var name = "soundfit"
@@ -25,20 +25,23 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Fail instead of starting a private dummy-backend JACK server when none is running.")
     var noStartServer = false
 
-    @Option(help: "UDP and TCP port for OSC (0 picks a free port; the ready line says which).")
-    var oscPort = 7700
+    @Option(help: "UDP and TCP port for OSC (0 picks a free port; the ready line says which; default: document.json's, else 7700).")
+    var oscPort: Int?
 
     @Flag(help: "Serve OSC over UDP only: no OSC over TCP (SLIP or length-prefixed) on the same port number.")
     var noOscTcp = false
 
-    @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit.")
-    var oscHost = "127.0.0.1"
+    @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit (default: document.json's, else 127.0.0.1).")
+    var oscHost: String?
 
-    @Option(help: "Only accept OSC from these IPv4 addresses or prefixes, comma-separated (e.g. 127.0.0.1,192.168.1.0/24).")
+    @Option(help: "Only accept OSC from these IPv4 addresses or prefixes, comma-separated (e.g. 127.0.0.1,192.168.1.0/24; default: document.json's, else everyone).")
     var oscAllow: String?
 
     @Option(help: "Seconds a /subscribe lasts unless the subscriber renews it by subscribing again (1…3600).")
     var subscriptionLease = Int(SubscriberRegistry.defaultLease.components.seconds)
+
+    @Option(help: "Calibration in dB SPL (80…130): the level a full-scale sine stands for at the ear; presets are generated for it (default: document.json's, else 100).")
+    var calibration: Double?
 
     @Option(help: "Directory of the factory patches (default: the patches/ folder of the SoundFit checkout or installation).")
     var patchesDir: String?
@@ -62,11 +65,14 @@ struct RunCommand: AsyncParsableCommand {
     var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
 
     func validate() throws {
-        guard (1...64).contains(channels) else {
+        if let channels, !DocumentSettings.channelRange.contains(channels) {
             throw ValidationError("--channels must be between 1 and 64, got \(channels)")
         }
-        guard (0...65535).contains(oscPort) else {
+        if let oscPort, !(0...65535).contains(oscPort) {
             throw ValidationError("--osc-port must be between 0 and 65535, got \(oscPort)")
+        }
+        if let calibration, !(calibration.isFinite && DocumentSettings.calibrationRange.contains(calibration)) {
+            throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
         }
         guard !name.isEmpty, name.utf8.count <= 63, !name.contains(":") else {
             throw ValidationError("--name must be 1…63 characters without ':', got '\(name)'")
@@ -126,6 +132,13 @@ struct RunCommand: AsyncParsableCommand {
         // One SoundFit per state directory: the lock is held as long as the process lives.
         let stateLock = try StateDirectory.lock(stateURL)
         logger.info("state directory \(stateURL.path)")
+        // Document-level settings: the flags given, else document.json's, else the defaults.
+        let document = DocumentSettingsFile.load(stateURL, logger: logger)
+        let channels = channels ?? document.channelCount
+        let oscHost = oscHost ?? document.osc.host
+        let oscPort = oscPort ?? document.osc.port
+        let oscAllowEntries = oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            ?? document.osc.allow
 
         let hearingProfile = try profile.map(HearingProfileFile.load)
         let fitting = try Fitting(techLevel: techLevel)
@@ -138,15 +151,19 @@ struct RunCommand: AsyncParsableCommand {
         jack.channelCount = channels
         jack.connectPhysicalPorts = connect
         jack.startsPrivateServer = !noStartServer
-        let osc = SoundFitConfiguration.OSC(
-            host: oscHost, port: UInt16(oscPort), tcp: !noOscTcp,
-            allowList: try oscAllow.map { try OSCAllowList(parsing: $0) } ?? .everyone,
-            allowEntries: oscAllow.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [],
-            subscriptionLease: .seconds(subscriptionLease))
+        let allowList: OSCAllowList
+        do {
+            allowList = oscAllowEntries.isEmpty ? .everyone : try OSCAllowList(parsing: oscAllowEntries.joined(separator: ","))
+        } catch {
+            throw CLIError("\(DocumentSettings.fileName): osc.allow: \(error)")
+        }
+        let osc = SoundFitConfiguration.OSC(host: oscHost, port: UInt16(oscPort), tcp: !noOscTcp, allowList: allowList,
+                                            allowEntries: oscAllowEntries, subscriptionLease: .seconds(subscriptionLease))
         var configuration = SoundFitConfiguration(
             jack: jack, osc: osc, session: session, hearingProfile: hearingProfile,
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
         configuration.maximumOutputSPL = maxOutput
+        configuration.calibration = calibration ?? document.calibration
 
         let application = try SoundFitApplication(configuration: configuration, logger: logger) { ready in
             // One machine-readable line on stdout for scripts and tests.
@@ -154,7 +171,7 @@ struct RunCommand: AsyncParsableCommand {
             fflush(nil)
         }
         if osc.exposure == .network {
-            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllow == nil ? " (restrict them with --osc-allow)" : ""); answers are budgeted per source address")
+            logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllowEntries.isEmpty ? " (restrict them with --osc-allow)" : ""); answers are budgeted per source address")
         }
         return application
     }

@@ -5,7 +5,8 @@ import SoundFitRuntime
 import SoundFitState
 
 /// `soundfit state export|import`: the full state (parameters, delivery, session, hearing
-/// profile and its presets, current patch) as one versioned JSON document.
+/// profile and its presets, current patch) and the calibration of the document settings, as
+/// one versioned JSON document.
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
@@ -45,7 +46,13 @@ struct StateCommand: ParsableCommand {
                     FileHandle.standardError.write(Data("warning: \(error)\n".utf8))
                 }
             }
-            guard let document else { throw CLIError("no usable saved state in \(store.directory.path)") }
+            guard var document else { throw CLIError("no usable saved state in \(store.directory.path)") }
+            // The presets were generated for the document settings' calibration: it goes along.
+            do {
+                document.calibration = try DocumentSettingsFile.read(store.directory)?.calibration
+            } catch {
+                FileHandle.standardError.write(Data("warning: \(error)\n".utf8))
+            }
             let data = document.encoded(descriptors: StateKeeper.writableDescriptors)
             if let output {
                 do {
@@ -61,7 +68,7 @@ struct StateCommand: ParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replace the saved state with a document from `state export` (SoundFit must not be running on this state directory).")
+            abstract: "Replace the saved state with a document from `state export`, and the calibration in document.json when it carries one (SoundFit must not be running on this state directory).")
 
         @OptionGroup var location: Location
 
@@ -75,7 +82,7 @@ struct StateCommand: ParsableCommand {
             } catch {
                 throw CLIError("cannot read \(file): \(error.localizedDescription)")
             }
-            let document: StateDocument
+            var document: StateDocument
             do {
                 document = try StateDocument.decode(data, file: file, descriptors: StateKeeper.writableDescriptors)
             } catch {
@@ -85,6 +92,16 @@ struct StateCommand: ParsableCommand {
             // Refused while a SoundFit runs on the directory: it would overwrite the import.
             let lock = try StateDirectory.lock(store.directory)
             defer { withExtendedLifetime(lock) {} }
+            if let calibration = document.calibration {
+                document.calibration = nil
+                var settings = (try? DocumentSettingsFile.read(store.directory)) ?? DocumentSettings()
+                settings.calibration = calibration
+                do {
+                    try AtomicFile.write(settings.encoded(), to: DocumentSettingsFile.url(store.directory))
+                } catch {
+                    throw CLIError("cannot save the imported calibration: \(error)")
+                }
+            }
             store.submit(document)
             do {
                 try await store.flush()

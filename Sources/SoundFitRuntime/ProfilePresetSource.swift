@@ -11,15 +11,26 @@ import SoundFitProcessing
 public final class ProfilePresetSource: PresetSource {
     private struct State {
         var profile: HearingProfile?
+        var calibration: Double
         var generation = 0
     }
 
-    private let state = Mutex(State())
-    /// dB SPL of a full-scale sine, written into every generated preset.
-    public let calibration: Double
+    private let state: Mutex<State>
 
     public init(calibration: Double = PresetGenerator.defaultCalibration) {
-        self.calibration = calibration
+        state = Mutex(State(calibration: calibration))
+    }
+
+    /// dB SPL of a full-scale sine, written into every generated preset. Setting it makes later
+    /// loads generate presets for the new value (the session's preset must be loaded again).
+    public var calibration: Double {
+        get { state.withLock { $0.calibration } }
+        set {
+            state.withLock { state in
+                state.calibration = newValue
+                state.generation += 1
+            }
+        }
     }
 
     /// The current hearing profile.
@@ -44,7 +55,7 @@ public final class ProfilePresetSource: PresetSource {
             guard let profile = state.profile else {
                 throw ControlError("no hearing profile yet: submit one with /profile/audiogram or --profile")
             }
-            let payloads = PresetGenerator.presets(for: profile, fitting: fitting, calibration: calibration)
+            let payloads = PresetGenerator.presets(for: profile, fitting: fitting, calibration: state.calibration)
             guard let payload = payloads.first(where: { $0.variant == variant }) else {
                 throw ControlError(
                     "preset variant \(variant) is not available for this hearing profile (available: \(payloads.map(\.variant.rawValue).joined(separator: ", ")))")

@@ -14,6 +14,10 @@ import SoundFitProcessing
 ///   configured tech level and personalization mode) and brings every applicator up to date;
 ///   `audioSystemDisconnected()` deactivates it and marks the engine's applicators out of date.
 ///   The controller keeps the values in between, so a reconnection loses nothing.
+/// - Session operations (those two and `/session/activate`, `/session/deactivate`) run one at a
+///   time in the order they were requested (`SessionOperations`). Each started session gets,
+///   in order: the values held for it (`onSessionStart`, the state keeper's), a pending
+///   profile recommendation, and the invalidations it brings (`invalidationUpdates()`).
 ///
 /// Thread rules: any thread except the audio thread.
 public final class SoundFitRuntime: Sendable {
@@ -26,6 +30,8 @@ public final class SoundFitRuntime: Sendable {
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
     private let feed = ChangeFeed()
+    private let invalidations = Subscribers<ParameterInvalidation>()
+    private let operations = SessionOperations()
     private let batches = OpenEngineBatch()
     private let lifecycle: Mutex<Lifecycle>
 
@@ -40,6 +46,14 @@ public final class SoundFitRuntime: Sendable {
         /// A hearing profile was submitted while no session was active: its recommendation is
         /// applied when the next session starts.
         var recommendationPending = false
+        /// Connections to an audio system so far (the second is a server lost and back).
+        var connections = 0
+        /// The sample rate of the last connection, when reported.
+        var sampleRate: Int?
+        /// The fitting of the last session started.
+        var lastFitting: Fitting?
+        /// Runs first when a session starts (the state keeper restores its values).
+        var sessionStart: (@Sendable (ProcessingSession) async -> Void)?
     }
 
     public init(engine: AudioEngine, sessionConfiguration: ProcessingConfiguration,
@@ -100,6 +114,27 @@ public final class SoundFitRuntime: Sendable {
             lifecycle.withLock { $0.maximumOutputSPL = newValue }
             engine.setOutputCeiling(OutputLimiter.ceiling(maximumSPL: newValue, fullScaleSPL: presets.calibration))
         }
+    }
+
+    // MARK: Calibration
+
+    /// The calibration: the dB SPL a full-scale sine stands for at the ear. Personalization
+    /// presets are generated for it and the output safety limit is reached through it.
+    public var calibration: Double { presets.calibration }
+
+    /// Changes the calibration (within `PresetPayload.calibrationRange`, checked by the
+    /// surfaces): the output safety limit follows at once; the session's preset is generated
+    /// again for it and applied, and listeners hear that the preset is stale
+    /// (`calibrationChanged`). Throws when the regenerated preset could not be applied.
+    public func setCalibration(_ calibration: Double) async throws {
+        precondition(PresetPayload.calibrationRange.contains(calibration))
+        guard calibration != presets.calibration else { return }
+        presets.calibration = calibration
+        engine.setOutputCeiling(OutputLimiter.ceiling(maximumSPL: maximumOutputSPL, fullScaleSPL: calibration))
+        if let session = controller.session, session.preset.value != nil {
+            try await ControlError.refusing { try await session.preset.load() }
+        }
+        await invalidate(.calibrationChanged)
     }
 
     // MARK: Changes
@@ -183,12 +218,40 @@ public final class SoundFitRuntime: Sendable {
         set { lifecycle.withLock { $0.sessionConfiguration = newValue } }
     }
 
-    /// The audio system is reachable (connected to a JACK server): activates the session (unless
-    /// a user deactivated it) and brings every engine applicator up to date with the values held.
-    public func audioSystemConnected() async throws {
-        let (configuration, activate) = lifecycle.withLock { state in
+    /// Registers what runs first when a session starts, before any recommendation: the state
+    /// keeper restores the values it holds for the session (restored at start, or a patch's
+    /// loaded while no session was active). One hook; registering again replaces it.
+    public func onSessionStart(_ hook: @escaping @Sendable (ProcessingSession) async -> Void) {
+        lifecycle.withLock { $0.sessionStart = hook }
+    }
+
+    /// The audio system is reachable (connected to a JACK server at `sampleRate`, when known):
+    /// brings every engine applicator up to date with the values held and activates the session
+    /// (unless a user deactivated it). A connection after the first means the server was lost
+    /// and came back: every value is invalidated (`serverLostAndBack`, or `sampleRateChanged`).
+    public func audioSystemConnected(sampleRate: Int? = nil) async throws {
+        let outcome = operations.enqueue(requested: false) { [self] () -> Result<Void, any Error> in
+            do {
+                try await connect(sampleRate: sampleRate)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try await outcome?.value.get()
+    }
+
+    private func connect(sampleRate: Int?) async throws {
+        let (configuration, activate, cause) = lifecycle.withLock { state -> (ProcessingConfiguration, Bool, InvalidationCause?) in
+            var cause: InvalidationCause?
+            if state.connections > 0 {
+                cause = sampleRate != nil && state.sampleRate != nil && sampleRate != state.sampleRate
+                    ? .sampleRateChanged : .serverLostAndBack
+            }
             state.connected = true
-            return (state.sessionConfiguration, !state.deactivatedByUser)
+            state.connections += 1
+            if let sampleRate { state.sampleRate = sampleRate }
+            return (state.sessionConfiguration, !state.deactivatedByUser, cause)
         }
         for kernel in kernels {
             kernel.invalidateEngine()
@@ -199,9 +262,28 @@ public final class SoundFitRuntime: Sendable {
             }
         }
         if activate, controller.session == nil {
-            _ = try await controller.activate(configuration: configuration)
-            try await applyPendingRecommendation()
+            try await startSession(configuration)
         }
+        if let cause { await invalidate(cause) }
+    }
+
+    /// Activates a session and gives it what it is owed (see the type's documentation).
+    /// `requested`: a user asked for it, so later reconnections use its configuration.
+    @discardableResult
+    private func startSession(_ configuration: ProcessingConfiguration, requested: Bool = false) async throws -> ProcessingSession {
+        let session = try await ControlError.refusing { try await controller.activate(configuration: configuration) }
+        let (hook, previousFitting) = lifecycle.withLock { state in
+            defer { state.lastFitting = session.fitting }
+            if requested {
+                state.sessionConfiguration = configuration
+                state.deactivatedByUser = false
+            }
+            return (state.sessionStart, state.lastFitting)
+        }
+        await hook?(session)
+        try await applyPendingRecommendation()
+        if let previousFitting, previousFitting != session.fitting { await invalidate(.techLevelChanged) }
+        return session
     }
 
     /// Applies the recommendation of a profile submitted while no session was active.
@@ -215,35 +297,80 @@ public final class SoundFitRuntime: Sendable {
     }
 
     /// Activates a session on request (`/session/activate`): needs the audio system, and no
-    /// active session. Later reconnections use this configuration.
+    /// active session. Later reconnections use this configuration. Runs in its turn among the
+    /// session operations; `answer` is called inside that turn, so the outcome it is given is
+    /// this request's own (a deactivation requested after it runs only afterwards). Refused
+    /// at once when `SessionOperations.capacity` operations are waiting.
+    public func activateSession(_ configuration: ProcessingConfiguration,
+                                answer: @escaping @Sendable (Result<ProcessingSession, any Error>) -> Void) {
+        let queued = operations.enqueue { [self] in
+            do {
+                guard isAudioSystemConnected else {
+                    throw ControlError("not connected to a JACK server: a session exists only while SoundFit is")
+                }
+                answer(.success(try await startSession(configuration, requested: true)))
+            } catch {
+                answer(.failure(error))
+            }
+        }
+        if queued == nil { answer(.failure(SessionOperations.busy)) }
+    }
+
+    /// `activateSession(_:answer:)`, awaited.
     public func activateSession(_ configuration: ProcessingConfiguration) async throws -> ProcessingSession {
-        guard isAudioSystemConnected else {
-            throw ControlError("not connected to a JACK server: a session exists only while SoundFit is")
+        try await withCheckedThrowingContinuation { continuation in
+            activateSession(configuration) { continuation.resume(with: $0) }
         }
-        let session = try await ControlError.refusing { try await controller.activate(configuration: configuration) }
-        lifecycle.withLock {
-            $0.sessionConfiguration = configuration
-            $0.deactivatedByUser = false
-        }
-        try await applyPendingRecommendation()
-        return session
     }
 
     /// Deactivates the session on request (`/session/deactivate`); it stays inactive across
-    /// reconnections until activated again.
-    public func deactivateSession() async {
-        lifecycle.withLock { $0.deactivatedByUser = true }
-        await controller.deactivate()
+    /// reconnections until activated again. Runs in its turn among the session operations;
+    /// `answer` is called inside it. Refused (`answer` gets the error) when
+    /// `SessionOperations.capacity` operations are waiting.
+    public func deactivateSession(answer: @escaping @Sendable ((any Error)?) -> Void) {
+        let queued = operations.enqueue { [self] in
+            lifecycle.withLock { $0.deactivatedByUser = true }
+            await controller.deactivate()
+            answer(nil)
+        }
+        if queued == nil { answer(SessionOperations.busy) }
+    }
+
+    /// `deactivateSession(answer:)`, awaited.
+    public func deactivateSession() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            deactivateSession { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
     }
 
     /// The audio system went away: deactivates the session (its values are kept) and marks the
     /// engine's applicators out of date, so they are re-applied when it returns.
     public func audioSystemDisconnected() async {
-        lifecycle.withLock { $0.connected = false }
-        for kernel in kernels {
-            kernel.invalidateEngine()
-        }
-        await controller.deactivate()
+        await operations.enqueue(requested: false) { [self] in
+            lifecycle.withLock { $0.connected = false }
+            for kernel in kernels {
+                kernel.invalidateEngine()
+            }
+            await controller.deactivate()
+        }?.value
+    }
+
+    // MARK: Invalidation
+
+    /// A new stream of every invalidation from now on: values that became stale, and why.
+    /// Buffers without bound: consume it.
+    public func invalidationUpdates() -> AsyncStream<ParameterInvalidation> { invalidations.subscribe() }
+
+    /// The processing controller recovers the session's state in the engine for the session
+    /// parameters `cause` makes stale (re-reads and re-applies them), then listeners hear of
+    /// every stale address.
+    private func invalidate(_ cause: InvalidationCause) async {
+        let stale = cause.stale
+        let names = Set(stale.compactMap(\.name))
+        if !names.isEmpty { await controller.invalidate(parameters: names, cause: cause) }
+        invalidations.yield(ParameterInvalidation(addresses: stale.map(\.descriptor.address), cause: cause))
     }
 
     /// Whether the audio system is connected, as last reported.
@@ -272,6 +399,7 @@ public final class SoundFitRuntime: Sendable {
     /// Returns the available variants for the session's fitting.
     @discardableResult
     public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
+        let replacing = presets.profile != nil
         presets.setProfile(profile)
         let configuration = controller.session?.configuration ?? sessionConfiguration
         // The profile's variants that the personalization mode offers (single preset: default).
@@ -282,6 +410,7 @@ public final class SoundFitRuntime: Sendable {
         } else {
             lifecycle.withLock { $0.recommendationPending = true }
         }
+        if replacing { await invalidate(.hearingProfileReplaced) }
         return variants
     }
 }

@@ -8,7 +8,12 @@ import SoundFitState
 
 /// Patches and durable state for a running SoundFit: loads, saves and deletes patches, tracks
 /// the current patch, and persists every applied change (debounced, atomic) so that a restart
-/// — also after `kill -9` — comes back with the last applied state. Its owner runs `run()`.
+/// — also after `kill -9` — comes back with the last applied state; keeps the document-level
+/// settings (`document.json`: calibration, channels, OSC). Its owner runs `run()`.
+///
+/// Session values wait for a session: the restored ones, and a patch's loaded while no session
+/// is active (the patch's kernel values apply at once). The runtime hands each new session to
+/// the keeper first (`SoundFitRuntime.onSessionStart`), which requests them then.
 ///
 /// Thread rules: any thread except the audio thread.
 public final class StateKeeper: Sendable {
@@ -25,8 +30,10 @@ public final class StateKeeper: Sendable {
         var tracker: CurrentPatchTracker
         /// The last applied value of every writable parameter (kept while no session exists).
         var values: [String: ParameterValue]
-        /// Session values still to be restored when the first session starts.
+        /// Session values waiting for the next session: restored ones, or a patch's.
         var pendingSessionValues: [(String, ParameterValue)]
+        /// `document.json` as written last (its calibration is the runtime's).
+        var documentSettings: DocumentSettings
     }
 
     /// The writable parameters, the ones a patch or the state file sets.
@@ -45,9 +52,12 @@ public final class StateKeeper: Sendable {
 
     /// Takes over a runtime whose engine was created with `chainSettings(document)`: restores
     /// the delivery configuration, session configuration and hearing profile at once, and the
-    /// session's values when the first session starts. `currentPatchChanged` hears every change
-    /// of the current patch (to notify subscribers).
+    /// session's values when the first session starts. `documentSettings`: what
+    /// `saveDocumentSettings()` writes (with the runtime's calibration). `currentPatchChanged`
+    /// hears every change of the current patch or of `sessionValuesPending` (to notify
+    /// subscribers).
     public init(runtime: SoundFitRuntime, library: PatchLibrary, store: DurableStateStore, restoring document: StateDocument,
+                documentSettings: DocumentSettings = DocumentSettings(),
                 currentPatchChanged: @escaping @Sendable (CurrentPatch?) -> Void) {
         self.runtime = runtime
         self.library = library
@@ -61,14 +71,16 @@ public final class StateKeeper: Sendable {
         state = Mutex(State(
             tracker: CurrentPatchTracker(restoring: document.currentPatch, patch: restoredPatch, values: document.parameters),
             values: document.parameters,
-            pendingSessionValues: sessionAddresses.compactMap { address in document.parameters[address].map { (address, $0) } }))
+            pendingSessionValues: sessionAddresses.compactMap { address in document.parameters[address].map { (address, $0) } },
+            documentSettings: documentSettings))
         changes = runtime.changeUpdates()
         sessions = runtime.controller.sessionUpdates()
+        runtime.onSessionStart { [weak self] session in await self?.restoreSessionValues(session) }
     }
 
-    /// Persists every applied change, tracks the current patch, and restores the session's
-    /// values when the first session starts, until cancelled. Run by the owner of the keeper;
-    /// the changes are followed from the keeper's creation on, so none is missed before.
+    /// Persists every applied change and every session change, and tracks the current patch,
+    /// until cancelled. Run by the owner of the keeper; the changes are followed from the
+    /// keeper's creation on, so none is missed before.
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.followChanges() }
@@ -89,8 +101,7 @@ public final class StateKeeper: Sendable {
     }
 
     private func followSessions() async {
-        for await session in sessions {
-            if let session { await restoreSessionValues(session) }
+        for await _ in sessions {
             persist()
         }
     }
@@ -99,19 +110,26 @@ public final class StateKeeper: Sendable {
         writableDescriptors.contains { $0.address == address }
     }
 
-    /// Requests the restored session values once, in the order preset, intensity, enabled.
+    /// Requests the session values waiting for a session once, in the order preset, intensity,
+    /// enabled, and waits for their end; then subscribers hear that nothing is pending.
     private func restoreSessionValues(_ session: ProcessingSession) async {
         let pending = state.withLock { state -> [(String, ParameterValue)] in
             defer { state.pendingSessionValues = [] }
             return state.pendingSessionValues
         }
+        guard !pending.isEmpty else { return }
         for (address, value) in pending {
             if address == ParameterModel.processingPreset.address, value != .choice(PresetVariant.noneName),
                runtime.presets.profile == nil { continue }
             guard let control = runtime.parameter(at: address), let request = try? control.request(value, origin: nil) else { continue }
             for await _ in request.states {}
         }
+        currentPatchChanges(currentPatch)
     }
+
+    /// Whether session values wait for the next session (`/patch/current` reports it): a patch
+    /// was loaded while no session was active, or restored values wait for the first session.
+    public var sessionValuesPending: Bool { state.withLock { !$0.pendingSessionValues.isEmpty } }
 
     // MARK: Persistence
 
@@ -130,14 +148,42 @@ public final class StateKeeper: Sendable {
         store.submit(document)
     }
 
+    // MARK: Document settings
+
+    /// Writes `document.json` (the settings given at creation, with the runtime's calibration).
+    public func saveDocumentSettings() throws {
+        let settings = state.withLock { state in
+            state.documentSettings.calibration = runtime.calibration
+            return state.documentSettings
+        }
+        try AtomicFile.write(settings.encoded(), to: store.directory.appendingPathComponent(DocumentSettings.fileName))
+    }
+
+    /// Changes the calibration (`SoundFitRuntime.setCalibration`) and saves it in
+    /// `document.json`, also when the regenerated preset could not be applied (that error is
+    /// thrown after saving).
+    public func setCalibration(_ calibration: Double) async throws {
+        var failure: (any Error)?
+        do {
+            try await runtime.setCalibration(calibration)
+        } catch {
+            failure = error
+        }
+        try saveDocumentSettings()
+        if let failure { throw failure }
+    }
+
     // MARK: Patches
 
     public var currentPatch: CurrentPatch? { state.withLock { $0.tracker.current } }
 
     /// Loads a patch: every parameter it sets is requested (kernels in one batch, so they land in
-    /// one audio cycle); the patch becomes current when all of them were applied. Refused as a
-    /// whole, with nothing changed, when it cannot succeed (it needs a hearing profile or a
-    /// session that is missing, or a preset variant the session's mode does not offer).
+    /// one audio cycle); the patch becomes current when all of them were applied. While no
+    /// session is active, its kernel values are applied at once and its session values wait
+    /// for the next session (`sessionValuesPending`), which gets them before anything else.
+    /// Refused as a whole, with nothing changed, when it cannot succeed (it needs a hearing
+    /// profile that is missing, or a preset variant the session's mode — or, without a
+    /// session, the next session's — does not offer).
     public func loadPatch(_ reference: PatchReference) async throws -> Patch {
         try await apply(try patchToLoad(reference))
     }
@@ -146,20 +192,16 @@ public final class StateKeeper: Sendable {
     /// surface checks this before performing anything of a bundle; `loadPatch` checks again).
     public func patchToLoad(_ reference: PatchReference) throws -> Patch {
         let patch = try library.patch(reference)
-        let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
-        let touchesSession = order.contains { ParameterModel.entry(at: $0.address)?.binding?.isSession == true }
-        if touchesSession, runtime.controller.session == nil {
-            throw ControlError("patch \(patch.number) '\(patch.name)' sets /processing/* values, and no processing session is active")
-        }
         if patch.needsHearingProfile, runtime.presets.profile == nil {
             throw ControlError("patch \(patch.number) '\(patch.name)' uses a personalization preset: submit a hearing profile first (/profile/audiogram)")
         }
-        if let name = patch.personalizationPresetVariant, let variant = PresetVariant(rawValue: name),
-           let session = runtime.controller.session {
-            guard session.configuration.personalization.variants.contains(variant) else {
+        let session = runtime.controller.session
+        if let name = patch.personalizationPresetVariant, let variant = PresetVariant(rawValue: name) {
+            let configuration = session?.configuration ?? runtime.sessionConfiguration
+            guard configuration.personalization.variants.contains(variant) else {
                 throw ControlError(ProcessingError.presetVariantUnavailable(variant).description)
             }
-            let available = runtime.presets.availableVariants(for: session.fitting)
+            let available = runtime.presets.availableVariants(for: configuration.fitting)
             guard available.contains(variant) else {
                 throw ControlError("patch \(patch.number) '\(patch.name)' uses preset variant \(variant), which this hearing profile does not offer (available: \(available.map(\.rawValue).joined(separator: " ")))")
             }
@@ -167,13 +209,20 @@ public final class StateKeeper: Sendable {
         return patch
     }
 
-    /// Requests every value of `patch` in one batch; the patch becomes current when all were applied.
+    /// Requests every value of `patch` in one batch; the patch becomes current when all were
+    /// applied. Without a session, its `/processing/*` values wait for the next one.
     private func apply(_ patch: Patch) async throws -> Patch {
         let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
+        let session = runtime.controller.session
         var controls: [(any ControlParameter, ParameterValue)] = []
+        var waiting: [(String, ParameterValue)] = []
         for (address, value) in order {
             guard let control = runtime.parameter(at: address) else { continue }
-            controls.append((control, value))
+            if session == nil, control.descriptor.binding?.isSession == true {
+                waiting.append((address, value))
+            } else {
+                controls.append((control, value))
+            }
         }
         var failures: [String] = []
         for (result, (control, _)) in zip(runtime.requestBatch(controls, origin: nil), controls) {
@@ -193,17 +242,20 @@ public final class StateKeeper: Sendable {
         }
         let current = state.withLock { state -> CurrentPatch? in
             for (address, value) in order { state.values[address] = value }
+            if !waiting.isEmpty { state.pendingSessionValues = waiting }
             _ = state.tracker.select(patch, values: state.values)
             return state.tracker.current
         }
         currentPatchChanges(current)
         persist()
+        // A session that started meanwhile did not see these values: it gets them now.
+        if !waiting.isEmpty, let session = runtime.controller.session { await restoreSessionValues(session) }
         return patch
     }
 
     /// Saves the current values of every writable parameter as a user patch (number < 0).
     public func savePatch(name: String) throws -> Patch {
-        let values = state.withLock { $0.values }
+        let values = appliedValues
         let patch = try library.save(name: name, parameters: values)
         let current = state.withLock { state -> CurrentPatch? in
             _ = state.tracker.select(patch, values: values)
@@ -212,6 +264,17 @@ public final class StateKeeper: Sendable {
         currentPatchChanges(current)
         persist()
         return patch
+    }
+
+    /// Every writable parameter's applied value: what the parameter holds now (a change reported
+    /// `applied` reaches the keeper's own map from the change feed a moment later), else the
+    /// value kept for it (a session value while no session is active).
+    private var appliedValues: [String: ParameterValue] {
+        var values = state.withLock { $0.values }
+        for descriptor in Self.writableDescriptors {
+            if let value = try? runtime.parameter(at: descriptor.address)?.currentValue() { values[descriptor.address] = value }
+        }
+        return values
     }
 
     /// Deletes a user patch (factory patches are read-only).

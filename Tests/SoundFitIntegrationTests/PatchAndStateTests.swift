@@ -92,12 +92,12 @@ extension SoundFitIntegration {
             // A change after loading marks the patch modified; back again, unmodified.
             expectApplied(try osc.set("/filter/cutoff", .float(1500)), "/filter/cutoff", .float(1500))
             let modified = try osc.request("/patch/current", [], reply: "/patch/current")
-            #expect(modified.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(1)], "\(modified)")
+            #expect(modified.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(1), .int(0)], "\(modified)")
             let modifiedNotice = try subscriber.waitFor("/patch/current (modified) for subscribers") { $0.address == "/patch/current" }
-            #expect(modifiedNotice.match.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(1)], "\(modifiedNotice.match)")
+            #expect(modifiedNotice.match.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(1), .int(0)], "\(modifiedNotice.match)")
             expectApplied(try osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000))
             let unmodified = try osc.request("/patch/current", [], reply: "/patch/current")
-            #expect(unmodified.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0)], "\(unmodified)")
+            #expect(unmodified.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0), .int(0)], "\(unmodified)")
 
             // Loading by number: Transparent restores the unity path.
             let transparent = try osc.request("/patch/load", [.int(0)], reply: "/patch/current")
@@ -157,7 +157,7 @@ extension SoundFitIntegration {
             #expect(try osc.query("/filter/cutoff") == .float(4000))
             #expect(try osc.query("/filter/enabled") == .int(1))
             let restoredCurrent = try osc.request("/patch/current", [], reply: "/patch/current")
-            #expect(restoredCurrent.arguments == [.int(number), .string("Evening test"), .int(1)],
+            #expect(restoredCurrent.arguments == [.int(number), .string("Evening test"), .int(1), .int(0)],
                     "current patch after restart (modified since saved): \(restoredCurrent)")
             let audio = try rig.audio()
             let expectedRestored = -3 + lowpassDecibels(4000)

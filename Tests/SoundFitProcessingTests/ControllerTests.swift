@@ -81,16 +81,48 @@ struct ControllerTests {
         #expect(handler.processor.intensity == 0.3)
     }
 
-    @Test func aPresetForAnotherTechLevelIsNotKept() async throws {
+    /// Issue 11, gap 15: a new fitting gets its own preset, not none.
+    @Test func aPresetForAnotherTechLevelIsRegeneratedForTheNewOne() async throws {
         let controller = makeController()
         let first = try await controller.activate(configuration: configuration)
-        try await first.loadPreset(.default)
+        try await first.loadPreset(.up)
+        try await first.isEnabled.apply(true)
         await controller.deactivate()
+        handler.clearWrites()
 
         let second = try await controller.activate(configuration: .fineTuning(fitting: try .techLevel(2)))
 
-        #expect(second.preset.value == nil)
+        #expect(second.fitting.techLevel == 2)
+        #expect(second.preset.value == FakePresetSource.preset(.up, second.fitting))
+        #expect(second.canEnable)
+        #expect(second.isEnabled.value)
         #expect(second.intensity.value == 0.5)
+        #expect(presets.fetches.last == "up@2")
+        #expect(handler.writes.contains("preset(profile1-up)") && handler.writes.last == "isEnabled(true)")
+    }
+
+    @Test func aVariantTheNewModeDoesNotOfferIsRegeneratedAsDefault() async throws {
+        let controller = makeController()
+        let first = try await controller.activate(configuration: configuration)
+        try await first.loadPreset(.down)
+        await controller.deactivate()
+
+        let second = try await controller.activate(configuration: .singlePreset(fitting: techLevel3))
+
+        #expect(second.preset.value == FakePresetSource.preset(.default, techLevel3))
+    }
+
+    @Test func aPresetThatCarriesOverIsNotFetchedAgain() async throws {
+        let controller = makeController()
+        let first = try await controller.activate(configuration: configuration)
+        try await first.loadPreset(.up)
+        await controller.deactivate()
+        let fetches = presets.fetches.count
+
+        let second = try await controller.activate(configuration: configuration)
+
+        #expect(second.preset.value == FakePresetSource.preset(.up, techLevel3))
+        #expect(presets.fetches.count == fetches)
     }
 
     @Test func deactivationEndsWaitingAndInFlightRequests() async throws {

@@ -95,7 +95,7 @@ import Testing
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"/processing/intensity\": 0.75", with: "\"/processing/intensity\": 1.5") })
             == ["state.json: line 6, column 30: parameters./processing/intensity: 1.5 is out of range 0…1"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"presets\": [", with: "\"extra\": 1,\n  \"presets\": [") })
-            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets)"])
+            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"soundfit.state\"", with: "\"soundfit.patch\"") })
             == ["state.json: line 2, column 13: format: expected \"soundfit.state\", got \"soundfit.patch\""])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"version\": 1,\n  \"parameters\"", with: "\"version\": 9,\n  \"parameters\"") })
@@ -176,5 +176,24 @@ import Testing
                 "document.json: line 2, column 61: osc.allow[1]: expected an address or prefix such as \"192.168.1.0/24\", got \"\"",
             ])
         }
+    }
+}
+
+extension StateDocumentTests {
+    /// Issue 11, gap 19: an export carries the document settings' calibration; `state.json`
+    /// (no calibration) reads back without one.
+    @Test func theCalibrationOfAnExportRoundTrips() throws {
+        var document = try fullDocument()
+        let saved = document.encoded(descriptors: TestParameters.descriptors)
+        let root = try #require(try JSONSerialization.jsonObject(with: saved) as? [String: Any])
+        #expect(root["calibration_db_spl"] == nil)
+        #expect(try StateDocument.decode(saved, file: "state.json", descriptors: TestParameters.descriptors).calibration == nil)
+        document.calibration = 107.5
+        let exported = document.encoded(descriptors: TestParameters.descriptors)
+        let read = try StateDocument.decode(exported, file: "export.json", descriptors: TestParameters.descriptors)
+        #expect(read == document)
+        #expect(read.calibration == 107.5)
+        let text = String(decoding: exported, as: UTF8.self).replacingOccurrences(of: "107.5", with: "140")
+        #expect(decode(text).contains { $0.contains("calibration_db_spl: 140 is out of range 80…130") }, "\(decode(text))")
     }
 }

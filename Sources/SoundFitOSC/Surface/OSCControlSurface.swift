@@ -93,9 +93,10 @@ public final class OSCControlSurface: Sendable {
         await feeds.run()
     }
 
-    /// Tells subscribers about a new current patch (or a change of its modified flag).
+    /// Tells subscribers about a new current patch (or a change of its modified or pending flag).
     public func currentPatchChanged(_ current: CurrentPatch?) {
-        feedback.enqueue { $0.enqueueNotification(OSCCommandTable.currentPatchMessage(current), origin: nil) }
+        let message = OSCCommandTable.currentPatchMessage(current, pending: stateKeeper?.sessionValuesPending ?? false)
+        feedback.enqueue { $0.enqueueNotification(message, origin: nil) }
     }
 
     /// Every transport hands its packets to `receive`, on its own thread. A peer whose
@@ -112,7 +113,8 @@ public final class OSCControlSurface: Sendable {
 
     /// The streams subscribers are fed from, subscribed to at once so no change is missed.
     private func subscribeToFeeds() -> Feeds {
-        Feeds(surface: self, changes: parameters.appliedChanges(), sessions: runtime.controller.sessionUpdates())
+        Feeds(surface: self, changes: parameters.appliedChanges(), sessions: runtime.controller.sessionUpdates(),
+              invalidations: runtime.invalidationUpdates())
     }
 
     /// The surface's long-lived loops: applied changes and session changes to subscribers, and
@@ -121,6 +123,7 @@ public final class OSCControlSurface: Sendable {
         let surface: OSCControlSurface
         let changes: AppliedParameterChanges
         let sessions: AsyncStream<ProcessingSession?>
+        let invalidations: AsyncStream<ParameterInvalidation>
 
         func run() async {
             await withTaskGroup(of: Void.self) { group in
@@ -134,6 +137,11 @@ public final class OSCControlSurface: Sendable {
                 group.addTask { [surface, sessions] in
                     for await _ in sessions {
                         surface.feedback.enqueue { $0.enqueueNotification(surface.sessionMessage(), origin: nil) }
+                    }
+                }
+                group.addTask { [surface, invalidations] in
+                    for await invalidation in invalidations {
+                        surface.feedback.enqueue { $0.enqueueInvalidation(invalidation.addresses, cause: invalidation.cause.rawValue) }
                     }
                 }
                 group.addTask { [surface] in

@@ -67,9 +67,11 @@ public final class ProcessingController: Sendable {
     ///
     /// The session is published at once (`session`, `sessionUpdates()`), starting with the
     /// values the controller holds from the previous session (none the first time; a preset
-    /// for another tech level is dropped). Then, in this order: the handler is told
-    /// (`sessionDidActivate`), the preset is applied to the handler, the activation
-    /// recommendation is followed (intensity 0.5 if none was ever set), and intensity and
+    /// for another tech level or a variant the mode does not offer cannot carry over). Then, in
+    /// this order: the handler is told (`sessionDidActivate`), the preset is applied to the
+    /// handler, the activation recommendation is followed (a preset that could not carry over
+    /// is regenerated from the `PresetSource` for the new fitting — its variant, or `default`
+    /// when the mode does not offer it; intensity 0.5 if none was ever set), and intensity and
     /// isEnabled are applied to the handler. Failures of those deliveries do not fail the
     /// activation: they are reported on the parameters' update states, and the handler stays
     /// out of date for them until the next delivery or synchronization.
@@ -91,6 +93,11 @@ public final class ProcessingController: Sendable {
             await handler.sessionDidActivate(session, invalidation: ProcessingInvalidation(controller: self, session: session))
         }
         try? await session.preset.synchronizeApplicators()
+        if let variant = session.presetToRegenerate {
+            // The previous preset was made for another fitting or mode: the same variant,
+            // generated for this one (its own step, so a failure leaves the rest to follow).
+            try? await session.follow(Recommendation(presetVariant: variant))
+        }
         try? await session.follow(.recommendation(for: .sessionActivated, intensityIsSet: session.intensityIsSet))
         try? await session.intensity.synchronizeApplicators()
         try? await session.isEnabled.synchronizeApplicators()

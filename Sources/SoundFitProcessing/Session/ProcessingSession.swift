@@ -37,6 +37,10 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     private let interruptions: Interruptions
     private let presetSource: (any PresetSource)?
     private let startedWithIntensity: Bool
+    /// The variant to regenerate for this session's fitting: the previous session's preset
+    /// could not carry over (made for another tech level, or a variant this mode does not
+    /// offer). nil when it carried over or there was none.
+    let presetToRegenerate: PresetVariant?
     private let active = Atomic<Bool>(true)
 
     init(id: UInt64, configuration: ProcessingConfiguration, held: HeldValues, config: ProcessingConfig,
@@ -62,6 +66,10 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
                 guard (0...1).contains(value) else { throw ProcessingError.invalidIntensity(value) }
             })
         let heldPreset = held.preset.flatMap { (try? Self.validate($0, for: personalization)) == nil ? nil : $0 }
+        presetToRegenerate = held.preset.flatMap { dropped in
+            guard heldPreset == nil else { return nil }
+            return personalization.variants.contains(dropped.variant) ? dropped.variant : .default
+        }
         let preset = ProcessingParameter(
             heldPreset, address: ParameterModel.entry(for: .preset).address, config: config, clock: clock,
             validate: { value in try Self.validate(value, for: personalization) },

@@ -22,9 +22,10 @@ extension Patch {
     /// 4. `/processing/enabled` last when the patch turns personalization on, so it starts
     ///    with its preset and intensity in place (the order of the recommendation for a new profile).
     ///
-    /// Loading sets every parameter the patch holds. Refuse the load before requesting
-    /// anything when it cannot succeed as a whole (`needsHearingProfile` without a profile;
-    /// no session for the `/processing/*` values): a patch is never applied half-way on purpose.
+    /// Loading sets every parameter the patch holds (the `/processing/*` values wait for a
+    /// session when none is active). Refuse the load before requesting anything when it cannot
+    /// succeed as a whole (`needsHearingProfile` without a profile): a patch is never applied
+    /// half-way on purpose.
     public func loadingOrder(descriptors: [ParameterDescriptor]) -> [(address: String, value: ParameterValue)] {
         let enabledAddress = ParameterModel.processingEnabled.address
         var first: [(address: String, value: ParameterValue)] = []

@@ -22,6 +22,8 @@ import SoundFitJSON
 public struct DocumentSettings: Sendable, Equatable {
     public static let format = "soundfit.document"
     public static let formatVersion = 1
+    /// The file in the state directory.
+    public static let fileName = "document.json"
     public static var calibrationRange: ClosedRange<Double> { PresetPayload.calibrationRange }
     public static let channelRange: ClosedRange<Int> = 1...64
 

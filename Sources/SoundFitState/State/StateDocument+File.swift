@@ -32,6 +32,7 @@ extension StateDocument {
         } ?? .null)
         root.append("hearing_profile", hearingProfile?.json ?? .null)
         root.append("presets", .array(presets.map(\.json)))
+        if let calibration { root.append("calibration_db_spl", .number(calibration)) }
         return JSONValue.object(root).fileData()
     }
 
@@ -42,6 +43,7 @@ extension StateDocument {
         guard let root = reader.header(data, format: format, version: formatVersion) else { throw DocumentError(reader.problems) }
         reader.rejectUnknownKeys(root, known: [
             "format", "version", "parameters", "delivery", "session", "current_patch", "hearing_profile", "presets",
+            "calibration_db_spl",
         ])
         let parameters = ParameterCoding.decode(
             root["parameters"], field: "parameters", descriptors: descriptors, completeness: .defaultsForMissing, reader: &reader)
@@ -58,9 +60,12 @@ extension StateDocument {
                 presets.append(payload)
             }
         }
+        let calibration = reader.number(root, "calibration_db_spl", in: DocumentSettings.calibrationRange, required: false)
         try reader.check()
-        return StateDocument(parameters: parameters, delivery: delivery!, session: session!, currentPatch: currentPatch,
-                             hearingProfile: profile, presets: presets)
+        var document = StateDocument(parameters: parameters, delivery: delivery!, session: session!, currentPatch: currentPatch,
+                                     hearingProfile: profile, presets: presets)
+        document.calibration = calibration
+        return document
     }
 
     private static func decodeDelivery(_ root: JSONObject, reader: inout DocumentReader) -> ProcessingConfig? {

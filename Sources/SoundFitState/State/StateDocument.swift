@@ -18,7 +18,8 @@ import SoundFitProcessing
 ///   "session": {"mode": "fine_tuning", "tech_level": 3},
 ///   "current_patch": {"number": 1, "name": "Speech clarity", "modified": false},
 ///   "hearing_profile": {"version": 1, "left": [{"db_hl": 30, "hz": 500}, …]},
-///   "presets": [{"version": 1, "rule": "…", "tech_level": 3, "variant": "default", …}]
+///   "presets": [{"version": 1, "rule": "…", "tech_level": 3, "variant": "default", …}],
+///   "calibration_db_spl": 100
 /// }
 /// ```
 ///
@@ -29,6 +30,10 @@ import SoundFitProcessing
 /// - `current_patch`, `hearing_profile`: optional (absent or null when there is none).
 /// - `presets`: the personalization presets generated from the profile, for information (and
 ///   for other tools); importing regenerates them from the profile instead of using these.
+///
+/// - `calibration_db_spl`: optional, only in what `state export` writes (the calibration of the
+///   document settings, which the presets were generated for); `state import` puts it back
+///   into the document settings. `state.json` never holds it.
 ///
 /// Document-level settings (calibration, channels, OSC) are kept apart: `DocumentSettings`.
 public struct StateDocument: Sendable, Equatable {
@@ -45,6 +50,8 @@ public struct StateDocument: Sendable, Equatable {
     public var hearingProfile: HearingProfile?
     /// Informational: the presets generated from `hearingProfile`.
     public var presets: [PresetPayload]
+    /// The document settings' calibration, carried by an export (nil in `state.json`).
+    public var calibration: Double?
 
     public init(parameters: [String: ParameterValue], delivery: ProcessingConfig = .default,
                 session: ProcessingConfiguration, currentPatch: CurrentPatch? = nil,

@@ -21,12 +21,12 @@ import Testing
                             access: .readOnly, summary: "Tech level."),
     ]
 
-    /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output` and the reports.
+    /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output`, `/config/calibration` and the reports.
     static let contract = [
         "/ping", "/list", "/status", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
-        "/config/max_output", "/session", "/session/activate", "/session/deactivate", "/session/interrupt", "/session/resolve",
-        "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save", "/patch/delete", "/patch/current",
-        "/state", "/error",
+        "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
+        "/session/interrupt", "/session/resolve", "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save",
+        "/patch/delete", "/patch/current", "/state", "/invalidated", "/error",
     ]
 
     @Test func theCatalogCoversTheContractOnce() {
@@ -89,7 +89,7 @@ import Testing
 
             | message | reply |
             | --- | --- |
-            | `/patch/load ,i\\|s patch` | `/patch/current ,i number ,s name ,i modified` to the sender and to subscribers, plus value feedback to subscribers for every parameter the patch changed. |
+            | `/patch/load ,i\\|s patch` | `/patch/current ,i number ,s name ,i modified ,i pending` to the sender and to subscribers (again when `pending` returns to 0), plus value feedback to subscribers for every parameter the patch changed. |
             """)
     }
 

@@ -1,9 +1,10 @@
+import SoundFitHearing
 import SoundFitProcessing
 import SoundFitRuntime
 
-/// `/config/delivery`, `/config/timeout`, `/config/max_output`.
+/// `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`.
 extension OSCCommandTable {
-    static let configuration = [delivery, timeout, maximumOutput]
+    static let configuration = [delivery, timeout, maximumOutput, calibration]
 
     /// The reply ends in `,s seconds`, which no request carries: a reply sent back to SoundFit
     /// (or to another SoundFit, by a forged source) is never taken for a set and answered in
@@ -168,6 +169,53 @@ extension OSCCommandTable {
         return .perform {
             runtime.maximumOutputSPL = spl
             reply()
+        }
+    }
+}
+
+extension OSCCommandTable {
+    /// Its reply ends in `,s dB SPL`, so it is not a set: never answered when it comes back.
+    static let calibration = OSCCommand(
+        OSCCommandDescription(
+            "/config/calibration", section: .configuration,
+            summary: "The calibration in dB SPL (default 100): the level a full-scale sine stands for at the ear. "
+                + "Personalization presets are generated for it (a change generates the session's preset again and "
+                + "applies it; subscribers get `/invalidated /processing/preset calibration_changed`) and the output "
+                + "safety limit is reached through it. A document-level setting: saved in `document.json` (with a "
+                + "state directory), read at the next start unless `--calibration` is given, carried by "
+                + "`soundfit state export`/`import`. Without arguments, queries.",
+            arguments: [Arg("f", "db_spl", "the calibration, 80…130 dB SPL.", optional: true)],
+            reply: "`/config/calibration ,f db_spl ,s dB SPL`, once the preset was regenerated and applied.",
+            errors: ["not a number within 80…130",
+                     "the regenerated preset could not be applied (the calibration is changed and saved all the same)"],
+            examples: ["oscsend localhost 7700 /config/calibration f 105"]),
+        requests: [.bare("/config/calibration"), OSCMessageForm("/config/calibration", .exactly([.any]))],
+        replies: [OSCMessageForm("/config/calibration", .exactly([.float, .string(oneOf: [splUnit])]))],
+        prepare: prepareCalibration)
+
+    /// `/config/calibration ,f db_spl`; no argument queries.
+    private static func prepareCalibration(_ request: OSCCommandRequest) -> OSCCommandPlan {
+        let surface = request.surface
+        let reply: @Sendable () -> Void = {
+            request.reply(OSCMessage("/config/calibration", [.float(Float(surface.runtime.calibration)), .string(splUnit)]))
+        }
+        guard !request.arguments.isEmpty else { return .perform(reply) }
+        let range = PresetPayload.calibrationRange
+        guard request.arguments.count == 1, let calibration = request.arguments[0].numericValue else {
+            return .reject("expects ,f db_spl (dB SPL)")
+        }
+        guard calibration.isFinite, range.contains(calibration) else {
+            return .reject("calibration must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(calibration)")
+        }
+        return .perform {
+            request.answerLater {
+                if let keeper = surface.stateKeeper {
+                    try await keeper.setCalibration(calibration)
+                } else {
+                    try await surface.runtime.setCalibration(calibration)
+                }
+                reply()
+            }
         }
     }
 }

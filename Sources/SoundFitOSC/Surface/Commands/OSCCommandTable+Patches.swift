@@ -6,8 +6,12 @@ import SoundFitState
 extension OSCCommandTable {
     static let patches = [patchList, patchLoad, patchSave, patchDelete, patchCurrent]
 
-    /// `/patch/current ,i number ,s name ,i modified`: the reply of loading and of querying.
-    static let currentPatchReply = OSCMessageForm("/patch/current", .exactly([.int, .string(), .int]))
+    /// `/patch/current ,i number ,s name ,i modified ,i pending`: the reply of loading and of
+    /// querying (and the three-argument form of earlier versions, also a reply).
+    static let currentPatchReplies = [
+        OSCMessageForm("/patch/current", .exactly([.int, .string(), .int, .int])),
+        OSCMessageForm("/patch/current", .exactly([.int, .string(), .int])),
+    ]
 
     /// Patches per `/patch/list` answer: a page is at most about 1.5 KB, whatever the library holds.
     static let patchListPageSize = 32
@@ -49,15 +53,19 @@ extension OSCCommandTable {
     static let patchLoad = OSCCommand(
         OSCCommandDescription(
             "/patch/load", section: .patches,
-            summary: "Applies a patch: every parameter it holds changes (subscribers get the feedback).",
+            summary: "Applies a patch: every parameter it holds changes (subscribers get the feedback). While no "
+                + "session is active (deactivated, or JACK restarting), its filter, ring modulator and output values "
+                + "apply at once and its `/processing/*` values wait for the next session, which gets them first; "
+                + "`pending` says so until then.",
             arguments: [Arg("i|s", "patch", "the patch number or name.")],
-            reply: "`/patch/current ,i number ,s name ,i modified` to the sender and to subscribers, plus value feedback to subscribers for every parameter the patch changed.",
+            reply: "`/patch/current ,i number ,s name ,i modified ,i pending` to the sender and to subscribers (again "
+                + "when `pending` returns to 0), plus value feedback to subscribers for every parameter the patch changed.",
             errors: ["no patch with that number or name",
-                     "the patch needs a hearing profile (its personalization preset) or a processing session that is missing: nothing is changed",
+                     "the patch needs a hearing profile (its personalization preset) that is missing, or a preset variant the session's mode does not offer: nothing is changed",
                      "a parameter of the patch could not be applied (e.g. no JACK server)"],
             examples: ["oscsend localhost 7700 /patch/load i 0", "oscsend localhost 7700 /patch/load s bright"]),
         requests: [OSCMessageForm("/patch/load", .any)],
-        replies: [currentPatchReply],
+        replies: currentPatchReplies,
         prepare: { request in
             let keeper: StateKeeper, reference: PatchReference
             switch (stateKeeper(request), patchReference(request)) {
@@ -72,7 +80,7 @@ extension OSCCommandTable {
             return .perform {
                 request.answerLater {
                     _ = try await keeper.loadPatch(reference)
-                    request.reply(currentPatchMessage(keeper.currentPatch))
+                    request.reply(currentPatchMessage(keeper.currentPatch, pending: keeper.sessionValuesPending))
                 }
             }
         })
@@ -145,12 +153,14 @@ extension OSCCommandTable {
     static let patchCurrent = OSCCommand(
         OSCCommandDescription(
             "/patch/current", section: .patches,
-            summary: "The patch loaded or saved last, and whether any parameter changed since (modified 0/1).",
-            reply: "`/patch/current ,i number ,s name ,i modified`.",
-            errors: ["no patch has been loaded or saved yet"],
+            summary: "The patch loaded or saved last, whether any parameter changed since (modified 0/1), and whether "
+                + "its `/processing/*` values wait for a session (pending 0/1). A first start (no saved state) runs "
+                + "at factory patch 0, \"Transparent\" (the defaults).",
+            reply: "`/patch/current ,i number ,s name ,i modified ,i pending`.",
+            errors: ["no patch is current (the current one was deleted)", "any argument (it takes none)"],
             examples: ["oscsend localhost 7700 /patch/current"]),
         requests: [.bare("/patch/current")],
-        replies: [currentPatchReply],
+        replies: currentPatchReplies,
         prepare: { request in
             let keeper: StateKeeper
             switch stateKeeper(request) {
@@ -160,18 +170,21 @@ extension OSCCommandTable {
             guard request.arguments.isEmpty else { return .reject("/patch/current takes no arguments") }
             return .perform {
                 guard keeper.currentPatch != nil else {
-                    request.reject("no patch has been loaded or saved yet")
+                    request.reject("no patch is current: the current one was deleted (load or save one)")
                     return
                 }
-                request.reply(currentPatchMessage(keeper.currentPatch))
+                request.reply(currentPatchMessage(keeper.currentPatch, pending: keeper.sessionValuesPending))
             }
         })
 
-    /// `/patch/current ,i number ,s name ,i modified` (`,i -2147483648 ,s "" ,i 0` for none).
-    static func currentPatchMessage(_ current: CurrentPatch?) -> OSCMessage {
-        guard let current else { return OSCMessage("/patch/current", [.int32(Int32.min), .string(""), .int32(0)]) }
+    /// `/patch/current ,i number ,s name ,i modified ,i pending` (`,i -2147483648 ,s "" ,i 0 ,i 0`
+    /// for none).
+    static func currentPatchMessage(_ current: CurrentPatch?, pending: Bool) -> OSCMessage {
+        guard let current else {
+            return OSCMessage("/patch/current", [.int32(Int32.min), .string(""), .int32(0), .int32(0)])
+        }
         return OSCMessage("/patch/current", [.int32(Int32(current.number)), .string(current.name),
-                                             .int32(current.isModified ? 1 : 0)])
+                                             .int32(current.isModified ? 1 : 0), .int32(pending ? 1 : 0)])
     }
 
     /// Why a patch command cannot be performed, found before its packet is performed.

@@ -1,6 +1,6 @@
 /// `/state` and `/error`: messages SoundFit sends on its own (and `/state ,s address`, a query).
 extension OSCCommandTable {
-    static let reports = [state, error]
+    static let reports = [state, invalidated, error]
 
     /// `/state ,s address ,s state <value> [,s error] [,i request_id]`; with exactly one argument,
     /// `/state ,s address` is a query of that parameter's current update state.

@@ -2,7 +2,8 @@ import SoundFitModel
 import SoundFitProcessing
 import SoundFitRuntime
 
-/// `/session`, `/session/activate`, `/session/deactivate`, `/session/interrupt`, `/session/resolve`.
+/// `/session`, `/session/activate`, `/session/deactivate`, `/session/interrupt`, `/session/resolve`,
+/// and the `/invalidated` report (listed with the reports).
 extension OSCCommandTable {
     static let session = [sessionQuery, activate, deactivate, interrupt, resolve]
 
@@ -31,7 +32,12 @@ extension OSCCommandTable {
     static let activate = OSCCommand(
         OSCCommandDescription(
             "/session/activate", section: .session,
-            summary: "Starts a session for a processor. Values of the previous session are re-applied.",
+            summary: "Starts a session for a processor. Values of the previous session are re-applied; a "
+                + "personalization preset made for another tech level or mode is generated again from the hearing "
+                + "profile for the new one (the same variant, or `default` when the mode does not offer it). "
+                + "Session requests (`/session/activate`, `/session/deactivate`, from any client) run one at a time "
+                + "in the order they arrived, and each is answered with its own outcome: an activation followed by "
+                + "a deactivation is answered `/session active …`, then `/session inactive`.",
             arguments: [
                 Arg("s", "mode", "`fine_tuning` (preset variants default, up, down) or `single_preset` (default only)."),
                 Arg("i", "tech_level", "the processor's tech level, 1…4."),
@@ -42,6 +48,7 @@ extension OSCCommandTable {
                 "tech level outside 1…4",
                 "a session is already active (deactivate it first)",
                 "not connected to a JACK server",
+                "16 session requests are already waiting",
             ],
             examples: ["oscsend localhost 7700 /session/activate si fine_tuning 4"]),
         requests: [OSCMessageForm("/session/activate", .any)],
@@ -67,11 +74,17 @@ extension OSCCommandTable {
         default:
             return .reject("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
         }
-        let surface = request.surface
         return .perform {
-            request.answerLater {
-                _ = try await surface.runtime.activateSession(configuration)
-                request.reply(surface.sessionMessage())
+            // Answered inside the activation's turn: with this session's configuration, before any
+            // session request that arrived later runs.
+            request.surface.runtime.activateSession(configuration) { outcome in
+                switch outcome {
+                case .success(let session):
+                    request.reply(OSCMessage("/session", [.string("active")]
+                                             + OSCControlSurface.configurationArguments(session.configuration)))
+                case .failure(let error):
+                    request.reject("\(error)")
+                }
             }
         }
     }
@@ -79,21 +92,43 @@ extension OSCCommandTable {
     static let deactivate = OSCCommand(
         OSCCommandDescription(
             "/session/deactivate", section: .session,
-            summary: "Ends the session; its values are kept for the next one.",
+            summary: "Ends the session; its values are kept for the next one. Runs in arrival order with "
+                + "`/session/activate` (see there).",
             reply: "`/session ,s inactive`; subscribers get the same.",
+            errors: ["any argument (it takes none)", "16 session requests are already waiting"],
             examples: ["oscsend localhost 7700 /session/deactivate"]),
         requests: [OSCMessageForm("/session/deactivate", .any)],
         replies: sessionReplies,
         prepare: { request in
             guard request.arguments.isEmpty else { return .reject("/session/deactivate takes no arguments") }
-            let surface = request.surface
             return .perform {
-                Task {
-                    await surface.runtime.deactivateSession()
-                    request.reply(surface.sessionMessage())
+                request.surface.runtime.deactivateSession { error in
+                    if let error {
+                        request.reject("\(error)")
+                    } else {
+                        request.reply(OSCMessage("/session", [.string("inactive")]))
+                    }
                 }
             }
         })
+
+    /// `/invalidated ,s address … ,s cause`: sent to subscribers, never answered.
+    static let invalidated = OSCCommand(
+        report:
+        OSCCommandDescription(
+            "/invalidated", section: .reports,
+            summary: "Values a subscriber holds can no longer be relied on: query them again. Sent to subscribers "
+                + "when an event makes values stale, after SoundFit re-applied its own state; never answered.",
+            arguments: [
+                Arg("s", "address", "a stale parameter's address (starts with `/`); one or more of them, each its own argument."),
+                Arg("s", "cause", "why, always the last argument: `hearing_profile_replaced` (preset, can_enable), "
+                    + "`tech_level_changed` (preset, can_enable, fitting), `calibration_changed` (preset), "
+                    + "`server_lost_and_back` or `sample_rate_changed` (every parameter)."),
+            ],
+            reply: "To subscribers. Notifications of one cause coalesce like value feedback.",
+            examples: ["oscsend localhost 7700 /session/activate si fine_tuning 4    # after tech level 3, subscribers get "
+                + "/invalidated /processing/preset /processing/can_enable /processing/fitting tech_level_changed"]),
+        sends: [OSCMessageForm("/invalidated", .any)])
 
     /// `,i 0|1`: whether interruptions remain.
     static let interruptedReply = OSCMessageForm("/session/interrupted", .any)

@@ -56,6 +56,12 @@ public final class SharedSubscriberRegistry: Sendable {
         withRegistry { $0.enqueueNotification(message, origin: origin) }
     }
 
+    /// See `SubscriberRegistry.enqueueInvalidation`. True: schedule a `flush`.
+    @discardableResult
+    public func enqueueInvalidation(_ addresses: [String], cause: String) -> Bool {
+        withRegistry { $0.enqueueInvalidation(addresses, cause: cause) }
+    }
+
     /// Drains the registry, sends each message with `send` outside the lock (true = sent), and
     /// records the results. Returns the subscribers dropped for failing too often, for a log
     /// line. Call it from one flush task at a time.

@@ -56,6 +56,14 @@ extension SubscriberRegistry {
         enqueue(origin: origin, address: nil) { _ in [(.notification(message.address), message)] }
     }
 
+    /// `/invalidated ,s address… ,s cause` to every subscriber: values it holds are stale.
+    /// Coalesced per cause (a fixed vocabulary), so different events in one flush all arrive.
+    @discardableResult
+    public mutating func enqueueInvalidation(_ addresses: [String], cause: String) -> Bool {
+        let message = OSCMessage("/invalidated", addresses.map { .string($0) } + [.string(cause)])
+        return enqueue(origin: nil) { _ in [(.notification("/invalidated \(cause)"), message)] }
+    }
+
     /// Everything waiting, at most one message per (subscriber, key): subscribers in
     /// subscription order, each one's messages in the order their keys first became pending.
     public mutating func drain() -> [OSCDelivery] {

@@ -16,7 +16,7 @@ import Testing
                 && [.string("fine_tuning"), .string("single_preset")].contains(arguments[1])
                 && arguments[2].typeTag == "i"
         case "/patch/current":
-            return arguments.map(\.typeTag) == ["i", "s", "i"]
+            return [["i", "s", "i"], ["i", "s", "i", "i"]].contains(arguments.map(\.typeTag))
         case "/config/delivery":
             // Since replies end in their unit (issue 11): `,s style ,f settle ,s seconds`.
             if arguments.count == 3, [.string("continuous"), .string("discrete")].contains(arguments[0]),
@@ -24,7 +24,7 @@ import Testing
             return arguments == [.string("continuous"), .float(0)]
         case "/config/timeout":
             return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("seconds")
-        case "/config/max_output":
+        case "/config/max_output", "/config/calibration":
             return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("dB SPL")
         default:
             return wasReplyBeforeTheTable(message)
@@ -35,7 +35,7 @@ import Testing
         let replyOnly: Set<String> = [
             "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
-            "/session/interrupted", "/subscribe/pending", "/subscribe/challenge",
+            "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/invalidated",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
@@ -60,6 +60,7 @@ import Testing
         [.string("discrete"), .float(0.2)], [.string("discrete"), .string("x")], [.string("other"), .float(1)],
         [.int32(1), .float(2)], [.string("a"), .string("b")], [.string("/filter/cutoff"), .string("applied"), .float(5000)],
         [.string("continuous"), .float(0), .float(1)], [.int32(0), .string("Transparent"), .int32(0)],
+        [.int32(0), .string("Transparent"), .int32(0), .int32(1)],
         [.string("continuous"), .float(0.3)], [.string("inactive")], [.string("active")],
         [.string("active"), .string("fine_tuning"), .int32(3)], [.string("active"), .string("other"), .int32(3)],
         [.string("active"), .string("single_preset"), .float(3)], [.int32(0), .string("x")],
@@ -87,9 +88,12 @@ import Testing
             OSCMessage("/config/delivery", [.string("discrete"), .float(0.2), .string("seconds")]),
             OSCMessage("/config/timeout", [.float(2), .string("seconds")]),
             OSCMessage("/config/max_output", [.float(90), .string("dB SPL")]),
+            OSCMessage("/config/calibration", [.float(105), .string("dB SPL")]),
             OSCMessage("/subscribe/pending", [.string("osc.udp://10.0.0.1:9000/"), .string("native"), .int32(30)]),
             OSCMessage("/subscribe/challenge", [.string("0123456789abcdef0123456789abcdef")]),
             OSCMessage("/patch/current", [.int32(0), .string("Transparent"), .int32(0)]),
+            OSCMessage("/patch/current", [.int32(0), .string("Transparent"), .int32(0), .int32(1)]),
+            OSCMessage("/invalidated", [.string("/processing/preset"), .string("calibration_changed")]),
             OSCMessage("/state", [.string("/filter/q"), .string("applied"), .float(3), .int32(42)]),
             OSCMessage("/error", [.string("/nothing"), .string("unknown address /nothing")]),
         ]
@@ -118,7 +122,7 @@ extension ReplyRecognitionTests {
         let replyAddresses = Set(OSCCommandTable.entries.flatMap(\.replyForms).map(\.address))
         #expect(Set(named) == replyAddresses, "\(named)")
         for address in named where !["/session", "/patch/current", "/config/delivery", "/config/timeout",
-                                     "/config/max_output"].contains(address) {
+                                     "/config/max_output", "/config/calibration"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
     }

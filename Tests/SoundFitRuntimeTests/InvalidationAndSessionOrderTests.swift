@@ -1,0 +1,94 @@
+import SoundFitTestSupport
+import Foundation
+import SoundFitModel
+import SoundFitEngine
+import SoundFitHearing
+import SoundFitProcessing
+import SoundFitRuntime
+import Synchronization
+import Testing
+
+/// Issue 11: invalidations published for the events that make values stale (gap 17), session
+/// operations in request order (part of 10), the calibration as a runtime setting (gap 19).
+@Suite(.timeLimit(.minutes(1))) struct InvalidationAndSessionOrderTests {
+    private func makeRuntime() throws -> SoundFitRuntime {
+        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
+    }
+
+    private func profile(_ shift: Double = 0) throws -> HearingProfile {
+        let levels: [(Double, Double)] = [(250, 35), (500, 35), (1000, 40), (1500, 45), (2000, 50), (3000, 55), (4000, 60), (6000, 65)]
+        return try HearingProfile(left: try Audiogram(levels.map { ($0.0, $0.1 + shift) }), right: nil)
+    }
+
+    private func next(_ iterator: inout AsyncStream<ParameterInvalidation>.Iterator) async -> ParameterInvalidation? {
+        await iterator.next()
+    }
+
+    @Test func staleValuesArePublishedWithTheirCause() async throws {
+        let runtime = try makeRuntime()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        var invalidations = runtime.invalidationUpdates().makeAsyncIterator()
+        try await runtime.audioSystemConnected(sampleRate: 48000)
+        try await runtime.submitProfile(try profile())
+        try await runtime.submitProfile(try profile(5))
+        #expect(await next(&invalidations) == ParameterInvalidation(
+            addresses: ["/processing/preset", "/processing/can_enable"], cause: .hearingProfileReplaced))
+
+        try await runtime.deactivateSession()
+        let session = try await runtime.activateSession(.fineTuning(fitting: try .techLevel(4)))
+        #expect(await next(&invalidations) == ParameterInvalidation(
+            addresses: ["/processing/preset", "/processing/can_enable", "/processing/fitting"], cause: .techLevelChanged))
+        #expect(session.preset.value?.fitting.techLevel == 4)
+
+        try await runtime.setCalibration(105)
+        #expect(await next(&invalidations) == ParameterInvalidation(addresses: ["/processing/preset"], cause: .calibrationChanged))
+        #expect(runtime.calibration == 105)
+        #expect(session.preset.value?.payload(as: PresetPayload.self)?.calibration == 105)
+
+        await runtime.audioSystemDisconnected()
+        try await runtime.audioSystemConnected(sampleRate: 48000)
+        let everything = ParameterModel.all.map(\.address)
+        #expect(await next(&invalidations) == ParameterInvalidation(addresses: everything, cause: .serverLostAndBack))
+        await runtime.audioSystemDisconnected()
+        try await runtime.audioSystemConnected(sampleRate: 44100)
+        #expect(await next(&invalidations) == ParameterInvalidation(addresses: everything, cause: .sampleRateChanged))
+    }
+
+    @Test func sessionRequestsRunInTheOrderTheyWereMadeAndAnswerTheirOwnOutcome() async throws {
+        let runtime = try makeRuntime()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        try await runtime.deactivateSession()
+        let answers = Mutex<[String]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            runtime.activateSession(.singlePreset(fitting: try! .techLevel(2))) { outcome in
+                let session = try? outcome.get()
+                answers.withLock { $0.append(session.map { "active \($0.fitting.techLevel) \($0.isActive)" } ?? "failed") }
+            }
+            runtime.deactivateSession { error in
+                answers.withLock { $0.append(error == nil ? "inactive" : "failed") }
+                done.resume()
+            }
+        }
+        #expect(answers.withLock { $0 } == ["active 2 true", "inactive"])
+        #expect(runtime.controller.session == nil)
+    }
+
+    @Test func requestedSessionOperationsAreBounded() async throws {
+        let runtime = try makeRuntime()
+        let refused = Mutex(0)
+        let answered = Mutex(0)
+        // Without an audio system every activation fails, but each waits its turn first.
+        for _ in 0..<40 {
+            runtime.deactivateSession { error in
+                if error != nil { refused.withLock { $0 += 1 } }
+                answered.withLock { $0 += 1 }
+            }
+        }
+        while answered.withLock({ $0 }) < 40 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(refused.withLock { $0 } > 0)
+        #expect(refused.withLock { $0 } <= 40 - 16)
+    }
+}
