@@ -61,7 +61,7 @@ extension SubscriberRegistry {
     @discardableResult
     public mutating func enqueueInvalidation(_ addresses: [String], cause: String) -> Bool {
         let message = OSCMessage("/invalidated", addresses.map { .string($0) } + [.string(cause)])
-        return enqueue(origin: nil) { _ in [(.notification("/invalidated \(cause)"), message)] }
+        return enqueue(origin: nil, address: nil) { _ in [(.notification("/invalidated \(cause)"), message)] }
     }
 
     /// Everything waiting, at most one message per (subscriber, key): subscribers in

@@ -45,8 +45,10 @@ import Testing
         #expect(throws: SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "i")) {
             try SubscriptionRequest(subscribe: [.int32(9000)])
         }
+        // The arguments may come in any order, each at most once.
+        #expect(try SubscriptionRequest(subscribe: [.string("both"), .string("osc.udp://127.0.0.1:9000")]).feedback == .both)
         #expect(throws: SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "ss")) {
-            try SubscriptionRequest(subscribe: [.string("both"), .string("osc.udp://127.0.0.1:9000")])
+            try SubscriptionRequest(subscribe: [.string("both"), .string("native")])
         }
         #expect(throws: SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "sss")) {
             try SubscriptionRequest(subscribe: [.string("osc.udp://127.0.0.1:9000"), .string("both"), .string("x")])
@@ -59,7 +61,7 @@ import Testing
             try SubscriptionRequest(subscribe: [.string("osc.tcp://1.2.3.4:5")])
         }
         #expect(SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "i").description
-                == "/subscribe takes [,s url] [,s native|normalized|both], got ,i")
+                == "/subscribe takes [,s url] [,s native|normalized|both] [,s address_pattern], each at most once, got ,i")
         #expect(SubscriptionError.unknownFeedbackForm("faders").description
                 == "/subscribe: unknown feedback form 'faders'; expected native, normalized or both")
     }
