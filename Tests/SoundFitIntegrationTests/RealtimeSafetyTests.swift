@@ -22,7 +22,7 @@ extension SoundFitIntegration {
             #expect(soundfit_other_heap_calls() > otherBefore, "allocation outside a section was not counted")
         }
 
-        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes with every stage on", .optimizedCodeOnly)
+        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes, timed bundles among them, with every stage on", .optimizedCodeOnly)
         func noHeapCallsInProcessCallback() throws {
             soundfit_allocation_counter_install()
             let server = try TestJackServer(period: 64)
@@ -53,6 +53,7 @@ extension SoundFitIntegration {
             let startCycles = engine.cycleCount
             let deadline = ContinuousClock.now + .seconds(60)
             var sent = 0
+            var timed: Int32 = 0
             while engine.cycleCount - startCycles < 1500 && ContinuousClock.now < deadline {
                 let k = sent / 9
                 switch sent % 9 {
@@ -65,6 +66,14 @@ extension SoundFitIntegration {
                 case 6: osc.send("/ringmod/mix", .float(Float(k % 11) / 10))
                 case 7: osc.send("/ringmod/enabled", .int(k % 2 == 0 ? 0 : 1))
                 default: osc.send("/filter/enabled", .float(k % 3 == 0 ? 0 : 1))
+                }
+                if sent % 9 == 4 {
+                    // A bundle timed 3 ms ahead (over two 64-frame periods, before the next immediate
+                    // set of these parameters): the process callback applies it mid-cycle, at its frame.
+                    timed += 1
+                    osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-12 + k % 10)), .int(1000 + timed)]),
+                                    OSCTestMessage("/filter/cutoff", [.float(Float(200 + 50 * (k % 40))), .int(5000 + timed)])],
+                                   timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.003))
                 }
                 sent += 1
                 _ = osc.collect(for: .milliseconds(1))
@@ -101,6 +110,14 @@ extension SoundFitIntegration {
             let failed = replies.filter { $0.address == "/state" && $0.string(1) == "failed" }
             let errors = replies.filter { $0.address == "/error" }
             #expect(applied.count >= 100, "only \(applied.count) changes reported applied")
+            // Timed changes end applied, or superseded by a change sent after them that took effect first.
+            let timedApplied = applied.filter { ($0.requestID ?? 0) > 1000 }
+            let timedSuperseded = replies.filter { $0.address == "/state" && $0.string(1) == "superseded" && ($0.requestID ?? 0) > 1000 }
+            report("timed bundles sent", Double(timed), unit: "bundles")
+            report("timed changes applied", Double(timedApplied.count), unit: "changes")
+            report("timed changes superseded", Double(timedSuperseded.count), unit: "changes")
+            #expect(timed >= 10, "too few timed bundles during the run")
+            #expect(timedApplied.count >= Int(timed) / 2, "only \(timedApplied.count) of \(2 * timed) timed changes applied")
             #expect(failed.isEmpty, "\(failed.prefix(3))")
             #expect(errors.isEmpty, "\(errors.prefix(3))")
             // Audio went through the chain (with everything on it is not silent).

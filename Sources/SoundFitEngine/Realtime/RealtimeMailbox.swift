@@ -7,6 +7,8 @@ import Synchronization
 ///   a 32-bit sequence number and the 32-bit value). Bursts coalesce; the audio thread reads
 ///   every slot once per cycle. A generation counter (a seqlock) lets the control side publish
 ///   several slots as one batch, so changes that belong together take effect in a single cycle.
+/// - Control → audio, at a moment: `ScheduledChanges`, batches of slot words numbered by the
+///   same sequence counter, applied at the frame of the cycle that contains their moment.
 /// - Audio → control: one acknowledgement word per parameter packing the sequence number that
 ///   took effect last and the cycle index in which it did; per parameter a history of the last
 ///   `historyDepth` pickups (the same words) guarded by a write counter, so the control side can
@@ -36,6 +38,8 @@ public struct RealtimeMailbox: @unchecked Sendable {
     let outputLimitReduction: UnsafeMutablePointer<Atomic<UInt32>>
     /// Preset hand-over for the personalization stage.
     let personalization: PersonalizationMailbox
+    /// Batches waiting for their moment (OSC bundles with a future timetag).
+    let scheduled: ScheduledChanges
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -127,7 +131,8 @@ public final class EngineMailbox: Sendable {
             slots: slots, acknowledgements: acknowledgements, history: history, historyWrites: historyWrites,
             generation: generation, cycles: cycles,
             sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
-            personalization: .allocate(techLevel: techLevel), parameterCount: count)
+            personalization: .allocate(techLevel: techLevel), scheduled: .allocate(parameterCount: count),
+            parameterCount: count)
     }
 
     deinit {
@@ -150,6 +155,7 @@ public final class EngineMailbox: Sendable {
         personalization.releaseRetired()
         PersonalizationMailbox.unmanaged(personalization.takeNext())?.release()
         personalization.deallocate()
+        realtime.scheduled.deallocate()
     }
 
     /// Publishes new values as one batch: the audio thread sees all of them in the same cycle.
@@ -185,6 +191,40 @@ public final class EngineMailbox: Sendable {
             return sequences
         }
     }
+
+    /// Schedules new values as one batch for `time`: the audio thread applies all of them at the
+    /// frame of the cycle that contains it (or at the start of its next cycle when the moment is
+    /// already past). Each change gets a sequence number like a published one (returned in
+    /// order); of several changes of one slot only the last is scheduled, the others are
+    /// superseded by it. Nil when `ScheduledChanges.capacity` batches are already waiting.
+    public func schedule(_ changes: [(index: Int, bits: UInt32)], at time: EngineTime)
+        -> (sequences: [UInt32], ticket: ScheduledTicket)?
+    {
+        writer.withLock { lastSequence in
+            guard realtime.scheduled.freeCount > 0 else { return nil }
+            var sequences: [UInt32] = []
+            sequences.reserveCapacity(changes.count)
+            var entries: [(index: Int, word: UInt64)] = []
+            for change in changes {
+                lastSequence &+= 1
+                if lastSequence == 0 { lastSequence = 1 }
+                sequences.append(lastSequence)
+                entries.removeAll { $0.index == change.index }
+                entries.append((index: change.index, word: RealtimeMailbox.pack(lastSequence, change.bits)))
+            }
+            guard let ticket = realtime.scheduled.add(entries, at: time) else { return nil }
+            return (sequences, ticket)
+        }
+    }
+
+    /// Takes a scheduled batch back unless the audio thread took it already; returns whether it did.
+    @discardableResult
+    public func cancel(_ ticket: ScheduledTicket) -> Bool {
+        realtime.scheduled.cancel(ticket)
+    }
+
+    /// Whether a batch can be scheduled now (fewer than `ScheduledChanges.capacity` wait).
+    public var canSchedule: Bool { realtime.scheduled.freeCount > 0 }
 
     /// The latest published word (value bits) of slot `index`.
     public func publishedBits(index: Int) -> UInt32 {

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitModel
+import SoundFitRuntime
 
 /// Generates `docs/OSC.md`, the full OSC reference, from the parameter registry and the command
 /// table's documentation, so the documentation cannot drift from what SoundFit answers.
@@ -20,6 +21,11 @@ public enum OSCDocumentation {
         }
         return blocks.joined(separator: "\n\n") + "\n"
     }
+
+    /// The farthest ahead a bundle may be timetagged, and how many timed bundles may wait (the
+    /// surface's and the engine's own bounds, read for the document).
+    static let schedulingHorizonSeconds = Int(OSCControlSurface.schedulingHorizonSeconds)
+    static let scheduleCapacity = SoundFitRuntime.scheduleCapacity
 
     static func introduction(maximumPacketBytes: Int) -> String {
         """
@@ -50,8 +56,30 @@ public enum OSCDocumentation {
         `/session`, `/status`, `/patch/current` with their reply arguments) is dropped without an \
         answer, and so is any packet whose source is SoundFit's own port: two servers that answer \
         each other's replies never stop.
-        - **Bundles.** The messages of one bundle take effect in the same audio cycle. Timetags are \
-        ignored: a bundle applies on arrival.
+        - **Bundles.** The messages of one bundle take effect in the same audio cycle.
+        - **Timetags.** A bundle timetagged "immediately" (1) or with a moment already past \
+        applies on arrival. A bundle with a future timetag (NTP, read against the system's wall \
+        clock) takes effect at that moment: its moment is carried onto JACK's clock, and the audio \
+        thread applies its changes at that frame of the cycle that contains it, each stage \
+        starting its smoothing there (measured on the dummy backend: within 3…12 frames of the \
+        frame `jack_time_to_frames` gives for it). The sender gets `/state … applying` at once and \
+        `applied` after that cycle; the delivery timeout (`/config/timeout`) counts from the \
+        moment, not from arrival. Rules: at most \(schedulingHorizonSeconds) s ahead, farther is \
+        refused; only kernel parameters (`/filter/*`, `/ringmod/*`, `/output/gain`, also in fader \
+        form) can be scheduled, so a command, a query or a `/processing/*` parameter refuses a \
+        timed bundle whole; a nested bundle must carry its enclosing bundle's timetag or 1 (a \
+        packet takes effect at one moment; OSC 1.0 forbids an earlier inner timetag, a later one \
+        would split the packet); at most \(scheduleCapacity) timed bundles wait at once (a full \
+        schedule refuses); per parameter at most 8 changes are in flight, timed ones included, \
+        beyond that the newest waits and replaces a waiting one (`superseded`). A refused bundle \
+        is answered with one `/error` and nothing of it applies. **Order:** the later-arriving \
+        change of a parameter wins: a timed change is `superseded` when a change of the same \
+        parameter that arrived after it (an immediate set, or a bundle timed earlier) takes \
+        effect first; send timed bundles in time order. With discrete delivery a timed value is \
+        scheduled once it has settled (late, at once, if it settles after its moment). Timed \
+        changes wait on the engine's clock, across a session deactivation and a JACK restart; \
+        one whose cycle does not come within the timeout after its moment fails and is taken \
+        back, so it never applies later.
         - **Types.** Booleans are accepted as T/F, int or float (non-zero = true) and reported as \
         int 0/1. Floats also accept ints and doubles. Choices are strings.
         - **Errors.** Anything rejected is answered with `/error ,s address ,s message` and changes \

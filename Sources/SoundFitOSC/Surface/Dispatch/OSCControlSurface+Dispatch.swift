@@ -1,9 +1,13 @@
+import SoundFitModel
+
 /// Receiving a packet and answering it: the ingress admits it, every message is routed through
 /// the command table or the parameters, then the routes are performed in message order and the
 /// packet's parameter sets are requested as one batch (a bundle lands in one audio cycle).
 ///
 /// The packet is routed as a whole before anything is performed: atomic bundles (reject all when
-/// one is invalid), address patterns and timetags fit in here without re-routing.
+/// one is invalid), address patterns and timetags fit in here without re-routing. A bundle with
+/// a future timetag is scheduled after routing (`timing(of:routes:)`): its sets take effect in
+/// the audio cycle that contains that moment.
 extension OSCControlSurface {
     /// One received packet. Runs on the transport's receive thread, synchronously, so requests
     /// are accepted in the order they arrived.
@@ -26,6 +30,14 @@ extension OSCControlSurface {
             return
         }
         let routes = packet.messages.map(route)
+        let time: EngineTime?
+        switch timing(of: packet, routes: routes) {
+        case .now: time = nil
+        case .at(let moment): time = moment
+        case .refused(let address, let reason):
+            replies.reject(address, reason, to: sender)
+            return
+        }
         var sets: [RoutedParameterRequest] = []
         for routed in routes {
             switch routed {
@@ -42,7 +54,7 @@ extension OSCControlSurface {
             }
         }
         guard !sets.isEmpty else { return }
-        parameters.request(sets, from: sender, feedback: feedback)
+        parameters.request(sets, from: sender, feedback: feedback, at: time)
     }
 
     /// Where `message` goes: nowhere if it can only be a reply, else a command of the table,
