@@ -117,7 +117,10 @@ extension SoundFitIntegration {
             report("timed changes applied", Double(timedApplied.count), unit: "changes")
             report("timed changes superseded", Double(timedSuperseded.count), unit: "changes")
             #expect(timed >= 10, "too few timed bundles during the run")
-            #expect(timedApplied.count >= Int(timed) / 2, "only \(timedApplied.count) of \(2 * timed) timed changes applied")
+            // How many a later immediate set overtakes depends on the machine's load; some must apply.
+            #expect(timedApplied.count >= 10, "only \(timedApplied.count) of \(2 * timed) timed changes applied")
+            #expect(timedApplied.count + timedSuperseded.count == 2 * Int(timed),
+                    "timed changes: \(timedApplied.count) applied, \(timedSuperseded.count) superseded of \(2 * timed)")
             #expect(failed.isEmpty, "\(failed.prefix(3))")
             #expect(errors.isEmpty, "\(errors.prefix(3))")
             // Audio went through the chain (with everything on it is not silent).
