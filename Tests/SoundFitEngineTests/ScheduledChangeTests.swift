@@ -111,6 +111,21 @@ import Testing
         #expect(last.allSatisfy { abs($0 - expected) < 1e-6 }, "−6 dB of 0.5 expected, got \(last[0])")
     }
 
+    @Test("A new renderer (after a JACK restart) starts from a scheduled value the previous one applied")
+    func newRendererKeepsAnAppliedScheduledValue() throws {
+        let engine = AudioEngine()
+        let input = [Float](repeating: 0.5, count: 2048)
+        do {
+            var driver = InMemoryDriver(engine: engine, blockSize: 256, channelCount: 1, startTime: Self.start)
+            _ = try engine.submit(validated: [(.outputGain, .float(-6))], at: driver.time(ofFrame: 100))
+            _ = driver.render([input])
+        }
+        var next = InMemoryDriver(engine: engine, blockSize: 256, channelCount: 1, startTime: Self.start)
+        let output = next.render([input]).outputs[0]
+        let expected = Float(0.5 * pow(10, -6.0 / 20))
+        #expect(output.allSatisfy { abs($0 - expected) < 1e-6 }, "starts at \(output[0]), expected \(expected)")
+    }
+
     @Test("A cancelled scheduled change never takes effect")
     func cancelledNeverApplies() throws {
         let engine = AudioEngine()

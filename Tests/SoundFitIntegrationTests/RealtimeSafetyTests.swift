@@ -61,19 +61,16 @@ extension SoundFitIntegration {
                 case 1: osc.send("/filter/type", .string(types[k % types.count]))
                 case 2: osc.send("/filter/q", .float(Float(0.3 + Double(k % 20) / 2)))
                 case 3: osc.send("/filter/gain", .float(Float(-12 + k % 25)))
-                case 4: osc.send("/output/gain", .float(Float(-20 + k % 27)))
+                case 4:
+                    // The output gain changes in bundles timed 5 ms ahead (several 64-frame periods):
+                    // the process callback applies each mid-cycle, at its frame.
+                    timed += 1
+                    osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-20 + k % 27)), .int(1000 + timed)])],
+                                   timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.005))
                 case 5: osc.send("/ringmod/frequency", .float(Float(15 + k % 26)))
                 case 6: osc.send("/ringmod/mix", .float(Float(k % 11) / 10))
                 case 7: osc.send("/ringmod/enabled", .int(k % 2 == 0 ? 0 : 1))
                 default: osc.send("/filter/enabled", .float(k % 3 == 0 ? 0 : 1))
-                }
-                if sent % 9 == 4 {
-                    // A bundle timed 3 ms ahead (over two 64-frame periods, before the next immediate
-                    // set of these parameters): the process callback applies it mid-cycle, at its frame.
-                    timed += 1
-                    osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-12 + k % 10)), .int(1000 + timed)]),
-                                    OSCTestMessage("/filter/cutoff", [.float(Float(200 + 50 * (k % 40))), .int(5000 + timed)])],
-                                   timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.003))
                 }
                 sent += 1
                 _ = osc.collect(for: .milliseconds(1))
@@ -117,10 +114,10 @@ extension SoundFitIntegration {
             report("timed changes applied", Double(timedApplied.count), unit: "changes")
             report("timed changes superseded", Double(timedSuperseded.count), unit: "changes")
             #expect(timed >= 10, "too few timed bundles during the run")
-            // How many a later immediate set overtakes depends on the machine's load; some must apply.
-            #expect(timedApplied.count >= 10, "only \(timedApplied.count) of \(2 * timed) timed changes applied")
-            #expect(timedApplied.count + timedSuperseded.count == 2 * Int(timed),
-                    "timed changes: \(timedApplied.count) applied, \(timedSuperseded.count) superseded of \(2 * timed)")
+            // Only the last ones can be overtaken, by the immediate 0 dB set that ends the run.
+            #expect(timedApplied.count + timedSuperseded.count == Int(timed),
+                    "timed changes: \(timedApplied.count) applied, \(timedSuperseded.count) superseded of \(timed)")
+            #expect(timedApplied.count >= Int(timed) - 3, "only \(timedApplied.count) of \(timed) timed changes applied")
             #expect(failed.isEmpty, "\(failed.prefix(3))")
             #expect(errors.isEmpty, "\(errors.prefix(3))")
             // Audio went through the chain (with everything on it is not silent).

@@ -40,6 +40,10 @@ public struct RealtimeMailbox: @unchecked Sendable {
     let personalization: PersonalizationMailbox
     /// Batches waiting for their moment (OSC bundles with a future timetag).
     let scheduled: ScheduledChanges
+    /// Per parameter, the word (sequence and value bits) in effect on the audio thread, from a
+    /// slot or a scheduled batch: a new renderer (after a JACK restart) starts from the newer of
+    /// it and the slot, so a scheduled value already applied is not undone.
+    let appliedWords: UnsafeMutablePointer<Atomic<UInt64>>
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -125,6 +129,10 @@ public final class EngineMailbox: Sendable {
         sampleRate.initialize(to: Atomic(0))
         let outputCeiling = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
         outputCeiling.initialize(to: Atomic(Float.infinity.bitPattern))
+        let appliedWords = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
+        for index in 0..<count {
+            (appliedWords + index).initialize(to: Atomic(RealtimeMailbox.pack(0, initialWords[index])))
+        }
         let outputLimitReduction = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
         outputLimitReduction.initialize(to: Atomic(Float(1).bitPattern))
         realtime = RealtimeMailbox(
@@ -132,7 +140,7 @@ public final class EngineMailbox: Sendable {
             generation: generation, cycles: cycles,
             sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
             personalization: .allocate(techLevel: techLevel), scheduled: .allocate(parameterCount: count),
-            parameterCount: count)
+            appliedWords: appliedWords, parameterCount: count)
     }
 
     deinit {
@@ -156,6 +164,8 @@ public final class EngineMailbox: Sendable {
         PersonalizationMailbox.unmanaged(personalization.takeNext())?.release()
         personalization.deallocate()
         realtime.scheduled.deallocate()
+        realtime.appliedWords.deinitialize(count: realtime.parameterCount)
+        realtime.appliedWords.deallocate()
     }
 
     /// Publishes new values as one batch: the audio thread sees all of them in the same cycle.

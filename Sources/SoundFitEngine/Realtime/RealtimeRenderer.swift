@@ -51,11 +51,15 @@ public struct RealtimeRenderer: ~Copyable {
         while !mailbox.snapshot(into: snapshot) {}
         var settings = ChainSettings()
         for index in 0..<count {
-            let parameter = EngineSlot(rawValue: index)!
-            parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
-            // Taken now; the first cycle acknowledges every slot.
+            // The slot's word, or the one a previous renderer applied when that is newer (a
+            // scheduled value it applied before a JACK restart). The first cycle acknowledges
+            // every slot word taken here.
+            let applied = mailbox.appliedWords[index].load(ordering: .acquiring)
+            let word = Self.isNewer(RealtimeMailbox.high(applied), than: RealtimeMailbox.high(snapshot[index]))
+                ? applied : snapshot[index]
+            EngineSlot(rawValue: index)!.store(RealtimeMailbox.low(word), into: &settings)
             taken[index] = snapshot[index]
-            appliedSequences[index] = RealtimeMailbox.high(snapshot[index])
+            appliedSequences[index] = RealtimeMailbox.high(word)
         }
         self.settings = settings
         chain = ProcessingChain(
@@ -167,6 +171,7 @@ public struct RealtimeRenderer: ~Copyable {
             guard Self.isNewer(sequence, than: appliedSequences[index]) else { continue }
             appliedSequences[index] = sequence
             EngineSlot(rawValue: index).unsafelyUnwrapped.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
+            mailbox.appliedWords[index].store(snapshot[index], ordering: .releasing)
             mailbox.acknowledge(index: index, sequence: sequence, cycle: cycle)
             changed = true
         }
@@ -205,6 +210,7 @@ public struct RealtimeRenderer: ~Copyable {
                 guard Self.isNewer(sequence, than: appliedSequences[index]) else { continue }
                 appliedSequences[index] = sequence
                 EngineSlot(rawValue: index).unsafelyUnwrapped.store(RealtimeMailbox.low(word), into: &settings)
+                mailbox.appliedWords[index].store(word, ordering: .releasing)
                 mailbox.acknowledge(index: index, sequence: sequence, cycle: cycle)
                 changed = true
             }
