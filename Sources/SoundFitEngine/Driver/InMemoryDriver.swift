@@ -6,7 +6,9 @@ import SoundFitModel
 /// itself (it allocates its output arrays).
 ///
 /// Its clock is the frames it rendered: frame `n` is at `time(ofFrame: n)` on the engine clock,
-/// `startTime` plus `n` sample periods, so scheduled changes land on exact frames.
+/// `startTime` plus `n` sample periods, so scheduled changes land on exact frames. A driver that
+/// stands in for an audio thread rendering in real time (`followsEngineClock`) starts each
+/// cycle at the engine clock's now instead.
 public struct InMemoryDriver: ~Copyable {
     public private(set) var renderer: RealtimeRenderer
     public let blockSize: Int
@@ -15,10 +17,13 @@ public struct InMemoryDriver: ~Copyable {
     public let startTime: EngineTime
     /// Frames rendered so far.
     public private(set) var framesRendered = 0
+    /// Each cycle starts at `EngineTime.now` (and lasts its frames), not at its frame's time.
+    public let followsEngineClock: Bool
     private let channelCount: Int
 
     public init(engine: AudioEngine, sampleRate: Double = 48000, blockSize: Int = 256, channelCount: Int = 2,
-                startTime: EngineTime = .now) {
+                startTime: EngineTime = .now, followsEngineClock: Bool = false) {
+        self.followsEngineClock = followsEngineClock
         self.blockSize = blockSize
         self.sampleRate = sampleRate
         self.startTime = startTime
@@ -70,7 +75,8 @@ public struct InMemoryDriver: ~Copyable {
                 outputPointers[channel] = outputStorage + channel * frameCount + start
             }
             beforeBlock(block)
-            let time = CycleTime(start: self.time(ofFrame: framesRendered), end: self.time(ofFrame: framesRendered + count))
+            let cycleStart = followsEngineClock ? EngineTime.now : self.time(ofFrame: framesRendered)
+            let time = CycleTime(start: cycleStart, end: cycleStart.advanced(bySeconds: Double(count) / sampleRate))
             cycles.append(renderer.render(inputs: inputPointers, outputs: outputPointers, frameCount: count, time: time))
             framesRendered += count
             start += count

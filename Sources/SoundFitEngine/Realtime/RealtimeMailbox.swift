@@ -256,8 +256,9 @@ public final class EngineMailbox: Sendable {
     ///
     /// Exact while the parameter's pickup history (`RealtimeMailbox.historyDepth` entries)
     /// reaches back to `sequence`: found in it → `applied` in that cycle; a newer sequence was
-    /// picked up, and the history holds an older one or never wrapped → `superseded` (slot
-    /// sequences only grow, so it can no longer be picked up). When the history wrapped past
+    /// picked up, and the history holds an older one or never wrapped → `superseded` (the audio
+    /// thread never takes a sequence older than one it took, from a slot or a scheduled batch, so
+    /// it can no longer be picked up). When the history wrapped past
     /// `sequence` (the caller looked too late: more than `historyDepth` pickups since), the
     /// answer is `beyondHistory` with the cycle of the oldest remembered pickup.
     /// Control side, any thread; lock-free (a read that races the audio thread's write is retried
