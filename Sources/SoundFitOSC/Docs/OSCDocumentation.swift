@@ -61,8 +61,8 @@ public enum OSCDocumentation {
         applies on arrival. A bundle with a future timetag (NTP, read against the system's wall \
         clock) takes effect at that moment: its moment is carried onto JACK's clock, and the audio \
         thread applies its changes at that frame of the cycle that contains it, each stage \
-        starting its smoothing there (measured on the dummy backend: within 3…12 frames of the \
-        frame `jack_time_to_frames` gives for it). The sender gets `/state … applying` at once and \
+        starting its smoothing there (measured on the dummy backend at 256-frame periods: 2…60 \
+        frames from the frame `jack_time_to_frames` gives for it, over four runs of three bundles). The sender gets `/state … applying` at once and \
         `applied` after that cycle; the delivery timeout (`/config/timeout`) counts from the \
         moment, not from arrival. Rules: at most \(schedulingHorizonSeconds) s ahead, farther is \
         refused; only kernel parameters (`/filter/*`, `/ringmod/*`, `/output/gain`, also in fader \
