@@ -110,7 +110,8 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-O3"])]),
         .executableTarget(
             name: "soundfit-bench",
-            dependencies: ["SoundFitDSP", "SoundFitHearing", "SoundFitTestSupport", "CReferenceBiquad", "CRealtimeSupport"],
+            dependencies: ["SoundFitDSP", "SoundFitEngine", "SoundFitModel", "SoundFitHearing", "SoundFitTestSupport",
+                           "CReferenceBiquad", "CRealtimeSupport"],
             path: "Benchmarks/SoundFitBenchmarks",
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
 

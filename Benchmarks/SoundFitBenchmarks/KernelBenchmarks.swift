@@ -155,6 +155,8 @@ struct KernelBenchmarks {
                 add("ProcessingChain, bypassed (copy)", measureOutOfPlace(channels: channels, block: block) { inputs, outputs, n in
                     bypassed.process(inputs: inputs, outputs: outputs, frameCount: n)
                 })
+
+                rendererRows(channels: channels, block: block, add: add)
             }
         }
         return rows
@@ -179,6 +181,7 @@ struct KernelBenchmarks {
                 return String(format: "%.2f", s / r)
             }.joined(separator: " | ") + " |\n"
         }
+        out += rendererRatios(rows, columns: columns)
         return out
     }
 }

@@ -16,7 +16,7 @@ func soundfitProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPo
     let start = soundfit_thread_cpu_time_ns()
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef { connection in
         let rate = Double(connection.serverSampleRate.load(ordering: .relaxed))
-        _ = connection.processState.pointee.process(frames: frames, serverSampleRate: rate)
+        _ = connection.processState.pointee.process(client: connection.client, frames: frames, serverSampleRate: rate)
         connection.timings.record(nanoseconds: soundfit_thread_cpu_time_ns() &- start)
     }
     soundfit_realtime_section_leave()

@@ -37,9 +37,11 @@ struct JackProcessState: ~Copyable {
         outputBuffers.deallocate()
     }
 
-    /// One JACK cycle. Real-time safe: may only be called from the process callback.
+    /// One JACK cycle of `client`. Real-time safe: may only be called from the process callback.
+    /// The cycle's span on JACK's clock (`jack_get_cycle_times`, a read of the server's timer
+    /// in shared memory) places scheduled changes on their frames.
     @inline(__always)
-    mutating func process(frames: jack_nframes_t, serverSampleRate: Double) -> UInt64 {
+    mutating func process(client: OpaquePointer, frames: jack_nframes_t, serverSampleRate: Double) -> UInt64 {
         if serverSampleRate != sampleRate, serverSampleRate > 0 {
             sampleRate = serverSampleRate
             renderer.setSampleRate(serverSampleRate)
@@ -50,6 +52,11 @@ struct JackProcessState: ~Copyable {
             inputBuffers[channel] = UnsafePointer(input.assumingMemoryBound(to: Float.self))
             outputBuffers[channel] = output.assumingMemoryBound(to: Float.self)
         }
-        return renderer.render(inputs: inputBuffers, outputs: outputBuffers, frameCount: Int(frames))
+        var firstFrame: jack_nframes_t = 0
+        var start: jack_time_t = 0, end: jack_time_t = 0
+        var period: Float = 0
+        let time: CycleTime? = jack_get_cycle_times(client, &firstFrame, &start, &end, &period) == 0
+            ? CycleTime(startMicroseconds: start, endMicroseconds: end) : nil
+        return renderer.render(inputs: inputBuffers, outputs: outputBuffers, frameCount: Int(frames), time: time)
     }
 }

@@ -42,29 +42,34 @@ final class KernelControlParameter: ControlParameter {
     ///
     /// While `batches` has a batch open (an OSC bundle, a patch), the value joins it and is
     /// published with the batch, once.
+    ///
+    /// A scheduled value (a request with a time) is scheduled in the engine for that moment
+    /// (with its batch, if one for the same moment is open): its confirmation, and the timeout,
+    /// start then. One that fails is taken back from the schedule, so it never takes effect later.
     func attachEngine(batches: OpenEngineBatch, timeout: @escaping @Sendable () -> Duration) {
         let engine = self.engine
         let slot = self.slot
-        let handle = parameter.addStreamingApplicator { [weak parameter] value in
+        let handle = parameter.addStreamingApplicator(scheduling: { [weak parameter] value, time in
             let batch = batches.batch
-            let position = batch?.add(slot, value)
-            let published = position == nil ? engine.submit(validated: [(slot, value)]) : nil
+            let position = batch?.add(slot, value, at: time)
+            let published = position == nil ? try engine.submit(validated: [(slot, value)], at: time) : nil
             return { [weak parameter] in
                 var submission = published
-                if let batch, let position { submission = await batch.submission(at: position) }
+                if let batch, let position { submission = try await batch.submission(at: position) }
                 guard let submission else { return }
                 do {
                     try await engine.waitUntilApplied(submission, timeout: timeout())
                 } catch EngineError.superseded {
                     throw ProcessingParameterError.superseded
                 } catch {
+                    engine.cancel(submission)
                     if let kept = parameter?.value {
                         engine.restore([(slot, kept)], replacing: submission)
                     }
                     throw error
                 }
             }
-        }
+        })
         applicator.withLock { $0 = handle }
     }
 
@@ -82,6 +87,12 @@ final class KernelControlParameter: ControlParameter {
     }
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
-        try ControlError.refusing { try parameter.request(value, origin: origin) }
+        try request(value, origin: origin, at: nil)
+    }
+
+    /// A request that takes effect at `time` (nil: now), at the frame of the audio cycle that
+    /// contains it.
+    func request(_ value: ParameterValue, origin: RequestOrigin?, at time: EngineTime?) throws -> ParameterRequest<ParameterValue> {
+        try ControlError.refusing { try parameter.request(value, origin: origin, at: time) }
     }
 }

@@ -391,6 +391,38 @@ public final class SoundFitRuntime: Sendable {
         return batches.collect(publishingTo: engine, request)
     }
 
+    /// `requestBatch(_:origin:)` for changes that take effect at `time`: the kernel values are
+    /// scheduled in the engine as one batch (with continuous delivery) and the audio thread
+    /// applies them at the frame of the cycle that contains that moment; each request reports
+    /// `applying` at once and ends when that cycle acknowledged it, its timeout counting from
+    /// `time`. Only kernel parameters can be scheduled (`isSchedulable`); any other is refused.
+    /// With discrete delivery each value is scheduled once it has settled.
+    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)], origin: RequestOrigin?,
+                             at time: EngineTime) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
+        let request = {
+            changes.map { control, value in
+                Result {
+                    guard let kernel = control as? KernelControlParameter else {
+                        throw ControlError("\(control.descriptor.address) cannot be scheduled: it takes effect at once only")
+                    }
+                    return try kernel.request(value, origin: origin, at: time)
+                }
+            }
+        }
+        guard case .continuous = controller.config.deliveryStyle else { return request() }
+        return batches.collect(publishingTo: engine, at: time, request)
+    }
+
+    /// Whether `control` can take a change at a moment (`requestBatch(_:origin:at:)`): the
+    /// kernel parameters (filter, ring modulator, output gain) can.
+    public func isSchedulable(_ control: any ControlParameter) -> Bool { control is KernelControlParameter }
+
+    /// Whether the engine has room for one more scheduled batch now.
+    public var canSchedule: Bool { engine.canSchedule }
+
+    /// How many scheduled batches can wait for their moment at once.
+    public static var scheduleCapacity: Int { ScheduledChanges.capacity }
+
     // MARK: Hearing profile
 
     /// A new hearing profile: presets are generated from it, and the recommendation for a

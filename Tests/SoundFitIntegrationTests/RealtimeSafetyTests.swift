@@ -22,7 +22,7 @@ extension SoundFitIntegration {
             #expect(soundfit_other_heap_calls() > otherBefore, "allocation outside a section was not counted")
         }
 
-        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes with every stage on", .optimizedCodeOnly)
+        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes, timed bundles among them, with every stage on", .optimizedCodeOnly)
         func noHeapCallsInProcessCallback() throws {
             soundfit_allocation_counter_install()
             let server = try TestJackServer(period: 64)
@@ -53,6 +53,7 @@ extension SoundFitIntegration {
             let startCycles = engine.cycleCount
             let deadline = ContinuousClock.now + .seconds(60)
             var sent = 0
+            var timed: Int32 = 0
             while engine.cycleCount - startCycles < 1500 && ContinuousClock.now < deadline {
                 let k = sent / 9
                 switch sent % 9 {
@@ -60,7 +61,12 @@ extension SoundFitIntegration {
                 case 1: osc.send("/filter/type", .string(types[k % types.count]))
                 case 2: osc.send("/filter/q", .float(Float(0.3 + Double(k % 20) / 2)))
                 case 3: osc.send("/filter/gain", .float(Float(-12 + k % 25)))
-                case 4: osc.send("/output/gain", .float(Float(-20 + k % 27)))
+                case 4:
+                    // The output gain changes in bundles timed 5 ms ahead (several 64-frame periods):
+                    // the process callback applies each mid-cycle, at its frame.
+                    timed += 1
+                    osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-20 + k % 27)), .int(1000 + timed)])],
+                                   timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.005))
                 case 5: osc.send("/ringmod/frequency", .float(Float(15 + k % 26)))
                 case 6: osc.send("/ringmod/mix", .float(Float(k % 11) / 10))
                 case 7: osc.send("/ringmod/enabled", .int(k % 2 == 0 ? 0 : 1))
@@ -101,6 +107,17 @@ extension SoundFitIntegration {
             let failed = replies.filter { $0.address == "/state" && $0.string(1) == "failed" }
             let errors = replies.filter { $0.address == "/error" }
             #expect(applied.count >= 100, "only \(applied.count) changes reported applied")
+            // Timed changes end applied, or superseded by a change sent after them that took effect first.
+            let timedApplied = applied.filter { ($0.requestID ?? 0) > 1000 }
+            let timedSuperseded = replies.filter { $0.address == "/state" && $0.string(1) == "superseded" && ($0.requestID ?? 0) > 1000 }
+            report("timed bundles sent", Double(timed), unit: "bundles")
+            report("timed changes applied", Double(timedApplied.count), unit: "changes")
+            report("timed changes superseded", Double(timedSuperseded.count), unit: "changes")
+            #expect(timed >= 10, "too few timed bundles during the run")
+            // Only the last ones can be overtaken, by the immediate 0 dB set that ends the run.
+            #expect(timedApplied.count + timedSuperseded.count == Int(timed),
+                    "timed changes: \(timedApplied.count) applied, \(timedSuperseded.count) superseded of \(timed)")
+            #expect(timedApplied.count >= Int(timed) - 3, "only \(timedApplied.count) of \(timed) timed changes applied")
             #expect(failed.isEmpty, "\(failed.prefix(3))")
             #expect(errors.isEmpty, "\(errors.prefix(3))")
             // Audio went through the chain (with everything on it is not silent).

@@ -10,7 +10,7 @@ public final class RenderLoop: Sendable {
 
     public init(engine: AudioEngine) {
         let thread = Thread { [self] in
-            var driver = InMemoryDriver(engine: engine, blockSize: 64, channelCount: 1)
+            var driver = InMemoryDriver(engine: engine, blockSize: 64, channelCount: 1, followsEngineClock: true)
             while running.load(ordering: .acquiring) {
                 driver.renderSilentCycle()
                 usleep(500)

@@ -77,16 +77,49 @@ public final class AudioEngine: Sendable {
         return EngineSubmission(targets: zip(changes, sequences).map { (index: $0.0.rawValue, sequence: $1) })
     }
 
+    /// `submit(validated:)` for `time`: the audio thread applies the batch at the frame of the
+    /// cycle that contains that moment (at the start of its next cycle when the moment has
+    /// passed); nil publishes at once. Throws `EngineError.scheduleFull` (nothing is scheduled)
+    /// when `ScheduledChanges.capacity` batches already wait for their moment.
+    public func submit(validated changes: [(EngineSlot, ParameterValue)],
+                       at time: EngineTime?) throws(EngineError) -> EngineSubmission {
+        guard let time else { return submit(validated: changes) }
+        assert(Self.areValid(changes), "unvalidated values reached the engine")
+        guard let (sequences, ticket) = mailbox.schedule(
+            changes.map { (index: $0.0.rawValue, bits: $0.0.encode($0.1)) }, at: time)
+        else { throw .scheduleFull(capacity: ScheduledChanges.capacity) }
+        return EngineSubmission(targets: zip(changes, sequences).map { (index: $0.0.rawValue, sequence: $1) },
+                                scheduled: ticket, time: time)
+    }
+
+    /// Whether a batch can be scheduled now (`submit(validated:at:)` would not throw
+    /// `scheduleFull`, unless another caller takes the last place first).
+    public var canSchedule: Bool { mailbox.canSchedule }
+
+    /// Takes back the scheduled batch of `submission` unless the audio thread already applied
+    /// it (a scheduled change that failed, so it never takes effect later). Returns whether it
+    /// was taken back.
+    @discardableResult
+    public func cancel(_ submission: EngineSubmission) -> Bool {
+        guard let ticket = submission.scheduled else { return false }
+        return mailbox.cancel(ticket)
+    }
+
     /// Waits until the audio thread acknowledged every change of `submission`. Returns the
     /// cycle index (low 32 bits) of the latest. Several submissions of one parameter may be
     /// waited on at once: each is resolved exactly, and one the audio thread skipped because a
     /// newer submission reached it first throws `EngineError.superseded`. (A waiter that looks
     /// only after more than `RealtimeMailbox.historyDepth` newer values were taken cannot tell
     /// and counts the change as applied.) Throws `EngineError.timeout` when not resolved within
-    /// `timeout`, `CancellationError` when the waiting task is cancelled.
+    /// `timeout`, `CancellationError` when the waiting task is cancelled. For a scheduled
+    /// submission the wait, and its timeout, start at its moment (nothing polls before).
     @discardableResult
     public func waitUntilApplied(_ submission: EngineSubmission, timeout: Duration) async throws -> UInt32 {
-        try await watcher.wait(for: submission.targets, timeout: timeout)
+        if let time = submission.time {
+            let delay = time.seconds(since: .now)
+            if delay > 0 { try await Task.sleep(for: .microseconds(Int64(delay * 1e6))) }
+        }
+        return try await watcher.wait(for: submission.targets, timeout: timeout)
     }
 
     /// Takes back a change that failed: publishes `changes` (usually the values the caller keeps
@@ -208,6 +241,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A newer value of the same parameter reached the audio thread first: this one was never
     /// rendered (not a failure: the newer value took its place).
     case superseded
+    /// Every place for scheduled batches is taken (`ScheduledChanges.capacity`).
+    case scheduleFull(capacity: Int)
 
     public var description: String {
         switch self {
@@ -217,6 +252,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
             "the audio engine rejected the preset (made for another tech level or sample rate)"
         case .superseded:
             "a newer value reached the audio engine first; this one was never rendered"
+        case .scheduleFull(let capacity):
+            "\(capacity) scheduled changes are already waiting for their time; try again later"
         }
     }
 }
@@ -224,12 +261,22 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
 /// A published batch of changes, to wait on.
 public struct EngineSubmission: Sendable {
     let targets: [(index: Int, sequence: UInt32)]
+    /// The batch waiting for its moment, for a scheduled submission.
+    let scheduled: ScheduledTicket?
+    /// When a scheduled submission takes effect; nil: at once.
+    public let time: EngineTime?
+
+    init(targets: [(index: Int, sequence: UInt32)], scheduled: ScheduledTicket? = nil, time: EngineTime? = nil) {
+        self.targets = targets
+        self.scheduled = scheduled
+        self.time = time
+    }
 
     /// The sequence number each change was published with, in order.
     public var sequences: [UInt32] { targets.map(\.sequence) }
 
     /// The part of this submission that published its `position`th change, to wait on alone.
     public func change(at position: Int) -> EngineSubmission {
-        EngineSubmission(targets: [targets[position]])
+        EngineSubmission(targets: [targets[position]], scheduled: scheduled, time: time)
     }
 }

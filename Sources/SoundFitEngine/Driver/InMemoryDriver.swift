@@ -1,18 +1,40 @@
 import SoundFitDSP
+import SoundFitModel
 
 /// Drives a `RealtimeRenderer` over arrays instead of JACK ports, block by block, the way the
 /// JACK process callback does. For tests, offline rendering and benchmarks. Not real-time safe
 /// itself (it allocates its output arrays).
+///
+/// Its clock is the frames it rendered: frame `n` is at `time(ofFrame: n)` on the engine clock,
+/// `startTime` plus `n` sample periods, so scheduled changes land on exact frames. A driver that
+/// stands in for an audio thread rendering in real time (`followsEngineClock`) starts each
+/// cycle at the engine clock's now instead.
 public struct InMemoryDriver: ~Copyable {
     public private(set) var renderer: RealtimeRenderer
     public let blockSize: Int
+    public let sampleRate: Double
+    /// The engine time of the first frame.
+    public let startTime: EngineTime
+    /// Frames rendered so far.
+    public private(set) var framesRendered = 0
+    /// Each cycle starts at `EngineTime.now` (and lasts its frames), not at its frame's time.
+    public let followsEngineClock: Bool
     private let channelCount: Int
 
-    public init(engine: AudioEngine, sampleRate: Double = 48000, blockSize: Int = 256, channelCount: Int = 2) {
+    public init(engine: AudioEngine, sampleRate: Double = 48000, blockSize: Int = 256, channelCount: Int = 2,
+                startTime: EngineTime = .now, followsEngineClock: Bool = false) {
+        self.followsEngineClock = followsEngineClock
         self.blockSize = blockSize
+        self.sampleRate = sampleRate
+        self.startTime = startTime
         self.channelCount = channelCount
         renderer = engine.makeRenderer(spec: ProcessingSpec(
             sampleRate: sampleRate, maximumFrameCount: 1024, channelCount: channelCount))
+    }
+
+    /// The engine time of frame `frame` (rounded down to the microsecond).
+    public func time(ofFrame frame: Int) -> EngineTime {
+        EngineTime(microseconds: startTime.microseconds + UInt64(Double(frame) * 1e6 / sampleRate))
     }
 
     /// Renders one block of silence (to let the renderer take parameter changes). Returns the cycle.
@@ -53,7 +75,10 @@ public struct InMemoryDriver: ~Copyable {
                 outputPointers[channel] = outputStorage + channel * frameCount + start
             }
             beforeBlock(block)
-            cycles.append(renderer.render(inputs: inputPointers, outputs: outputPointers, frameCount: count))
+            let cycleStart = followsEngineClock ? EngineTime.now : self.time(ofFrame: framesRendered)
+            let time = CycleTime(start: cycleStart, end: cycleStart.advanced(bySeconds: Double(count) / sampleRate))
+            cycles.append(renderer.render(inputs: inputPointers, outputs: outputPointers, frameCount: count, time: time))
+            framesRendered += count
             start += count
             block += 1
             if frameCount == 0 { break }

@@ -7,6 +7,8 @@ import Synchronization
 ///   a 32-bit sequence number and the 32-bit value). Bursts coalesce; the audio thread reads
 ///   every slot once per cycle. A generation counter (a seqlock) lets the control side publish
 ///   several slots as one batch, so changes that belong together take effect in a single cycle.
+/// - Control → audio, at a moment: `ScheduledChanges`, batches of slot words numbered by the
+///   same sequence counter, applied at the frame of the cycle that contains their moment.
 /// - Audio → control: one acknowledgement word per parameter packing the sequence number that
 ///   took effect last and the cycle index in which it did; per parameter a history of the last
 ///   `historyDepth` pickups (the same words) guarded by a write counter, so the control side can
@@ -36,6 +38,12 @@ public struct RealtimeMailbox: @unchecked Sendable {
     let outputLimitReduction: UnsafeMutablePointer<Atomic<UInt32>>
     /// Preset hand-over for the personalization stage.
     let personalization: PersonalizationMailbox
+    /// Batches waiting for their moment (OSC bundles with a future timetag).
+    let scheduled: ScheduledChanges
+    /// Per parameter, the word (sequence and value bits) in effect on the audio thread, from a
+    /// slot or a scheduled batch: a new renderer (after a JACK restart) starts from the newer of
+    /// it and the slot, so a scheduled value already applied is not undone.
+    let appliedWords: UnsafeMutablePointer<Atomic<UInt64>>
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -121,13 +129,18 @@ public final class EngineMailbox: Sendable {
         sampleRate.initialize(to: Atomic(0))
         let outputCeiling = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
         outputCeiling.initialize(to: Atomic(Float.infinity.bitPattern))
+        let appliedWords = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
+        for index in 0..<count {
+            (appliedWords + index).initialize(to: Atomic(RealtimeMailbox.pack(0, initialWords[index])))
+        }
         let outputLimitReduction = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
         outputLimitReduction.initialize(to: Atomic(Float(1).bitPattern))
         realtime = RealtimeMailbox(
             slots: slots, acknowledgements: acknowledgements, history: history, historyWrites: historyWrites,
             generation: generation, cycles: cycles,
             sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
-            personalization: .allocate(techLevel: techLevel), parameterCount: count)
+            personalization: .allocate(techLevel: techLevel), scheduled: .allocate(parameterCount: count),
+            appliedWords: appliedWords, parameterCount: count)
     }
 
     deinit {
@@ -150,6 +163,9 @@ public final class EngineMailbox: Sendable {
         personalization.releaseRetired()
         PersonalizationMailbox.unmanaged(personalization.takeNext())?.release()
         personalization.deallocate()
+        realtime.scheduled.deallocate()
+        realtime.appliedWords.deinitialize(count: realtime.parameterCount)
+        realtime.appliedWords.deallocate()
     }
 
     /// Publishes new values as one batch: the audio thread sees all of them in the same cycle.
@@ -186,6 +202,40 @@ public final class EngineMailbox: Sendable {
         }
     }
 
+    /// Schedules new values as one batch for `time`: the audio thread applies all of them at the
+    /// frame of the cycle that contains it (or at the start of its next cycle when the moment is
+    /// already past). Each change gets a sequence number like a published one (returned in
+    /// order); of several changes of one slot only the last is scheduled, the others are
+    /// superseded by it. Nil when `ScheduledChanges.capacity` batches are already waiting.
+    public func schedule(_ changes: [(index: Int, bits: UInt32)], at time: EngineTime)
+        -> (sequences: [UInt32], ticket: ScheduledTicket)?
+    {
+        writer.withLock { lastSequence in
+            guard realtime.scheduled.freeCount > 0 else { return nil }
+            var sequences: [UInt32] = []
+            sequences.reserveCapacity(changes.count)
+            var entries: [(index: Int, word: UInt64)] = []
+            for change in changes {
+                lastSequence &+= 1
+                if lastSequence == 0 { lastSequence = 1 }
+                sequences.append(lastSequence)
+                entries.removeAll { $0.index == change.index }
+                entries.append((index: change.index, word: RealtimeMailbox.pack(lastSequence, change.bits)))
+            }
+            guard let ticket = realtime.scheduled.add(entries, at: time) else { return nil }
+            return (sequences, ticket)
+        }
+    }
+
+    /// Takes a scheduled batch back unless the audio thread took it already; returns whether it did.
+    @discardableResult
+    public func cancel(_ ticket: ScheduledTicket) -> Bool {
+        realtime.scheduled.cancel(ticket)
+    }
+
+    /// Whether a batch can be scheduled now (fewer than `ScheduledChanges.capacity` wait).
+    public var canSchedule: Bool { realtime.scheduled.freeCount > 0 }
+
     /// The latest published word (value bits) of slot `index`.
     public func publishedBits(index: Int) -> UInt32 {
         RealtimeMailbox.low(realtime.slots[index].load(ordering: .acquiring))
@@ -206,8 +256,9 @@ public final class EngineMailbox: Sendable {
     ///
     /// Exact while the parameter's pickup history (`RealtimeMailbox.historyDepth` entries)
     /// reaches back to `sequence`: found in it → `applied` in that cycle; a newer sequence was
-    /// picked up, and the history holds an older one or never wrapped → `superseded` (slot
-    /// sequences only grow, so it can no longer be picked up). When the history wrapped past
+    /// picked up, and the history holds an older one or never wrapped → `superseded` (the audio
+    /// thread never takes a sequence older than one it took, from a slot or a scheduled batch, so
+    /// it can no longer be picked up). When the history wrapped past
     /// `sequence` (the caller looked too late: more than `historyDepth` pickups since), the
     /// answer is `beyondHistory` with the cycle of the oldest remembered pickup.
     /// Control side, any thread; lock-free (a read that races the audio thread's write is retried

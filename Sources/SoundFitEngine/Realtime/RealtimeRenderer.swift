@@ -5,14 +5,29 @@ import Synchronization
 /// Runs the processing chain for one driver (a JACK client, or the in-memory driver in tests),
 /// taking parameter changes from the mailbox at the start of every cycle and acknowledging them.
 ///
+/// Scheduled changes (`ScheduledChanges`) are applied at their frame: the cycle is rendered in
+/// parts, up to that frame with the settings before, from it with the new ones (each kernel
+/// starts its ramp there). Per slot, the newest change by sequence wins, whichever way it came:
+/// a value published after a scheduled one supersedes it when it takes effect first, and a
+/// published value older than a scheduled one already applied is not taken.
+///
 /// Created and destroyed off the audio thread (it allocates); `render` and `setSampleRate`
 /// are real-time safe and may only be called on the audio thread.
 public struct RealtimeRenderer: ~Copyable {
     private var chain: ProcessingChain
     private var settings: ChainSettings
     private let mailbox: RealtimeMailbox
-    /// The slot words already applied, per parameter.
-    private let applied: UnsafeMutablePointer<UInt64>
+    /// The slot words already taken from the mailbox's slots, per parameter.
+    private let taken: UnsafeMutablePointer<UInt64>
+    /// The sequence of the change in effect, per parameter (from a slot or a scheduled batch).
+    private let appliedSequences: UnsafeMutablePointer<UInt32>
+    /// False until the first cycle acknowledged the starting values.
+    private var acknowledgedStart = false
+    /// Scratch: the scheduled records due in this cycle, earliest first.
+    private let dueRecords: UnsafeMutablePointer<Int>
+    /// Scratch: the channel pointers offset to the part of the cycle being rendered.
+    private let partInputs: UnsafeMutablePointer<UnsafePointer<Float>>
+    private let partOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Scratch for one consistent read of all slots.
     private let snapshot: UnsafeMutablePointer<UInt64>
     /// A retired preset the full retire ring could not take yet (handed back next cycle).
@@ -23,15 +38,28 @@ public struct RealtimeRenderer: ~Copyable {
     public init(spec: ProcessingSpec, mailbox: RealtimeMailbox) {
         self.mailbox = mailbox
         let count = mailbox.parameterCount
-        applied = .allocate(capacity: count)
+        taken = .allocate(capacity: count)
+        appliedSequences = .allocate(capacity: count)
         snapshot = .allocate(capacity: count)
+        dueRecords = .allocate(capacity: ScheduledChanges.capacity)
+        dueRecords.initialize(repeating: 0, count: ScheduledChanges.capacity)
+        let placeholder = UnsafeMutablePointer<Float>(bitPattern: 0x10)!
+        partInputs = .allocate(capacity: spec.channelCount)
+        partInputs.initialize(repeating: UnsafePointer(placeholder), count: spec.channelCount)
+        partOutputs = .allocate(capacity: spec.channelCount)
+        partOutputs.initialize(repeating: placeholder, count: spec.channelCount)
         while !mailbox.snapshot(into: snapshot) {}
         var settings = ChainSettings()
         for index in 0..<count {
-            let parameter = EngineSlot(rawValue: index)!
-            parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
-            // Not yet acknowledged: the first cycle applies and acknowledges every slot.
-            applied[index] = .max
+            // The slot's word, or the one a previous renderer applied when that is newer (a
+            // scheduled value it applied before a JACK restart). The first cycle acknowledges
+            // every slot word taken here.
+            let applied = mailbox.appliedWords[index].load(ordering: .acquiring)
+            let word = Self.isNewer(RealtimeMailbox.high(applied), than: RealtimeMailbox.high(snapshot[index]))
+                ? applied : snapshot[index]
+            EngineSlot(rawValue: index)!.store(RealtimeMailbox.low(word), into: &settings)
+            taken[index] = snapshot[index]
+            appliedSequences[index] = RealtimeMailbox.high(word)
         }
         self.settings = settings
         chain = ProcessingChain(
@@ -44,8 +72,12 @@ public struct RealtimeRenderer: ~Copyable {
     deinit {
         chain.installedPersonalization?.release()
         heldRetirement?.release()
-        applied.deallocate()
+        taken.deallocate()
+        appliedSequences.deallocate()
         snapshot.deallocate()
+        dueRecords.deallocate()
+        partInputs.deallocate()
+        partOutputs.deallocate()
     }
 
     /// The processing format the chain was prepared for.
@@ -58,17 +90,26 @@ public struct RealtimeRenderer: ~Copyable {
     }
 
     /// Renders one cycle: applies pending parameter changes, acknowledges them with this
-    /// cycle's index, then processes `frameCount` frames. Returns the cycle index.
+    /// cycle's index, then processes `frameCount` frames — applying the scheduled changes due
+    /// in this cycle at their frames when `time` (the cycle's span on the engine clock) is given;
+    /// without it, scheduled changes wait. Returns the cycle index.
     /// Real-time safe: no allocation, no locks, wait-free.
     @discardableResult
     public mutating func render(inputs: UnsafePointer<UnsafePointer<Float>>,
                                 outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
-                                frameCount: Int) -> UInt64 {
+                                frameCount: Int, time: CycleTime? = nil) -> UInt64 {
         let cycle = mailbox.beginCycle()
         takePersonalizationChanges()
         takeParameterChanges(cycle: cycle)
         chain.setOutputCeiling(Float(bitPattern: mailbox.outputCeiling.pointee.load(ordering: .relaxed)))
-        chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
+        var due = 0
+        if let time { due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords) }
+        if let time, due > 0 {
+            renderInParts(inputs: inputs, outputs: outputs, frameCount: frameCount, time: time, due: due,
+                          cycle: cycle)
+        } else {
+            chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
+        }
         let reduction = chain.takeOutputLimitReduction()
         if reduction < 1 {
             // Keep the smallest gain until the control side takes it.
@@ -117,21 +158,84 @@ public struct RealtimeRenderer: ~Copyable {
         if !mailbox.personalization.retire(prepared) { heldRetirement = prepared }
     }
 
+    /// Takes the slots' new words (all or none of a batch) and acknowledges them. A word older
+    /// than the change in effect (a scheduled one that arrived after it) is passed over.
     @inline(__always)
     private mutating func takeParameterChanges(cycle: UInt64) {
         // A read that raced a batch is retried next cycle: the batch lands whole or not at all.
         guard mailbox.snapshot(into: snapshot) else { return }
         var changed = false
-        for index in 0..<mailbox.parameterCount where snapshot[index] != applied[index] {
-            let parameter = EngineSlot(rawValue: index).unsafelyUnwrapped
-            parameter.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
+        for index in 0..<mailbox.parameterCount where snapshot[index] != taken[index] {
+            taken[index] = snapshot[index]
+            let sequence = RealtimeMailbox.high(snapshot[index])
+            guard Self.isNewer(sequence, than: appliedSequences[index]) else { continue }
+            appliedSequences[index] = sequence
+            EngineSlot(rawValue: index).unsafelyUnwrapped.store(RealtimeMailbox.low(snapshot[index]), into: &settings)
+            mailbox.appliedWords[index].store(snapshot[index], ordering: .releasing)
+            mailbox.acknowledge(index: index, sequence: sequence, cycle: cycle)
             changed = true
         }
-        guard changed else { return }
-        chain.apply(settings)
-        for index in 0..<mailbox.parameterCount where snapshot[index] != applied[index] {
-            applied[index] = snapshot[index]
-            mailbox.acknowledge(index: index, sequence: RealtimeMailbox.high(snapshot[index]), cycle: cycle)
+        if !acknowledgedStart {
+            acknowledgedStart = true
+            for index in 0..<mailbox.parameterCount where appliedSequences[index] == RealtimeMailbox.high(taken[index]) {
+                mailbox.acknowledge(index: index, sequence: appliedSequences[index], cycle: cycle)
+            }
         }
+        if changed { chain.apply(settings) }
+    }
+
+    /// Renders the cycle in parts: up to each due scheduled batch's frame with the settings in
+    /// effect, then applies the batch (its changes newer than the ones in effect) and goes on.
+    @inline(__always)
+    private mutating func renderInParts(inputs: UnsafePointer<UnsafePointer<Float>>,
+                                        outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
+                                        frameCount: Int, time: CycleTime, due: Int, cycle: UInt64) {
+        let scheduled = mailbox.scheduled
+        var done = 0
+        for position in 0..<due {
+            let record = dueRecords[position]
+            let frame = min(max(time.frame(of: EngineTime(microseconds: scheduled.times[record]), frameCount: frameCount),
+                                done), frameCount)
+            guard scheduled.take(record) else { continue }
+            if frame > done {
+                renderPart(inputs: inputs, outputs: outputs, from: done, count: frame &- done)
+                done = frame
+            }
+            var changed = false
+            let base = record &* scheduled.parameterCount
+            for entry in 0..<scheduled.counts[record] {
+                let index = scheduled.entryIndices[base &+ entry]
+                let word = scheduled.entryWords[base &+ entry]
+                let sequence = RealtimeMailbox.high(word)
+                guard Self.isNewer(sequence, than: appliedSequences[index]) else { continue }
+                appliedSequences[index] = sequence
+                EngineSlot(rawValue: index).unsafelyUnwrapped.store(RealtimeMailbox.low(word), into: &settings)
+                mailbox.appliedWords[index].store(word, ordering: .releasing)
+                mailbox.acknowledge(index: index, sequence: sequence, cycle: cycle)
+                changed = true
+            }
+            scheduled.release(record)
+            if changed { chain.apply(settings) }
+        }
+        if frameCount > done {
+            renderPart(inputs: inputs, outputs: outputs, from: done, count: frameCount &- done)
+        }
+    }
+
+    /// Processes frames `from ..< from + count` of the cycle.
+    @inline(__always)
+    private mutating func renderPart(inputs: UnsafePointer<UnsafePointer<Float>>,
+                                     outputs: UnsafePointer<UnsafeMutablePointer<Float>>, from: Int, count: Int) {
+        for channel in 0..<chain.spec.channelCount {
+            partInputs[channel] = inputs[channel] + from
+            partOutputs[channel] = outputs[channel] + from
+        }
+        chain.process(inputs: partInputs, outputs: partOutputs, frameCount: count)
+    }
+
+    /// Whether sequence `a` was given after `b` (sequences wrap around).
+    @inline(__always)
+    static func isNewer(_ a: UInt32, than b: UInt32) -> Bool {
+        Int32(bitPattern: a &- b) > 0
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitModel
+import SoundFitRuntime
 
 /// Generates `docs/OSC.md`, the full OSC reference, from the parameter registry and the command
 /// table's documentation, so the documentation cannot drift from what SoundFit answers.
@@ -22,6 +23,11 @@ public enum OSCDocumentation {
         }
         return blocks.joined(separator: "\n\n") + "\n"
     }
+
+    /// The farthest ahead a bundle may be timetagged, and how many timed bundles may wait (the
+    /// surface's and the engine's own bounds, read for the document).
+    static let schedulingHorizonSeconds = Int(OSCControlSurface.schedulingHorizonSeconds)
+    static let scheduleCapacity = SoundFitRuntime.scheduleCapacity
 
     static func introduction(maximumPacketBytes: Int) -> String {
         """
@@ -68,7 +74,30 @@ public enum OSCDocumentation {
         cannot be written, a session that ends between the check and the request, a subscription \
         refused by the subscriber limits. Replies inside a bundle are skipped, not \
         rejected. A valid bundle is performed in order and its sets take effect in the same audio \
-        cycle. Timetags are ignored: a bundle applies on arrival.
+        cycle.
+        - **Timetags.** A bundle timetagged "immediately" (1) or with a moment already past \
+        applies on arrival. A bundle with a future timetag (NTP, read against the system's wall \
+        clock) takes effect at that moment: its moment is carried onto JACK's clock, and the audio \
+        thread applies its changes at that frame of the cycle that contains it, each stage \
+        starting its smoothing there (measured on the dummy backend at 256-frame periods: 2…60 \
+        frames from the frame `jack_time_to_frames` gives for it, over four runs of three bundles). The sender gets `/state … applying` at once and \
+        `applied` after that cycle; the delivery timeout (`/config/timeout`) counts from the \
+        moment, not from arrival. Rules: at most \(schedulingHorizonSeconds) s ahead, farther is \
+        refused; only kernel parameters (`/filter/*`, `/ringmod/*`, `/output/gain`, also in fader \
+        form) can be scheduled, so a command, a query or a `/processing/*` parameter refuses a \
+        timed bundle whole; a nested bundle must carry its enclosing bundle's timetag or 1 (a \
+        packet takes effect at one moment; OSC 1.0 forbids an earlier inner timetag, a later one \
+        would split the packet); at most \(scheduleCapacity) timed bundles wait at once (a full \
+        schedule refuses); per parameter at most 8 changes are in flight, timed ones included, \
+        beyond that the newest waits and replaces a waiting one (`superseded`). A refused bundle \
+        is answered with one `/error` and nothing of it applies. **Order:** the later-arriving \
+        change of a parameter wins: a timed change is `superseded` when a change of the same \
+        parameter that arrived after it (an immediate set, or a bundle timed earlier) takes \
+        effect first; send timed bundles in time order. With discrete delivery a timed value is \
+        scheduled once it has settled (late, at once, if it settles after its moment). Timed \
+        changes wait on the engine's clock, across a session deactivation and a JACK restart; \
+        one whose cycle does not come within the timeout after its moment fails and is taken \
+        back, so it never applies later.
         - **Address patterns** (OSC 1.0: `?`, `*`, `[abc]`, `[a-z]`, `[!…]`, `{foo,bar}`; none \
         matches across a `/`) select parameters and their fader forms, never commands. A query \
         (`/filter/*`) answers every matching parameter, in the order of the parameter table, as its \

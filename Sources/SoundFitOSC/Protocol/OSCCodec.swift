@@ -2,7 +2,8 @@ import CLiblo
 import Foundation
 
 /// Encodes and decodes OSC packets. Messages go through liblo (`lo_message_deserialise`,
-/// `lo_message_serialise`); bundles are split here so their messages can be applied together.
+/// `lo_message_serialise`); bundles are split here, with their timetags, so their messages can
+/// be applied together.
 public enum OSCCodec {
     /// Why a packet could not be decoded.
     public struct DecodingError: Error, Equatable, CustomStringConvertible {
@@ -22,6 +23,7 @@ public enum OSCCodec {
         if bytes.starts(with: bundleTag) {
             guard depth < maximumBundleDepth else { throw DecodingError(message: "bundles nested too deeply") }
             guard bytes.count >= 16 else { throw DecodingError(message: "truncated bundle header") }
+            let timetag = bytes[bytes.startIndex + 8..<bytes.startIndex + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             var elements: [OSCPacket] = []
             var offset = bytes.startIndex + 16  // "#bundle\0" + 8-byte timetag
             while offset < bytes.endIndex {
@@ -35,7 +37,7 @@ public enum OSCCodec {
                 elements.append(try decode(bytes[offset..<offset + size], depth: depth + 1))
                 offset += size
             }
-            return .bundle(elements)
+            return .bundle(OSCTimetag(rawValue: timetag), elements)
         }
         return .message(try decodeMessage(Array(bytes)))
     }

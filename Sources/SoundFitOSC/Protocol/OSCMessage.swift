@@ -62,17 +62,46 @@ public struct OSCMessage: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A decoded UDP packet: a message, or a bundle of packets (their timetag is ignored:
-/// SoundFit applies a bundle on arrival, all of its changes in one audio cycle).
+/// A decoded UDP packet: a message, or a bundle of packets with its timetag. All the changes of
+/// a packet take effect in one audio cycle: at once, or, for a bundle with a future timetag, in
+/// the cycle that contains that moment.
 public enum OSCPacket: Sendable, Equatable {
     case message(OSCMessage)
-    case bundle([OSCPacket])
+    case bundle(OSCTimetag, [OSCPacket])
 
     /// Every message in the packet, bundles flattened, in order.
     public var messages: [OSCMessage] {
         switch self {
         case .message(let message): [message]
-        case .bundle(let elements): elements.flatMap(\.messages)
+        case .bundle(_, let elements): elements.flatMap(\.messages)
         }
+    }
+
+    /// When the packet takes effect: its outermost bundle's timetag ("immediately" for a message).
+    public var timetag: OSCTimetag {
+        if case .bundle(let timetag, _) = self { return timetag }
+        return .immediately
+    }
+
+    /// Why the packet's nested bundles do not fit its one moment, or nil when they do. A packet
+    /// takes effect at one moment, its outermost timetag; an inner bundle must carry the same
+    /// timetag or "immediately" (with its enclosing bundle). An earlier one breaks OSC 1.0 (an
+    /// inner timetag must not precede its enclosing one's); a later one would split the packet
+    /// over two moments, so it is refused too.
+    public var nestedTimetagProblem: String? {
+        guard case .bundle(let outer, let elements) = self else { return nil }
+        return Self.nestedTimetagProblem(in: elements, enclosing: outer)
+    }
+
+    private static func nestedTimetagProblem(in elements: [OSCPacket], enclosing: OSCTimetag) -> String? {
+        for element in elements {
+            guard case .bundle(let inner, let nested) = element else { continue }
+            if !inner.isImmediate && inner != enclosing {
+                return "a nested bundle's timetag (\(inner)) differs from its enclosing bundle's (\(enclosing)): "
+                    + "a packet takes effect at one moment; give inner bundles the same timetag or 1 (immediately)"
+            }
+            if let problem = nestedTimetagProblem(in: nested, enclosing: enclosing) { return problem }
+        }
+        return nil
     }
 }

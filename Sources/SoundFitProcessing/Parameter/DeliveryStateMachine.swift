@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// The delivery rules of one parameter, as a plain value: which request is delivered when,
 /// which one waits, which one is superseded. No clocks, tasks or locks; every event returns a
 /// `Transition` that the parameter carries out (report states, start a job, start a timer).
@@ -24,6 +26,8 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     struct Request: Sendable {
         var id: RequestID
         var value: Value
+        /// When the value is to take effect (a scheduled change), nil for "now".
+        var time: EngineTime? = nil
     }
 
     /// Work the parameter runs.

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Something that must apply a parameter's values for a change to count (the audio engine,
 /// a `ProcessingHandler`, persistence), as registered with `ProcessingParameter.addApplicator`
 /// or `addStreamingApplicator`.
@@ -10,9 +12,9 @@ public final class ParameterApplicator<Value: Sendable>: Sendable {
     enum Kind: Sendable {
         /// One call at a time: `apply` returns when the value is applied.
         case sequential(@Sendable (Value) async throws -> Void)
-        /// Calls may overlap: `submit` hands the value over (synchronously, in call order) and
-        /// returns the wait for it to take effect.
-        case streaming(@Sendable (Value) throws -> ParameterApplicator.Confirmation)
+        /// Calls may overlap: `submit` hands the value over (synchronously, in call order), with
+        /// the moment it is to take effect (nil: now), and returns the wait for it to take effect.
+        case streaming(@Sendable (Value, EngineTime?) throws -> ParameterApplicator.Confirmation)
     }
 
     /// The wait a streaming applicator returns for one submitted value: returns when the value
@@ -39,11 +41,12 @@ public final class ParameterApplicator<Value: Sendable>: Sendable {
     }
 
     /// Applies `value` and returns when it is applied: one whole call, for deliveries that do
-    /// not overlap and for synchronization.
-    func apply(_ value: Value) async throws {
+    /// not overlap and for synchronization. A sequential applicator applies it when called; a
+    /// streaming one is told `time`, the moment the value is to take effect (nil: now).
+    func apply(_ value: Value, at time: EngineTime? = nil) async throws {
         switch kind {
         case .sequential(let apply): try await apply(value)
-        case .streaming(let submit): try await submit(value)()
+        case .streaming(let submit): try await submit(value, time)()
         }
     }
 }

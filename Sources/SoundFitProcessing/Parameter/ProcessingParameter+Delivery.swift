@@ -134,7 +134,7 @@ extension ProcessingParameter {
         }
     }
 
-    func accept<Reported: Sendable>(_ value: Value, origin: RequestOrigin?, in state: inout State,
+    func accept<Reported: Sendable>(_ value: Value, origin: RequestOrigin?, at time: EngineTime? = nil, in state: inout State,
                                     reportedAs convert: @escaping @Sendable (Value) -> Reported) throws -> ParameterRequest<Reported> {
         try checkAcceptable(value, in: state)
         state.nextRequestID += 1
@@ -143,7 +143,7 @@ extension ProcessingParameter {
         state.reporters[id] = reporter
         if let origin { state.origins[id] = origin }
         let mayOverlap = state.mayOverlap
-        perform(state.machine.submit(.init(id: id, value: value), now: clock.now(), mayOverlap: mayOverlap), in: &state)
+        perform(state.machine.submit(.init(id: id, value: value, time: time), now: clock.now(), mayOverlap: mayOverlap), in: &state)
         return ParameterRequest(id: id, address: address, value: convert(value), states: stream)
     }
 
@@ -227,7 +227,8 @@ extension ProcessingParameter {
         let value = request.value
         let targets = state.outOfDateTargets(for: value)
         let timeout = state.config.deliveryTimeout
-        let deadline = clock.now() + timeout
+        // A scheduled change cannot take effect before its time: its timeout counts from then.
+        let deadline = clock.now() + Self.delay(until: request.time) + timeout
         guard !targets.isEmpty else {
             return DeliveryPlan(order: order, targets: [], handOvers: nil, deadline: deadline, timeout: timeout)
         }
@@ -237,7 +238,7 @@ extension ProcessingParameter {
             var results: [Result<ParameterApplicator<Value>.Confirmation, any Error>] = []
             for target in targets {
                 guard case .streaming(let submit) = target.applicator.kind else { break }
-                let result = Result { try submit(value) }
+                let result = Result { try submit(value, request.time) }
                 results.append(result)
                 // In flight: out of date for every value until its confirmation is in.
                 state.markUnknown(target, order: order)
@@ -260,6 +261,13 @@ extension ProcessingParameter {
                                       origin: state.origins[requestID]))
     }
 
+    /// How long from now until `time` (zero for "now" and for a moment already past).
+    static func delay(until time: EngineTime?) -> Duration {
+        guard let time else { return .zero }
+        let seconds = time.seconds(since: .now)
+        return seconds > 0 ? .microseconds(Int64(seconds * 1e6)) : .zero
+    }
+
     /// The apply sequence for one requested value, as planned when it started.
     private func deliver(_ request: Machine.Request, _ plan: DeliveryPlan) async {
         let value = request.value
@@ -272,7 +280,7 @@ extension ProcessingParameter {
                                       confirmation)
                 } else {
                     try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) {
-                        try await target.applicator.apply(value)
+                        try await target.applicator.apply(value, at: request.time)
                     }
                 }
                 state.withLock { $0.markApplied(value, by: target, order: plan.order) }

@@ -155,23 +155,29 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     ///
     /// `origin` names the requester; the change the request makes carries it (so a surface can
     /// tell its own changes from others').
-    public func request(_ value: Value, origin: RequestOrigin? = nil) throws -> ParameterRequest<Value> {
-        try state.withLock { state in try accept(value, origin: origin, in: &state) { $0 } }
+    ///
+    /// `time` schedules the change: streaming applicators (the audio engine) are handed it with
+    /// the value and make it take effect then; sequential ones apply the value when its delivery
+    /// reaches them. The delivery timeout of a scheduled change counts from its time, not from
+    /// its acceptance. Nil (or a moment past): now.
+    public func request(_ value: Value, origin: RequestOrigin? = nil, at time: EngineTime? = nil) throws -> ParameterRequest<Value> {
+        try state.withLock { state in try accept(value, origin: origin, at: time, in: &state) { $0 } }
     }
 
-    /// Throws what `request(_:origin:)` would throw for `value` now, without requesting it: a
+    /// Throws what `request(_:origin:at:)` would throw for `value` now, without requesting it: a
     /// surface checks every set of a bundle before requesting any. (A request racing a close
     /// can still be refused after its check passed.)
     public func check(_ value: Value) throws {
         try state.withLock { state in try checkAcceptable(value, in: state) }
     }
 
-    /// `request(_:origin:)` with the states reported in another value type (a surface's), converted
-    /// with `convert` as they happen.
+    /// `request(_:origin:at:)` with the states reported in another value type (a surface's),
+    /// converted with `convert` as they happen.
     public func request<Reported: Sendable>(
-        _ value: Value, origin: RequestOrigin?, reportedAs convert: @escaping @Sendable (Value) -> Reported
+        _ value: Value, origin: RequestOrigin?, at time: EngineTime? = nil,
+        reportedAs convert: @escaping @Sendable (Value) -> Reported
     ) throws -> ParameterRequest<Reported> {
-        try state.withLock { state in try accept(value, origin: origin, in: &state, reportedAs: convert) }
+        try state.withLock { state in try accept(value, origin: origin, at: time, in: &state, reportedAs: convert) }
     }
 
     /// Applies `value` and returns when it was applied: it is then the parameter's value, unless
@@ -242,6 +248,16 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     public func addStreamingApplicator(
         applyTimeout: Duration? = nil,
         submit: @escaping @Sendable (Value) throws -> ParameterApplicator<Value>.Confirmation
+    ) -> ParameterApplicator<Value> {
+        register(applyTimeout: applyTimeout, kind: .streaming { value, _ in try submit(value) })
+    }
+
+    /// `addStreamingApplicator(applyTimeout:submit:)` for an applicator that can schedule:
+    /// `submit` also gets the moment the value is to take effect (nil: now; see
+    /// `request(_:origin:at:)`), and its confirmation returns once the value took effect then.
+    public func addStreamingApplicator(
+        applyTimeout: Duration? = nil,
+        scheduling submit: @escaping @Sendable (Value, EngineTime?) throws -> ParameterApplicator<Value>.Confirmation
     ) -> ParameterApplicator<Value> {
         register(applyTimeout: applyTimeout, kind: .streaming(submit))
     }

@@ -101,6 +101,21 @@ enum OSCWire {
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 
+    /// The NTP timetag of a wall-clock moment (seconds since 1970), computed here independently
+    /// of SoundFit's codec.
+    static func timetag(unixSeconds: Double) -> UInt64 {
+        let ntp = unixSeconds + 2_208_988_800
+        let whole = floor(ntp)
+        return UInt64(whole) << 32 | UInt64((ntp - whole) * 4_294_967_296)
+    }
+
+    /// The wall clock now, seconds since 1970.
+    static var wallClockNow: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     static func encode(_ message: OSCTestMessage) -> [UInt8] {
         var bytes = padded(Array(message.address.utf8))
         bytes += padded([UInt8(ascii: ",")] + message.arguments.map(\.tag))
@@ -124,9 +139,9 @@ enum OSCWire {
         return bytes
     }
 
-    /// `#bundle`, timetag 1 ("immediately"), then each element with its size.
-    static func encodeBundle(_ messages: [OSCTestMessage]) -> [UInt8] {
-        var bytes = padded(Array("#bundle".utf8)) + bigEndian(UInt64(1))
+    /// `#bundle`, the timetag (1: "immediately"), then each element with its size.
+    static func encodeBundle(_ messages: [OSCTestMessage], timetag: UInt64 = 1) -> [UInt8] {
+        var bytes = padded(Array("#bundle".utf8)) + bigEndian(timetag)
         for message in messages {
             let element = encode(message)
             bytes += bigEndian(Int32(element.count)) + element
@@ -294,8 +309,8 @@ final class OSCTestClient: @unchecked Sendable {
         sendRaw(OSCWire.encode(OSCTestMessage(address, arguments)))
     }
 
-    func sendBundle(_ messages: [OSCTestMessage]) {
-        sendRaw(OSCWire.encodeBundle(messages))
+    func sendBundle(_ messages: [OSCTestMessage], timetag: UInt64 = 1) {
+        sendRaw(OSCWire.encodeBundle(messages, timetag: timetag))
     }
 
     // MARK: Receiving

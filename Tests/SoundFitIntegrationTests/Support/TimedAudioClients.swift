@@ -250,6 +250,19 @@ final class TimedAudioClients: @unchecked Sendable {
         return jack_frame_time(recorder)
     }
 
+    /// JACK's clock now, microseconds (`jack_get_time`: `CLOCK_MONOTONIC_RAW` on Linux).
+    var jackTime: UInt64 {
+        guard recorder != nil else { return 0 }
+        return jack_get_time()
+    }
+
+    /// The JACK frame time at JACK time `microseconds` (`jack_time_to_frames`, the server's own
+    /// estimate from its cycle timer).
+    func frameTime(atJackTime microseconds: UInt64) -> UInt32 {
+        guard let recorder else { return 0 }
+        return jack_time_to_frames(recorder, microseconds)
+    }
+
     /// Xruns the server reported since the clients opened.
     var xruns: Int { recorderState.pointee.sync[3].load(ordering: .acquiring) }
 

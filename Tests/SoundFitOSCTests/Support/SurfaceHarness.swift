@@ -55,9 +55,9 @@ final class SurfaceHarness {
         transport.receive(message, from: peer)
     }
 
-    /// One bundle of `messages` from `peer` (timetag "immediately").
-    func sendBundle(_ messages: [OSCMessage], from peer: OSCPeer = client) {
-        var bytes = Array("#bundle".utf8) + [0] + [0, 0, 0, 0, 0, 0, 0, 1]
+    /// One bundle of `messages` from `peer` (timetag "immediately" unless given).
+    func sendBundle(_ messages: [OSCMessage], from peer: OSCPeer = client, timetag: OSCTimetag = .immediately) {
+        var bytes = Array("#bundle".utf8) + [0] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: timetag.rawValue >> (8 * $0)) }
         for message in messages {
             let element = OSCCodec.encode(message)
             let size = UInt32(element.count)

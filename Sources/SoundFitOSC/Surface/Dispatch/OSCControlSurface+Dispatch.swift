@@ -1,9 +1,13 @@
+import SoundFitModel
+
 /// Receiving a packet and answering it: the ingress admits it, every message is routed through
 /// the command table or the parameters, then the routes are performed in message order and the
 /// packet's parameter sets are requested as one batch (a bundle lands in one audio cycle).
 ///
 /// The packet is routed as a whole before anything is performed. A bundle is atomic: when one
 /// of its elements is rejected, nothing in it is performed, and one `/error` names the element.
+/// A bundle with a future timetag is scheduled after routing (`timing(of:routes:)`): its sets
+/// take effect in the audio cycle that contains that moment.
 extension OSCControlSurface {
     /// One received packet. Runs on the transport's receive thread, synchronously, so requests
     /// are accepted in the order they arrived.
@@ -40,11 +44,19 @@ extension OSCControlSurface {
                 + "nothing in the bundle was applied", to: sender)
             return
         }
-        perform(routes, from: sender)
+        switch timing(of: packet, routes: routes) {
+        case .now:
+            perform(routes, from: sender, at: nil)
+        case .at(let moment):
+            perform(routes, from: sender, at: moment)
+        case .refused(let address, let reason):
+            replies.reject(address, reason, to: sender)
+        }
     }
 
-    /// Performs routed messages in order; their parameter sets are requested together at the end.
-    private func perform(_ routes: [RoutedMessage], from sender: OSCSender) {
+    /// Performs routed messages in order; their parameter sets are requested together at the end,
+    /// to take effect at `time` (nil: now).
+    private func perform(_ routes: [RoutedMessage], from sender: OSCSender, at time: EngineTime?) {
         var sets: [RoutedParameterRequest] = []
         for routed in routes {
             switch routed {
@@ -65,7 +77,7 @@ extension OSCControlSurface {
             }
         }
         guard !sets.isEmpty else { return }
-        parameters.request(sets, from: sender, feedback: feedback)
+        parameters.request(sets, from: sender, feedback: feedback, at: time)
     }
 
     /// Where `message` goes: nowhere if it can only be a reply, else a command of the table

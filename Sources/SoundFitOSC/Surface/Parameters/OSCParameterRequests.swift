@@ -116,6 +116,16 @@ struct OSCParameterRequests: Sendable {
         return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID))
     }
 
+    /// Whether `set` can take effect at a later moment (kernel parameters can; the processing
+    /// session's take effect at once only).
+    func isSchedulable(_ set: RoutedParameterRequest) -> Bool { runtime.isSchedulable(set.control) }
+
+    /// Whether the engine has room for one more scheduled bundle now.
+    var canSchedule: Bool { runtime.canSchedule }
+
+    /// How many scheduled bundles can wait at once.
+    var scheduleCapacity: Int { SoundFitRuntime.scheduleCapacity }
+
     /// Answers a query with the current value, in the form it was asked in.
     func answer(_ query: ParameterQuery, to sender: OSCSender) {
         let descriptor = query.control.descriptor
@@ -148,8 +158,13 @@ struct OSCParameterRequests: Sendable {
     /// Requests the sets of one packet together (with continuous delivery the kernel values
     /// land in one audio cycle), then reports each: every state to the sender, the terminal
     /// one to subscribers.
-    func request(_ sets: [RoutedParameterRequest], from sender: OSCSender, feedback: SubscriberFeedback) {
-        let results = runtime.requestBatch(sets.map { ($0.control, $0.value) }, origin: RequestOrigin(sender))
+    /// With `time`, the sets take effect at that moment (a bundle with a future timetag): each
+    /// reports `applying` at once and ends when the audio cycle containing it acknowledged it.
+    func request(_ sets: [RoutedParameterRequest], from sender: OSCSender, feedback: SubscriberFeedback,
+                 at time: EngineTime? = nil) {
+        let changes = sets.map { ($0.control, $0.value) }
+        let results = time.map { runtime.requestBatch(changes, origin: RequestOrigin(sender), at: $0) }
+            ?? runtime.requestBatch(changes, origin: RequestOrigin(sender))
         for (routed, result) in zip(sets, results) {
             switch result {
             case .success(let request): report(request, requestID: routed.requestID, to: sender, feedback: feedback)
