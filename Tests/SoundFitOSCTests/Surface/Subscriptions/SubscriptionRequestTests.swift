@@ -41,7 +41,7 @@ import Testing
                 == SubscriptionRequest(url: url, feedback: .both))
     }
 
-    @Test func badSubscribeArguments() {
+    @Test func badSubscribeArguments() throws {
         #expect(throws: SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "i")) {
             try SubscriptionRequest(subscribe: [.int32(9000)])
         }
