@@ -36,6 +36,8 @@ public struct RealtimeMailbox: @unchecked Sendable {
     let outputLimitReduction: UnsafeMutablePointer<Atomic<UInt32>>
     /// Preset hand-over for the personalization stage.
     let personalization: PersonalizationMailbox
+    /// The hearing test's test mode and tone commands.
+    let stimulus: StimulusMailbox
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -127,7 +129,7 @@ public final class EngineMailbox: Sendable {
             slots: slots, acknowledgements: acknowledgements, history: history, historyWrites: historyWrites,
             generation: generation, cycles: cycles,
             sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
-            personalization: .allocate(techLevel: techLevel), parameterCount: count)
+            personalization: .allocate(techLevel: techLevel), stimulus: .allocate(), parameterCount: count)
     }
 
     deinit {
@@ -150,6 +152,7 @@ public final class EngineMailbox: Sendable {
         personalization.releaseRetired()
         PersonalizationMailbox.unmanaged(personalization.takeNext())?.release()
         personalization.deallocate()
+        realtime.stimulus.deallocate()
     }
 
     /// Publishes new values as one batch: the audio thread sees all of them in the same cycle.

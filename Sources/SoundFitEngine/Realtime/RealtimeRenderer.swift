@@ -17,6 +17,8 @@ public struct RealtimeRenderer: ~Copyable {
     private let snapshot: UnsafeMutablePointer<UInt64>
     /// A retired preset the full retire ring could not take yet (handed back next cycle).
     private var heldRetirement: Unmanaged<PreparedPersonalization>?
+    /// The hearing test's stimulus, which replaces the chain's stages in test mode.
+    private var stimulus: StimulusStage
 
     /// Allocates the chain for `spec`, starting from the values currently in the mailbox.
     /// The first rendered cycle acknowledges them all. Control thread.
@@ -34,6 +36,7 @@ public struct RealtimeRenderer: ~Copyable {
             applied[index] = .max
         }
         self.settings = settings
+        stimulus = StimulusStage(spec: spec, mailbox: mailbox.stimulus)
         chain = ProcessingChain(
             spec: spec, settings: settings,
             personalizationTechLevel: mailbox.personalization.techLevel.pointee.load(ordering: .acquiring))
@@ -54,6 +57,7 @@ public struct RealtimeRenderer: ~Copyable {
     /// Follows a server sample-rate change. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         chain.setSampleRate(sampleRate)
+        stimulus.setSampleRate(sampleRate)
         mailbox.sampleRate.pointee.store(sampleRate.bitPattern, ordering: .releasing)
     }
 
@@ -68,7 +72,9 @@ public struct RealtimeRenderer: ~Copyable {
         takePersonalizationChanges()
         takeParameterChanges(cycle: cycle)
         chain.setOutputCeiling(Float(bitPattern: mailbox.outputCeiling.pointee.load(ordering: .relaxed)))
-        chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
+        if !stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle) {
+            chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
+        }
         let reduction = chain.takeOutputLimitReduction()
         if reduction < 1 {
             // Keep the smallest gain until the control side takes it.
