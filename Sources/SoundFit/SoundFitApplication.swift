@@ -89,7 +89,9 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host
-        surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: configuration.osc.allowList) {
+        let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory)
+        surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: configuration.osc.allowList,
+                                    hearingTest: hearingTest) {
             SurfaceStatus(host.status)
         }
         if let stateKeeper { surface.attach(stateKeeper) }

@@ -46,7 +46,8 @@ public enum OSCDocumentation {
         listens on its sending socket (a script, TouchOSC, Open Stage Control).
         - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, \
         `/subscribed`, `/unsubscribed`, `/list/param`, `/list/end`, `/patch/item`, `/patch/end`, \
-        `/patch/saved`, `/patch/deleted`, `/profile/presets`, `/session/interrupted`, and `/state`, \
+        `/patch/saved`, `/patch/deleted`, `/profile/presets`, `/session/interrupted`, `/test/state`, \
+        `/test/result`, `/test/no_response`, and `/state`, \
         `/session`, `/status`, `/patch/current` with their reply arguments) is dropped without an \
         answer, and so is any packet whose source is SoundFit's own port: two servers that answer \
         each other's replies never stop.

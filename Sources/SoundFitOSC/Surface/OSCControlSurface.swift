@@ -32,22 +32,28 @@ public final class OSCControlSurface: Sendable {
     let parameters: OSCParameterRequests
     let feedback: SubscriberFeedback
     let status: @Sendable () -> SurfaceStatus
+    /// The hearing test `/test/*` drives, and the sender of the last `/test/start`, who gets its reports.
+    let hearingTest: HearingTestRunner
+    let hearingTestStarter = Mutex<OSCSender?>(nil)
     private let keeper = Mutex<StateKeeper?>(nil)
     /// Patches and durable state, once attached.
     var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
 
     /// A surface on the UDP socket.
     public convenience init(runtime: SoundFitRuntime, socket: OSCSocket, logger: Logger,
-                            allowList: OSCAllowList = .everyone,
+                            allowList: OSCAllowList = .everyone, hearingTest: HearingTestRunner? = nil,
                             status: @escaping @Sendable () -> SurfaceStatus) {
-        self.init(runtime: runtime, transport: socket, logger: logger, allowList: allowList, status: status)
+        self.init(runtime: runtime, transport: socket, logger: logger, allowList: allowList, hearingTest: hearingTest,
+                  status: status)
     }
 
-    /// A surface on any transport (an `InMemoryOSCTransport` in unit tests).
+    /// A surface on any transport (an `InMemoryOSCTransport` in unit tests). Without
+    /// `hearingTest`, the surface makes one that keeps no results.
     public init(runtime: SoundFitRuntime, transport: any OSCTransport, logger: Logger,
-                allowList: OSCAllowList = .everyone,
+                allowList: OSCAllowList = .everyone, hearingTest: HearingTestRunner? = nil,
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
+        self.hearingTest = hearingTest ?? HearingTestRunner(runtime: runtime)
         self.transport = transport
         self.logger = logger
         self.status = status
@@ -85,7 +91,8 @@ public final class OSCControlSurface: Sendable {
 
     /// The streams subscribers are fed from, subscribed to at once so no change is missed.
     private func subscribeToFeeds() -> Feeds {
-        Feeds(surface: self, changes: parameters.appliedChanges(), sessions: runtime.controller.sessionUpdates())
+        Feeds(surface: self, changes: parameters.appliedChanges(), sessions: runtime.controller.sessionUpdates(),
+              hearingTestEvents: hearingTest.events())
     }
 
     /// The surface's long-lived loops: applied changes and session changes to subscribers, and
@@ -94,9 +101,13 @@ public final class OSCControlSurface: Sendable {
         let surface: OSCControlSurface
         let changes: AppliedParameterChanges
         let sessions: AsyncStream<ProcessingSession?>
+        let hearingTestEvents: AsyncStream<HearingTestEvent>
 
         func run() async {
             await withTaskGroup(of: Void.self) { group in
+                group.addTask { [surface, hearingTestEvents] in
+                    for await event in hearingTestEvents { surface.forward(event) }
+                }
                 group.addTask { [surface, changes] in
                     await changes.forEach { change in
                         surface.feedback.enqueue {

@@ -33,7 +33,8 @@ import Testing
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
         switch message.address {
-        case "/state": return message.arguments.count >= 2
+        case "/state", "/test/result": return message.arguments.count >= 2
+        case "/test/state", "/test/no_response": return !message.arguments.isEmpty
         case "/config/delivery":
             if message.arguments.count == 2, case .string("continuous") = message.arguments[0] { return true }
             return false
@@ -103,8 +104,9 @@ extension ReplyRecognitionTests {
         let named = rule.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
         let replyAddresses = Set(OSCCommandTable.entries.flatMap(\.replyForms).map(\.address))
         // Every reply address except those that are requests with the same form (a timeout, a
-        // discrete delivery setting): they are answered.
-        #expect(Set(named) == replyAddresses.subtracting(["/config/delivery", "/config/timeout", "/config/max_output"]), "\(named)")
+        // discrete delivery setting, an audiogram, hearing test settings): they are answered.
+        #expect(Set(named) == replyAddresses.subtracting(["/config/delivery", "/config/timeout", "/config/max_output",
+                                                          "/profile/audiogram", "/test/config", "/test/earphone"]), "\(named)")
         for address in named where !["/session", "/patch/current"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
