@@ -49,8 +49,8 @@ struct TestCommand: ParsableCommand {
         let send: @Sendable (OSCMessage) -> Void = { _ = socket.send(OSCCodec.encode($0), to: server) }
 
         send(OSCMessage("/test/start", [.string(ear)] + hz.map { .float(Float($0)) }))
-        Self.say("Hearing test: press Enter or Space whenever you hear a tone, Ctrl-C to cancel.")
         let terminal = RawTerminal()
+        Self.say("Hearing test: press Enter or Space whenever you hear a tone, Ctrl-C to cancel.")
         // Keys: read on a thread of its own, so the end of the test is not held up by a read.
         Thread {
             var byte: UInt8 = 0
