@@ -89,7 +89,8 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host
-        let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory)
+        let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
+                                            settings: HearingTestSettings(earphone: configuration.earphone))
         surface = OSCControlSurface(runtime: runtime, socket: socket, logger: logger, allowList: configuration.osc.allowList,
                                     hearingTest: hearingTest) {
             SurfaceStatus(host.status)

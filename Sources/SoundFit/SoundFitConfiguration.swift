@@ -23,6 +23,8 @@ public struct SoundFitConfiguration: Sendable {
     public var persistence: Persistence?
     /// The output safety limit, dB SPL through the calibration (`SoundFitRuntime.maximumOutputRange`).
     public var maximumOutputSPL = SoundFitRuntime.defaultMaximumOutputSPL
+    /// The earphone's RETSPL table the hearing test starts with (`--earphone`; `/test/earphone` changes it).
+    public var earphone = EarphoneTable.tdh39
 
     public struct OSC: Sendable {
         /// The address to listen on; anything but loopback lets other hosts control SoundFit.

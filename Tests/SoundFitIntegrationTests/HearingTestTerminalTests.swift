@@ -71,5 +71,18 @@ extension SoundFitIntegration {
             #expect(levels.contains { $0 < 40 }, "levels \(levels): no press counted")
             #expect(states.last?.string(0) == "cancelled", "\(states)")
         }
+
+        @Test("soundfit run --earphone FILE: the hearing test uses that RETSPL table")
+        func earphoneFile() throws {
+            let directory = try UniqueName.temporaryDirectory("soundfit-earphone")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("earphone.json")
+            try Data(#"{"name": "lab-headphones", "retspl": [{"hz": 1000, "db_spl": 6}, {"hz": 4000, "db_spl": 10.5}]}"#.utf8)
+                .write(to: file)
+            let rig = try SoundFitRig(extraArguments: ["--earphone", file.path])
+            defer { rig.stop() }
+            let table = try rig.osc.ask("/test/earphone", reply: "/test/earphone")
+            #expect(table.arguments == [.string("lab-headphones"), .float(1000), .float(6), .float(4000), .float(10.5)], "\(table)")
+        }
     }
 }

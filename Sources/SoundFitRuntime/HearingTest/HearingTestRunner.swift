@@ -36,7 +36,7 @@ public final class HearingTestRunner: Sendable {
 
     private struct Shared {
         var state: HearingTestState = .idle
-        var settings = HearingTestSettings()
+        var settings: HearingTestSettings
         var control = Control.run
         /// The `running` state a pause interrupted, reported again on resuming.
         var runningBeforePause: HearingTestState?
@@ -61,12 +61,16 @@ public final class HearingTestRunner: Sendable {
         case failed(String)
     }
 
-    /// `stateDirectory` keeps each finished test (nil: not kept).
-    public init(runtime: SoundFitRuntime, stateDirectory: URL? = nil) {
+    /// `stateDirectory` keeps each finished test (nil: not kept); `settings` must be valid.
+    public init(runtime: SoundFitRuntime, stateDirectory: URL? = nil, settings: HearingTestSettings = HearingTestSettings()) {
+        precondition((try? settings.validate()) != nil, "invalid hearing test settings \(settings)")
         self.runtime = runtime
         self.stateDirectory = stateDirectory
-        shared = Mutex(Shared())
+        shared = Mutex(Shared(settings: settings))
     }
+
+    /// dB SPL of a full-scale sine: the one place the runner reads the calibration.
+    private var fullScaleSPL: Double { runtime.presets.calibration }
 
     /// A new stream of everything the test reports from now on; buffers without bound.
     public func events() -> AsyncStream<HearingTestEvent> { subscribers.subscribe() }
@@ -90,7 +94,7 @@ public final class HearingTestRunner: Sendable {
     /// The highest level the test presents at `frequency` with `settings`: the configured
     /// maximum, capped by the output safety limit (and full scale) through the calibration.
     public func maximumLevel(at frequency: Double, settings: HearingTestSettings) -> Double {
-        let calibration = ToneCalibration(fullScaleSPL: runtime.presets.calibration, earphone: settings.earphone)
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
         return min(settings.maximumLevel,
                    calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.maximumOutputSPL))
     }
@@ -190,7 +194,7 @@ public final class HearingTestRunner: Sendable {
     private func run(_ initial: PureToneAudiometry, frequencies: [Double], settings: HearingTestSettings) async {
         var test = initial
         let timing = settings.timing
-        let calibration = ToneCalibration(fullScaleSPL: runtime.presets.calibration, earphone: settings.earphone)
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
         let clock = ContinuousClock()
         while let trial = test.currentTrial {
             let gap = Double.random(in: timing.gapMinimum...timing.gapMaximum)
@@ -235,7 +239,7 @@ public final class HearingTestRunner: Sendable {
             test.record(heard: heard)
         }
         let record = HearingTestRecord(date: Date(), frequencies: frequencies, settings: settings,
-                                       calibration: runtime.presets.calibration, results: test.results)
+                                       calibration: fullScaleSPL, results: test.results)
         await finish(.done(record))
     }
 
@@ -351,8 +355,13 @@ public final class HearingTestRunner: Sendable {
     private func keep(_ record: HearingTestRecord) {
         guard let stateDirectory else { return }
         let directory = stateDirectory.appendingPathComponent("hearing-tests")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try? AtomicFile.write(record.encoded(), to: directory.appendingPathComponent(record.fileStem + ".json"))
+        let file = directory.appendingPathComponent(record.fileStem + ".json")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try AtomicFile.write(record.encoded(), to: file)
+        } catch {
+            subscribers.yield(.notKept("the hearing test result was not saved to \(file.path): \(error)"))
+        }
     }
 
     /// Resolves the test's interruption, at once or when the next session starts.

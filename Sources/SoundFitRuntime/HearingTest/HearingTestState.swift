@@ -42,4 +42,6 @@ public enum HearingTestEvent: Sendable {
     case state(HearingTestState)
     /// The finished test, before its result becomes the hearing profile.
     case results(HearingTestRecord)
+    /// The finished test could not be kept in the state directory, and why (for the log).
+    case notKept(String)
 }

@@ -382,6 +382,9 @@ extension OSCControlSurface {
             messages = [OSCCommandTable.testStateMessage(state)]
             if case .done = state { stateKeeper?.persist() }
         case .results(let record): messages = OSCCommandTable.testResultMessages(record)
+        case .notKept(let problem):
+            logger.error("\(problem)")
+            return
         }
         let starter = hearingTestStarter.withLock { $0 }
         for message in messages {
