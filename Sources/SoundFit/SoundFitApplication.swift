@@ -100,9 +100,11 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host, socket = self.socket, tcpListener = self.tcpListener
+        let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
+                                            settings: HearingTestSettings(earphone: configuration.earphone))
         surface = OSCControlSurface(runtime: runtime, socket: socket, tcp: tcpListener, logger: logger,
                                     allowList: configuration.osc.allowList, exposure: configuration.osc.exposure,
-                                    subscriptionLease: configuration.osc.subscriptionLease) {
+                                    subscriptionLease: configuration.osc.subscriptionLease, hearingTest: hearingTest) {
             var status = SurfaceStatus(host.status)
             status.fields += [
                 ("osc_udp", .string("udp://\(socket.boundPeer)")),

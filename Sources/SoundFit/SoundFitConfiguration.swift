@@ -26,6 +26,8 @@ public struct SoundFitConfiguration: Sendable {
     /// The calibration: the dB SPL a full-scale sine stands for at the ear
     /// (`PresetPayload.calibrationRange`, 80…130). A document-level setting.
     public var calibration = PresetGenerator.defaultCalibration
+    /// The earphone's RETSPL table the hearing test starts with (`--earphone`; `/test/earphone` changes it).
+    public var earphone = EarphoneTable.tdh39
 
     public struct OSC: Sendable {
         /// The address to listen on; anything but loopback lets other hosts control SoundFit.

@@ -17,3 +17,20 @@ enum HearingProfileFile {
         }
     }
 }
+
+/// Reads an earphone RETSPL table for `run --earphone`.
+enum EarphoneFile {
+    static func load(_ path: String) throws -> EarphoneTable {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CLIError("cannot read the earphone table \(path): \(error.localizedDescription)")
+        }
+        do {
+            return try EarphoneTable.decode(data, file: path)
+        } catch {
+            throw CLIError("earphone table \(error)")
+        }
+    }
+}

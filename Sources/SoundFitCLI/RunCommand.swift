@@ -61,6 +61,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Hearing profile JSON file to start with (see `soundfit presets --help` for the format).")
     var profile: String?
 
+    @Option(help: "Earphone RETSPL table JSON file for the hearing test, {\"name\": …, \"retspl\": [{\"hz\": 1000, \"db_spl\": 7}, …]} (default: TDH-39).")
+    var earphone: String?
+
     @Option(help: "Output safety limit in dB SPL (40…130, through the calibration): no output sample exceeds it.")
     var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
 
@@ -164,6 +167,7 @@ struct RunCommand: AsyncParsableCommand {
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
         configuration.maximumOutputSPL = maxOutput
         configuration.calibration = calibration ?? document.calibration
+        if let earphone { configuration.earphone = try EarphoneFile.load(earphone) }
 
         let application = try SoundFitApplication(configuration: configuration, logger: logger) { ready in
             // One machine-readable line on stdout for scripts and tests.

@@ -7,6 +7,6 @@ struct SoundFitCommand: AsyncParsableCommand {
         commandName: "soundfit",
         abstract: "A JACK audio client that personalizes sound to a listener's hearing, remote-controlled over OSC.",
         version: "0.1.0",
-        subcommands: [RunCommand.self, ParametersCommand.self, PresetsCommand.self, StateCommand.self],
+        subcommands: [RunCommand.self, ParametersCommand.self, PresetsCommand.self, StateCommand.self, TestCommand.self],
         defaultSubcommand: RunCommand.self)
 }

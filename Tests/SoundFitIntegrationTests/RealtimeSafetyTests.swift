@@ -123,5 +123,57 @@ extension SoundFitIntegration {
             // Audio went through the chain (with everything on it is not silent).
             #expect(output.allSatisfy { Meter.rms($0[4800...]) > 0.01 }, "\(output.map { Meter.rms($0[4800...]) })")
         }
+
+        @Test("No heap calls on the JACK thread while the hearing test plays tones in test mode", .optimizedCodeOnly)
+        func noHeapCallsDuringHearingTest() throws {
+            soundfit_allocation_counter_install()
+            let server = try TestJackServer(period: 64)
+            defer { server.stop() }
+            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrtht", label: "soundfit.integration.realtime.test")
+            let engine = soundfit.engine
+            try soundfit.start()
+            defer { soundfit.stop() }
+            let osc = try OSCTestClient(port: soundfit.socket.boundPeer.port)
+            try osc.ping()
+            _ = try osc.waitForSession()
+            let audio = try TestJackClient(server: server.name, channels: 2)
+            defer { audio.close() }
+            try audio.connect(toClient: "sfrtht")
+            let config = try osc.ask("/test/config", [
+                .string("tone_seconds"), .float(0.2), .string("window_start"), .float(0.05), .string("window_end"),
+                .float(0.4), .string("gap_min"), .float(0.1), .string("gap_max"), .float(0.1),
+            ], reply: "/test/config")
+            #expect(config.address == "/test/config", "\(config)")
+
+            let heapBefore = soundfit_realtime_heap_calls()
+            let sectionsBefore = soundfit_realtime_sections_entered()
+            let startCycles = engine.cycleCount
+            osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("left")])))
+            _ = try osc.waitFor("running") { $0.address == "/test/state" && $0.string(0) == "running" }
+            // Answer now and then, so levels change; record what the tones sound like.
+            var heard = 0
+            let deadline = ContinuousClock.now + .seconds(30)
+            while engine.cycleCount - startCycles < 2000 && ContinuousClock.now < deadline {
+                osc.send("/test/heard")
+                heard += 1
+                _ = osc.collect(for: .milliseconds(150))
+            }
+            let captured = try audio.capture([[0]], frames: 48000)
+            osc.send("/test/cancel")
+            _ = try osc.waitFor("cancelled") { $0.address == "/test/state" && $0.string(0) == "cancelled" }
+            let cycles = engine.cycleCount - startCycles
+            audio.close()
+            soundfit.stop()
+            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let sections = soundfit_realtime_sections_entered() - sectionsBefore
+            report("realtime heap calls during the hearing test", Double(heapCalls), unit: "calls")
+            report("process cycles during the hearing test", Double(cycles), unit: "cycles")
+            #expect(heapCalls == 0, "heap calls inside the JACK process callback in test mode")
+            #expect(cycles >= 1000)
+            #expect(sections >= 1000)
+            // Tones played, on the left ear only.
+            #expect(captured[0].contains { $0 != 0 }, "no tone in a second of the test")
+            #expect(captured[1].allSatisfy { $0 == 0 }, "the right ear got something during a left-ear test")
+        }
     }
 }

@@ -25,7 +25,9 @@ import Testing
     }
 
     @Test func everyCommandTheSurfaceAnswersIsDocumentedAndViceVersa() {
-        let documented = Set(OSCCommandDescription.all.map(\.address)).subtracting(["/error", "/invalidated"])
+        // Reports SoundFit only sends are documented, never answered.
+        let documented = Set(OSCCommandDescription.all.map(\.address))
+            .subtracting(["/error", "/invalidated", "/test/state", "/test/result", "/test/no_response"])
         #expect(documented == Set(OSCControlSurface.commandAddresses))
     }
 }

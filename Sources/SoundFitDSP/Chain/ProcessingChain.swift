@@ -107,6 +107,12 @@ public struct ProcessingChain: ~Copyable {
         if ceiling != outputLimiter.ceiling { outputLimiter.setCeiling(ceiling) }
     }
 
+    /// Runs only the output safety limit on `outputs` (the hearing test's stimulus replaces the
+    /// other stages, the limit holds in every mode). Any frame count. Real-time safe.
+    public mutating func limitOutput(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) {
+        outputLimiter.process(outputs, channelCount: spec.channelCount, frameCount: frameCount)
+    }
+
     /// The smallest gain the output limit applied since the last call (1 = nothing limited).
     /// Real-time safe.
     public mutating func takeOutputLimitReduction() -> Float {

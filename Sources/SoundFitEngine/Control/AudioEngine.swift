@@ -19,6 +19,8 @@ public final class AudioEngine: Sendable {
     private let watcher: AcknowledgementWatcher
     /// Serializes preset hand-overs and numbers them (16-bit generations, 0 unused).
     private let presetGeneration = Mutex<UInt64>(0)
+    /// Serializes tone commands and numbers them (see `AudioEngine+Stimulus.swift`).
+    let toneCommands = Mutex<UInt64>(0)
 
     /// Creates the engine with every parameter at its value in `settings` and the
     /// personalization stage at `techLevel`.

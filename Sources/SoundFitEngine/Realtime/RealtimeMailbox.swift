@@ -44,6 +44,8 @@ public struct RealtimeMailbox: @unchecked Sendable {
     /// slot or a scheduled batch: a new renderer (after a JACK restart) starts from the newer of
     /// it and the slot, so a scheduled value already applied is not undone.
     let appliedWords: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The hearing test's test mode and tone commands.
+    let stimulus: StimulusMailbox
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -140,7 +142,7 @@ public final class EngineMailbox: Sendable {
             generation: generation, cycles: cycles,
             sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
             personalization: .allocate(techLevel: techLevel), scheduled: .allocate(parameterCount: count),
-            appliedWords: appliedWords, parameterCount: count)
+            appliedWords: appliedWords, stimulus: .allocate(), parameterCount: count)
     }
 
     deinit {
@@ -166,6 +168,7 @@ public final class EngineMailbox: Sendable {
         realtime.scheduled.deallocate()
         realtime.appliedWords.deinitialize(count: realtime.parameterCount)
         realtime.appliedWords.deallocate()
+        realtime.stimulus.deallocate()
     }
 
     /// Publishes new values as one batch: the audio thread sees all of them in the same cycle.

@@ -32,6 +32,8 @@ public struct RealtimeRenderer: ~Copyable {
     private let snapshot: UnsafeMutablePointer<UInt64>
     /// A retired preset the full retire ring could not take yet (handed back next cycle).
     private var heldRetirement: Unmanaged<PreparedPersonalization>?
+    /// The hearing test's stimulus, which replaces the chain's stages in test mode.
+    private var stimulus: StimulusStage
 
     /// Allocates the chain for `spec`, starting from the values currently in the mailbox.
     /// The first rendered cycle acknowledges them all. Control thread.
@@ -62,6 +64,7 @@ public struct RealtimeRenderer: ~Copyable {
             appliedSequences[index] = RealtimeMailbox.high(word)
         }
         self.settings = settings
+        stimulus = StimulusStage(spec: spec, mailbox: mailbox.stimulus)
         chain = ProcessingChain(
             spec: spec, settings: settings,
             personalizationTechLevel: mailbox.personalization.techLevel.pointee.load(ordering: .acquiring))
@@ -86,6 +89,7 @@ public struct RealtimeRenderer: ~Copyable {
     /// Follows a server sample-rate change. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         chain.setSampleRate(sampleRate)
+        stimulus.setSampleRate(sampleRate)
         mailbox.sampleRate.pointee.store(sampleRate.bitPattern, ordering: .releasing)
     }
 
@@ -104,9 +108,16 @@ public struct RealtimeRenderer: ~Copyable {
         chain.setOutputCeiling(Float(bitPattern: mailbox.outputCeiling.pointee.load(ordering: .relaxed)))
         var due = 0
         if let time { due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords) }
-        if let time, due > 0 {
-            renderInParts(inputs: inputs, outputs: outputs, frameCount: frameCount, time: time, due: due,
-                          cycle: cycle)
+        if stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle) {
+            // The hearing test's stimulus is the output: scheduled changes due now still take
+            // effect (for the chain's next run), without rendering.
+            if let time, due > 0 {
+                applyScheduled(inputs: inputs, outputs: outputs, frameCount: frameCount, time: time, due: due,
+                               cycle: cycle, rendering: false)
+            }
+        } else if let time, due > 0 {
+            applyScheduled(inputs: inputs, outputs: outputs, frameCount: frameCount, time: time, due: due,
+                           cycle: cycle, rendering: true)
         } else {
             chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
         }
@@ -184,12 +195,13 @@ public struct RealtimeRenderer: ~Copyable {
         if changed { chain.apply(settings) }
     }
 
-    /// Renders the cycle in parts: up to each due scheduled batch's frame with the settings in
-    /// effect, then applies the batch (its changes newer than the ones in effect) and goes on.
+    /// Applies the due scheduled batches at their frames (their changes newer than the ones in
+    /// effect), rendering the cycle in parts when `rendering`: up to each batch's frame with the
+    /// settings in effect, then the batch, and so on.
     @inline(__always)
-    private mutating func renderInParts(inputs: UnsafePointer<UnsafePointer<Float>>,
-                                        outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
-                                        frameCount: Int, time: CycleTime, due: Int, cycle: UInt64) {
+    private mutating func applyScheduled(inputs: UnsafePointer<UnsafePointer<Float>>,
+                                         outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
+                                         frameCount: Int, time: CycleTime, due: Int, cycle: UInt64, rendering: Bool) {
         let scheduled = mailbox.scheduled
         var done = 0
         for position in 0..<due {
@@ -197,7 +209,7 @@ public struct RealtimeRenderer: ~Copyable {
             let frame = min(max(time.frame(of: EngineTime(microseconds: scheduled.times[record]), frameCount: frameCount),
                                 done), frameCount)
             guard scheduled.take(record) else { continue }
-            if frame > done {
+            if rendering, frame > done {
                 renderPart(inputs: inputs, outputs: outputs, from: done, count: frame &- done)
                 done = frame
             }
@@ -217,7 +229,7 @@ public struct RealtimeRenderer: ~Copyable {
             scheduled.release(record)
             if changed { chain.apply(settings) }
         }
-        if frameCount > done {
+        if rendering, frameCount > done {
             renderPart(inputs: inputs, outputs: outputs, from: done, count: frameCount &- done)
         }
     }

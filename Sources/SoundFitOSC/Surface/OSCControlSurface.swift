@@ -39,6 +39,9 @@ public final class OSCControlSurface: Sendable {
     /// The transport's budget when the surface is exposed to the network.
     let budgeted: BudgetedTransport?
     let status: @Sendable () -> SurfaceStatus
+    /// The hearing test `/test/*` drives, and the sender of the last `/test/start`, who gets its reports.
+    let hearingTest: HearingTestRunner
+    let hearingTestStarter = Mutex<OSCSender?>(nil)
     private let keeper = Mutex<StateKeeper?>(nil)
     /// Patches and durable state, once attached.
     var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
@@ -47,19 +50,24 @@ public final class OSCControlSurface: Sendable {
     public convenience init(runtime: SoundFitRuntime, socket: OSCSocket, tcp: OSCTCPListener? = nil, logger: Logger,
                             allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
                             subscriptionLease: Duration = SubscriberRegistry.defaultLease,
+                            hearingTest: HearingTestRunner? = nil,
                             status: @escaping @Sendable () -> SurfaceStatus) {
         self.init(runtime: runtime, transport: socket, streams: tcp.map { [$0] } ?? [], logger: logger,
-                  allowList: allowList, exposure: exposure, subscriptionLease: subscriptionLease, status: status)
+                  allowList: allowList, exposure: exposure, subscriptionLease: subscriptionLease,
+                  hearingTest: hearingTest, status: status)
     }
 
     /// A surface on any transports (an `InMemoryOSCTransport` in unit tests). Exposed to the
     /// network, everything it sends over the datagram transport draws on a per-address budget
     /// (`SourceBudgets`); a stream's peers are connections, whose addresses cannot be forged.
+    /// Without `hearingTest`, the surface makes one that keeps no results.
     public init(runtime: SoundFitRuntime, transport: any OSCTransport, streams: [any OSCTransport] = [], logger: Logger,
                 allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
                 subscriptionLease: Duration = SubscriberRegistry.defaultLease,
+                hearingTest: HearingTestRunner? = nil,
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
+        self.hearingTest = hearingTest ?? HearingTestRunner(runtime: runtime)
         self.streams = streams
         switch exposure {
         case .loopback:
@@ -114,7 +122,7 @@ public final class OSCControlSurface: Sendable {
     /// The streams subscribers are fed from, subscribed to at once so no change is missed.
     private func subscribeToFeeds() -> Feeds {
         Feeds(surface: self, changes: parameters.appliedChanges(), sessions: runtime.controller.sessionUpdates(),
-              invalidations: runtime.invalidationUpdates())
+              invalidations: runtime.invalidationUpdates(), hearingTestEvents: hearingTest.events())
     }
 
     /// The surface's long-lived loops: applied changes and session changes to subscribers, and
@@ -124,9 +132,13 @@ public final class OSCControlSurface: Sendable {
         let changes: AppliedParameterChanges
         let sessions: AsyncStream<ProcessingSession?>
         let invalidations: AsyncStream<ParameterInvalidation>
+        let hearingTestEvents: AsyncStream<HearingTestEvent>
 
         func run() async {
             await withTaskGroup(of: Void.self) { group in
+                group.addTask { [surface, hearingTestEvents] in
+                    for await event in hearingTestEvents { surface.forward(event) }
+                }
                 group.addTask { [surface, changes] in
                     await changes.forEach { change in
                         surface.feedback.enqueue {

@@ -21,12 +21,15 @@ import Testing
                             access: .readOnly, summary: "Tech level."),
     ]
 
-    /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output`, `/config/calibration` and the reports.
+    /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output`, `/config/calibration`,
+    /// the hearing test and the reports.
     static let contract = [
         "/ping", "/list", "/status", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
         "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
         "/session/interrupt", "/session/resolve", "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save",
-        "/patch/delete", "/patch/current", "/state", "/invalidated", "/error",
+        "/patch/delete", "/patch/current",
+        "/test/start", "/test/heard", "/test/pause", "/test/resume", "/test/cancel", "/test/status", "/test/config",
+        "/test/earphone", "/test/state", "/test/result", "/test/no_response", "/state", "/invalidated", "/error",
     ]
 
     @Test func theCatalogCoversTheContractOnce() {

@@ -9,28 +9,46 @@ extension OSCCommandTable {
             "/profile/audiogram", section: .profile,
             summary: "Sets the listener's hearing thresholds and generates the personalization presets for the "
                 + "session's tech level; the recommendation follows (default preset, processing enabled): at once, "
-                + "or, without an active session, when the next one starts.",
+                + "or, without an active session, when the next one starts. Without arguments, reports the current "
+                + "profile (also the one a hearing test made).",
             arguments: [
                 Arg("s", "ear", "`left`, `right` or `both`."),
                 Arg("f", "hz", "a standard audiometric frequency (125 … 8000 Hz); 500, 1000, 2000 and 4000 are required.",
                     repeats: true),
                 Arg("f", "db_hl", "the threshold at that frequency, −10 … 120 dB HL.", repeats: true),
             ],
-            reply: "`/profile/presets ,s variant …`: the preset variants now available.",
+            reply: "`/profile/presets ,s variant …`: the preset variants now available. Without arguments: one "
+                + "`/profile/audiogram ,s left|right ,f hz ,f db_hl …` per ear.",
             errors: [
+                "without arguments: no hearing profile yet",
                 "unknown ear",
                 "frequencies and levels not in pairs",
                 "a nonstandard or repeated frequency, a required one missing, or a level out of range",
             ],
             examples: ["oscsend localhost 7700 /profile/audiogram sffffffff both 500 20 1000 25 2000 40 4000 55"]),
+        // The reply form with arguments is also a request form (it sets): received, it is answered.
         requests: [OSCMessageForm("/profile/audiogram", .any)],
-        replies: [OSCMessageForm("/profile/presets", .any)],
+        replies: [OSCMessageForm("/profile/presets", .any), OSCMessageForm("/profile/audiogram", .atLeast(1))],
         prepare: prepareAudiogram)
+
+    /// `/profile/audiogram` → one `/profile/audiogram ,s ear ,f hz ,f db_hl …` per ear.
+    private static func answerProfileQuery(_ request: OSCCommandRequest) {
+        guard let profile = request.surface.runtime.presets.profile else {
+            request.reject("no hearing profile yet: submit one with /profile/audiogram or take the hearing test (/test/start)")
+            return
+        }
+        for ear in Ear.allCases {
+            let points = profile.audiogram(for: ear).points
+            request.reply(OSCMessage("/profile/audiogram", [.string(ear.rawValue)]
+                + points.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.threshold))] }))
+        }
+    }
 
     /// `/profile/audiogram ,s left|right|both ,f hz ,f db_hl …` → `/profile/presets ,s variant …`.
     /// The new audiogram replaces that ear's (both: both ears'); the other ear keeps its own.
     private static func prepareAudiogram(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let arguments = request.arguments
+        if arguments.isEmpty { return .perform { answerProfileQuery(request) } }
         guard let first = arguments.first, case .string(let ear) = first, ["left", "right", "both"].contains(ear) else {
             return .reject("expects ,s left|right|both then hz, dB HL pairs")
         }

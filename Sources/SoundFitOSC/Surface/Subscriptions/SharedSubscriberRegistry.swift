@@ -52,8 +52,8 @@ public final class SharedSubscriberRegistry: Sendable {
 
     /// See `SubscriberRegistry.enqueueNotification`. True: schedule a `flush`.
     @discardableResult
-    public func enqueueNotification(_ message: OSCMessage, origin: OSCPeer?) -> Bool {
-        withRegistry { $0.enqueueNotification(message, origin: origin) }
+    public func enqueueNotification(_ message: OSCMessage, origin: OSCPeer?, distinctBy distinction: String = "") -> Bool {
+        withRegistry { $0.enqueueNotification(message, origin: origin, distinctBy: distinction) }
     }
 
     /// See `SubscriberRegistry.enqueueInvalidation`. True: schedule a `flush`.

@@ -50,10 +50,11 @@ extension SubscriberRegistry {
     }
 
     /// A notification such as `/session ,s active …` or `/session/interrupted ,i 1`, coalesced
-    /// per address.
+    /// per address and `distinction` (messages of one address that must not replace each other,
+    /// such as one ear's `/test/result` and the other's, differ in it).
     @discardableResult
-    public mutating func enqueueNotification(_ message: OSCMessage, origin: OSCPeer?) -> Bool {
-        enqueue(origin: origin, address: nil) { _ in [(.notification(message.address), message)] }
+    public mutating func enqueueNotification(_ message: OSCMessage, origin: OSCPeer?, distinctBy distinction: String = "") -> Bool {
+        enqueue(origin: origin, address: nil) { _ in [(.notification(message.address + distinction), message)] }
     }
 
     /// `/invalidated ,s address… ,s cause` to every subscriber: values it holds are stale.

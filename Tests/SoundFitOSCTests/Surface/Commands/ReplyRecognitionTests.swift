@@ -40,7 +40,8 @@ import Testing
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
         switch message.address {
-        case "/state": return message.arguments.count >= 2
+        case "/state", "/test/result": return message.arguments.count >= 2
+        case "/test/state", "/test/no_response": return !message.arguments.isEmpty
         case "/config/delivery":
             if message.arguments.count == 2, case .string("continuous") = message.arguments[0] { return true }
             return false
@@ -122,7 +123,8 @@ extension ReplyRecognitionTests {
         let replyAddresses = Set(OSCCommandTable.entries.flatMap(\.replyForms).map(\.address))
         #expect(Set(named) == replyAddresses, "\(named)")
         for address in named where !["/session", "/patch/current", "/config/delivery", "/config/timeout",
-                                     "/config/max_output", "/config/calibration"].contains(address) {
+                                     "/config/max_output", "/config/calibration", "/profile/audiogram",
+                                     "/test/config", "/test/earphone"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
     }

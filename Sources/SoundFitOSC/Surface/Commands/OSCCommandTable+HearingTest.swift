@@ -1,0 +1,398 @@
+import SoundFitHearing
+import SoundFitModel
+import SoundFitRuntime
+
+/// `/test/*`: the hearing test in the graph (`HearingTestRunner`), and the reports it sends.
+///
+/// States and results go to the client that started the test and to subscribers; a command's
+/// sender that gets neither is answered with the state directly.
+extension OSCCommandTable {
+    static let hearingTest = [
+        testStart, testHeard, testPause, testResume, testCancel, testStatus, testConfig, testEarphone,
+        testStateReport, testResultReport, testNoResponseReport,
+    ]
+
+    /// `/test/state ,s state [,s key value …]`.
+    static let testStateReply = OSCMessageForm("/test/state", .atLeast(1))
+
+    static let testStart = OSCCommand(
+        OSCCommandDescription(
+            "/test/start", section: .hearingTest,
+            summary: "Starts the hearing test: automated pure-tone audiometry (modified Hughson-Westlake: 10 dB down "
+                + "after a response, 5 dB up after a miss, threshold = the lowest level heard on 2 of 3 ascending "
+                + "presentations), 1 kHz first, then upwards, downwards and a 1 kHz retest, per ear. The session is "
+                + "interrupted (reason `hearing test`) and the output plays only the tones until the test ends. When "
+                + "it is done the result becomes the hearing profile, as with `/profile/audiogram`.",
+            arguments: [
+                Arg("s", "ear", "`left`, `right` or `both` (default).", optional: true),
+                Arg("f", "hz", "the frequencies, standard audiometric ones within 125 … 8000 Hz (default 250, 500, "
+                    + "1000, 2000, 3000, 4000, 6000, 8000). For the result to become the profile it needs 500, 1000, "
+                    + "2000 and 4000 Hz.", optional: true, repeats: true),
+            ],
+            reply: "`/session/interrupted ,i 1`, then `/test/state ,s running …` and the later states; "
+                + "to subscribers too.",
+            errors: [
+                "unknown ear", "a nonstandard, repeated or out-of-range frequency", "a test is already running",
+                "no processing session (not connected to JACK)",
+            ],
+            examples: ["oscsend localhost 7700 /test/start s both", "oscsend localhost 7700 /test/start sff left 1000 4000"]),
+        requests: [OSCMessageForm("/test/start", .any)],
+        replies: [testStateReply],
+        handle: answerStart)
+
+    static let testHeard = OSCCommand(
+        OSCCommandDescription(
+            "/test/heard", section: .hearingTest,
+            summary: "The listener heard a tone (any button). It counts for the presentation whose response window "
+                + "(`window_start` … `window_end` after the onset) is open; any other press is a false alarm, "
+                + "counted against the reliability.",
+            reply: "Nothing while a test runs (a reply would tell the listener whether a tone was playing).",
+            errors: ["no test is running"],
+            examples: ["oscsend localhost 7700 /test/heard"]),
+        requests: [OSCMessageForm("/test/heard", .any)],
+        replies: [OSCMessageForm("/error", .any)],
+        handle: { request in
+            command(request) { try $0.heard() }
+        })
+
+    static let testPause = OSCCommand(
+        OSCCommandDescription(
+            "/test/pause", section: .hearingTest,
+            summary: "Pauses the test: the tone stops; the presentation under way is repeated after `/test/resume`.",
+            reply: "`/test/state ,s paused`.", errors: ["no test is running"],
+            examples: ["oscsend localhost 7700 /test/pause"]),
+        requests: [OSCMessageForm("/test/pause", .any)], replies: [testStateReply],
+        handle: { request in
+            command(request) { try $0.pause() }
+        })
+
+    static let testResume = OSCCommand(
+        OSCCommandDescription(
+            "/test/resume", section: .hearingTest,
+            summary: "Resumes a paused test.",
+            reply: "`/test/state ,s running …`.", errors: ["the test is not paused"],
+            examples: ["oscsend localhost 7700 /test/resume"]),
+        requests: [OSCMessageForm("/test/resume", .any)], replies: [testStateReply],
+        handle: { request in
+            command(request) { try $0.resume() }
+        })
+
+    static let testCancel = OSCCommand(
+        OSCCommandDescription(
+            "/test/cancel", section: .hearingTest,
+            summary: "Cancels the test: nothing is submitted, the interruption is resolved and the sound returns "
+                + "to what it was.",
+            reply: "`/test/state ,s cancelled`, after `/session/interrupted ,i 0`.", errors: ["no test is running"],
+            examples: ["oscsend localhost 7700 /test/cancel"]),
+        requests: [OSCMessageForm("/test/cancel", .any)], replies: [testStateReply],
+        handle: { request in
+            command(request) { try $0.cancel() }
+        })
+
+    static let testStatus = OSCCommand(
+        OSCCommandDescription(
+            "/test/status", section: .hearingTest,
+            summary: "The hearing test's state.",
+            reply: "`/test/state ,s state [,s key value …]` (see the report below).",
+            examples: ["oscsend localhost 7700 /test/status"]),
+        requests: [OSCMessageForm("/test/status", .any)], replies: [testStateReply],
+        handle: { request in
+            guard request.arguments.isEmpty else {
+                request.reject("/test/status takes no arguments")
+                return
+            }
+            request.reply(testStateMessage(request.surface.hearingTest.state))
+        })
+
+    static let testConfig = OSCCommand(
+        OSCCommandDescription(
+            "/test/config", section: .hearingTest,
+            summary: "Sets (key value pairs) or, with no argument, reports the hearing test's timing and stimulus "
+                + "for the next test. The minimums allow a presentation every 2 s or faster. A level the output "
+                + "cannot reach within the output safety limit (`/config/max_output`) is not presented: that "
+                + "frequency is reported without response at the maximum.",
+            arguments: [
+                Arg("s", "key", "`tone_seconds` (0.2 … 5, default 1), `window_start` (0.05 … 1, default 0.15), "
+                    + "`window_end` (0.4 … 5, default 1.5; the response window after each onset), `gap_min`, "
+                    + "`gap_max` (0.1 … 10, default 1.5 and 3: the random silence between presentations), `stimulus` "
+                    + "(`steady` or `pulsed`), `max_db_hl` (−10 … 120, default 90), `earphone` (the name of the "
+                    + "earphone table in use, or `TDH-39` for the default; set a table with `/test/earphone`).",
+                    optional: true, repeats: true),
+                Arg("f|s", "value", "the key's value.", optional: true, repeats: true),
+            ],
+            reply: "`/test/config` with every key and its value.",
+            errors: ["unknown key", "a value of the wrong type or out of range", "a test is running"],
+            examples: ["oscsend localhost 7700 /test/config sfsfsfsfsf tone_seconds 0.2 window_start 0.05 window_end 0.4 gap_min 0.1 gap_max 0.2"]),
+        requests: [OSCMessageForm("/test/config", .any)],
+        replies: [OSCMessageForm("/test/config", .atLeast(2))],
+        handle: answerConfig)
+
+    static let testEarphone = OSCCommand(
+        OSCCommandDescription(
+            "/test/earphone", section: .hearingTest,
+            summary: "Sets or, with no argument, reports the earphone's RETSPL table: the dB SPL that 0 dB HL stands "
+                + "for at each frequency (interpolated in log frequency between entries). Default: the TDH-39 type "
+                + "(ISO 389-1).",
+            arguments: [
+                Arg("s", "name", "a name for the table.", optional: true),
+                Arg("f", "hz", "a frequency.", optional: true, repeats: true),
+                Arg("f", "db_spl", "RETSPL there, −20 … 120 dB SPL.", optional: true, repeats: true),
+            ],
+            reply: "`/test/earphone ,s name ,f hz ,f db_spl …`.",
+            errors: ["no pairs, or values out of range", "a test is running"],
+            examples: ["oscsend localhost 7700 /test/earphone sffff my-headphones 1000 7 4000 9.5"]),
+        requests: [OSCMessageForm("/test/earphone", .any)],
+        replies: [OSCMessageForm("/test/earphone", .atLeast(3))],
+        handle: answerEarphone)
+
+    static let testStateReport = OSCCommand(
+        report: OSCCommandDescription(
+            "/test/state", section: .reports,
+            summary: "The hearing test's state: `idle`, `running` (keys `ear`, `hz`, `level_db_hl` — the level "
+                + "being tested —, `progress` 0 … 1), `paused`, `done` (key `profile`: `submitted`, or "
+                + "`not_submitted` with `reason`), `cancelled`, `failed` (key `reason`, e.g. `JACK server lost`).",
+            arguments: [
+                Arg("s", "state", "the state's name."),
+                Arg("s", "key", "a detail's name.", optional: true, repeats: true),
+                Arg("s|f", "value", "its value.", optional: true, repeats: true),
+            ],
+            reply: "To the client that started the test and to subscribers, whenever the state changes "
+                + "(`running` when the ear, frequency or level changes).",
+            examples: ["oscdump 9000    # /test/state ssssfsfsf running ear left hz 1000 level_db_hl 30 progress 0.1"]),
+        sends: [testStateReply])
+
+    static let testResultReport = OSCCommand(
+        report: OSCCommandDescription(
+            "/test/result", section: .reports,
+            summary: "One ear's result when the test is done: its thresholds (each a level that was presented) and "
+                + "the reliability verdict — `unreliable` when the listener answered more than 10 % of the silent "
+                + "catch trials (at least 2), pressed outside the response windows too often, or the 1 kHz retest "
+                + "differs by more than 5 dB.",
+            arguments: [
+                Arg("s", "ear", "`left` or `right`."),
+                Arg("s", "reliability", "`reliable` or `unreliable`."),
+                Arg("f", "hz", "a frequency with a threshold.", repeats: true),
+                Arg("f", "db_hl", "its threshold.", repeats: true),
+            ],
+            reply: "To the client that started the test and to subscribers, before the result becomes the profile.",
+            examples: ["oscdump 9000    # /test/result ssffff left reliable 1000 15 2000 20"]),
+        sends: [OSCMessageForm("/test/result", .atLeast(2))])
+
+    static let testNoResponseReport = OSCCommand(
+        report: OSCCommandDescription(
+            "/test/no_response", section: .reports,
+            summary: "The frequencies of one ear not heard at the maximum level (the configured `max_db_hl`, or "
+                + "less where the output safety limit allows less): no threshold, not a number.",
+            arguments: [Arg("s", "ear", "`left` or `right`."), Arg("f", "hz", "a frequency.", repeats: true)],
+            reply: "After that ear's `/test/result`, only when there is such a frequency.",
+            examples: ["oscdump 9000    # /test/no_response sf right 8000"]),
+        sends: [OSCMessageForm("/test/no_response", .atLeast(1))])
+
+    // MARK: Handlers
+
+    /// `/test/start [,s ear] [,f hz …]`: the starter receives the states and results.
+    private static func answerStart(_ request: OSCCommandRequest) {
+        var arguments = request.arguments[...]
+        var ears: [Ear] = [.left, .right]
+        if case .string(let ear) = arguments.first {
+            switch ear {
+            case "left": ears = [.left]
+            case "right": ears = [.right]
+            case "both": break
+            default:
+                request.reject("unknown ear '\(ear)' (left, right or both)")
+                return
+            }
+            arguments = arguments.dropFirst()
+        }
+        let numbers = arguments.map(\.numericValue)
+        guard numbers.allSatisfy({ $0 != nil }) else {
+            request.reject("expects [,s left|right|both] then frequencies in Hz, got \(request.message.typeTags)")
+            return
+        }
+        let frequencies = numbers.isEmpty ? PureToneAudiometry.defaultFrequencies : numbers.map { $0! }
+        let surface = request.surface
+        guard !surface.hearingTest.state.isActive else {
+            request.reject("a hearing test is already running (/test/cancel it first)")
+            return
+        }
+        surface.hearingTestStarter.withLock { $0 = request.sender }
+        let testedEars = ears
+        request.answerLater {
+            try await surface.hearingTest.start(ears: testedEars, frequencies: frequencies)
+        }
+    }
+
+    /// Runs a command without arguments; a sender who gets no state report is answered with the state.
+    private static func command(_ request: OSCCommandRequest, _ body: (HearingTestRunner) throws -> Void) {
+        guard request.arguments.isEmpty else {
+            request.reject("\(request.address) takes no arguments")
+            return
+        }
+        let surface = request.surface
+        do {
+            try body(surface.hearingTest)
+        } catch {
+            request.reject("\(error)")
+            return
+        }
+        guard request.address != "/test/heard", !surface.receivesHearingTestReports(request.sender) else { return }
+        request.reply(testStateMessage(surface.hearingTest.state))
+    }
+
+    /// `/test/config [,s key value …]` → `/test/config` with every key.
+    private static func answerConfig(_ request: OSCCommandRequest) {
+        let runner = request.surface.hearingTest
+        var settings = runner.settings
+        let arguments = request.arguments
+        guard arguments.count % 2 == 0 else {
+            request.reject("expects key value pairs, got \(request.message.typeTags)")
+            return
+        }
+        for index in stride(from: 0, to: arguments.count, by: 2) {
+            guard case .string(let key) = arguments[index] else {
+                request.reject("argument \(index + 1): expected a key (string)")
+                return
+            }
+            let value = arguments[index + 1]
+            switch key {
+            case "stimulus":
+                guard case .string(let form) = value, ["steady", "pulsed"].contains(form) else {
+                    request.reject("stimulus: expected steady or pulsed")
+                    return
+                }
+                settings.isPulsed = form == "pulsed"
+            case "earphone":
+                guard case .string(let name) = value, name == settings.earphone.name || name == EarphoneTable.tdh39.name else {
+                    request.reject("earphone: expected '\(settings.earphone.name)' or '\(EarphoneTable.tdh39.name)' "
+                        + "(set another table with /test/earphone)")
+                    return
+                }
+                if name != settings.earphone.name { settings.earphone = .tdh39 }
+            case "tone_seconds", "window_start", "window_end", "gap_min", "gap_max", "max_db_hl":
+                guard let number = value.numericValue else {
+                    request.reject("\(key): expected a number")
+                    return
+                }
+                switch key {
+                case "tone_seconds": settings.timing.toneSeconds = number
+                case "window_start": settings.timing.windowStart = number
+                case "window_end": settings.timing.windowEnd = number
+                case "gap_min": settings.timing.gapMinimum = number
+                case "gap_max": settings.timing.gapMaximum = number
+                default: settings.maximumLevel = number
+                }
+            default:
+                request.reject("unknown key '\(key)' (tone_seconds, window_start, window_end, gap_min, gap_max, "
+                    + "stimulus, max_db_hl, earphone)")
+                return
+            }
+        }
+        do {
+            if !arguments.isEmpty { try runner.setSettings(settings) }
+        } catch {
+            request.reject("\(error)")
+            return
+        }
+        request.reply(testConfigMessage(runner.settings))
+    }
+
+    /// `/test/earphone [,s name ,f hz ,f db_spl …]` → `/test/earphone ,s name ,f hz ,f db_spl …`.
+    private static func answerEarphone(_ request: OSCCommandRequest) {
+        let runner = request.surface.hearingTest
+        let arguments = request.arguments
+        if !arguments.isEmpty {
+            let numbers = arguments.dropFirst().map(\.numericValue)
+            guard case .string(let name) = arguments[0], !name.isEmpty, !numbers.isEmpty, numbers.count % 2 == 0,
+                  numbers.allSatisfy({ $0 != nil }) else {
+                request.reject("expects ,s name then pairs of numbers (hz, dB SPL), got \(request.message.typeTags)")
+                return
+            }
+            let values = numbers.map { $0! }
+            do {
+                var settings = runner.settings
+                settings.earphone = try EarphoneTable(
+                    name: name, entries: stride(from: 0, to: values.count, by: 2).map { (values[$0], values[$0 + 1]) })
+                try runner.setSettings(settings)
+            } catch {
+                request.reject("\(error)")
+                return
+            }
+        }
+        let table = runner.settings.earphone
+        request.reply(OSCMessage("/test/earphone", [.string(table.name)]
+            + table.entries.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.retspl))] }))
+    }
+
+    // MARK: Messages
+
+    static func testStateMessage(_ state: HearingTestState) -> OSCMessage {
+        var arguments: [OSCArgument] = [.string(state.name)]
+        switch state {
+        case .running(let ear, let frequency, let level, let progress):
+            arguments += [.string("ear"), .string(ear.rawValue), .string("hz"), .float(Float(frequency)),
+                          .string("level_db_hl"), .float(Float(level)), .string("progress"), .float(Float(progress))]
+        case .done(let refusal):
+            arguments += [.string("profile"), .string(refusal == nil ? "submitted" : "not_submitted")]
+            if let refusal { arguments += [.string("reason"), .string(refusal)] }
+        case .failed(let reason):
+            arguments += [.string("reason"), .string(reason)]
+        case .idle, .paused, .cancelled:
+            break
+        }
+        return OSCMessage("/test/state", arguments)
+    }
+
+    static func testConfigMessage(_ settings: HearingTestSettings) -> OSCMessage {
+        let timing = settings.timing
+        return OSCMessage("/test/config", [
+            .string("tone_seconds"), .float(Float(timing.toneSeconds)), .string("window_start"), .float(Float(timing.windowStart)),
+            .string("window_end"), .float(Float(timing.windowEnd)), .string("gap_min"), .float(Float(timing.gapMinimum)),
+            .string("gap_max"), .float(Float(timing.gapMaximum)), .string("stimulus"), .string(settings.isPulsed ? "pulsed" : "steady"),
+            .string("max_db_hl"), .float(Float(settings.maximumLevel)), .string("earphone"), .string(settings.earphone.name),
+        ])
+    }
+
+    /// `/test/result` and, when some frequency had no response, `/test/no_response`, per ear.
+    static func testResultMessages(_ record: HearingTestRecord) -> [OSCMessage] {
+        record.results.flatMap { result -> [OSCMessage] in
+            var messages = [OSCMessage("/test/result", [.string(result.ear.rawValue), .string(result.isReliable ? "reliable" : "unreliable")]
+                + result.thresholds.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.level))] })]
+            if !result.noResponse.isEmpty {
+                messages.append(OSCMessage("/test/no_response", [.string(result.ear.rawValue)] + result.noResponse.map { .float(Float($0)) }))
+            }
+            return messages
+        }
+    }
+}
+
+extension OSCControlSurface {
+    /// Whether `sender` gets the hearing test's reports anyway: it started the test, or subscribes.
+    func receivesHearingTestReports(_ sender: OSCSender) -> Bool {
+        hearingTestStarter.withLock { $0?.peer == sender.peer }
+            || feedback.registry.subscribers.contains { $0.target == sender.peer || $0.owner == sender.peer }
+    }
+
+    /// Sends one event of the hearing test to its starter and to subscribers (the starter once).
+    func forward(_ event: HearingTestEvent) {
+        let messages: [OSCMessage]
+        switch event {
+        case .interrupted(let interrupted): messages = [OSCMessage("/session/interrupted", [.int32(interrupted ? 1 : 0)])]
+        case .state(let state):
+            messages = [OSCCommandTable.testStateMessage(state)]
+            if case .done = state { stateKeeper?.persist() }
+        case .results(let record): messages = OSCCommandTable.testResultMessages(record)
+        case .notKept(let problem):
+            logger.error("\(problem)")
+            return
+        }
+        let starter = hearingTestStarter.withLock { $0 }
+        for message in messages {
+            if let starter { replies.send(message, to: starter) }
+            // Results of both ears are two messages at one address: neither may replace the other.
+            let distinction = message.address == "/session/interrupted" || message.address == "/test/state"
+                ? "" : " " + (message.arguments.first.flatMap { if case .string(let ear) = $0 { ear } else { nil } } ?? "")
+            feedback.enqueue { $0.enqueueNotification(message, origin: starter?.peer, distinctBy: distinction) }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+extension SoundFitIntegration {
+    /// `soundfit test` in a pseudo-terminal (Python's `pty`), against the real binary on a jackd.
+    @Suite("soundfit test in a terminal") struct HearingTestTerminal {
+        /// Runs `argv` in a pseudo-terminal; presses Enter every 0.1 s for `enterSeconds`, then
+        /// Ctrl-C; prints the child's output and `EXIT <status>`.
+        static let driver = """
+            import os, pty, select, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[2], sys.argv[2:])
+            output = b""
+            def pump(seconds):
+                global output
+                end = time.time() + seconds
+                while time.time() < end:
+                    ready, _, _ = select.select([fd], [], [], 0.02)
+                    if ready:
+                        try:
+                            output += os.read(fd, 4096)
+                        except OSError:
+                            return False
+                return True
+            # Keys only once soundfit test is reading them (it prints its prompt first).
+            deadline = time.time() + 20
+            while b"Hearing test" not in output and time.time() < deadline:
+                if not pump(0.1):
+                    break
+            start = time.time()
+            while time.time() - start < float(sys.argv[1]):
+                os.write(fd, b"\\r")
+                pump(0.1)
+            os.write(fd, b"\\x03")
+            pump(4)
+            for _ in range(50):
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, 9)
+                _, status = os.waitpid(pid, 0)
+            sys.stdout.write(output.decode("utf-8", "replace"))
+            sys.stdout.write("\\nEXIT %d\\n" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
+            """
+
+        @Test("Enter sends /test/heard (the level falls after presses), Ctrl-C cancels and exits non-zero")
+        func enterHearsAndControlCCancels() throws {
+            let rig = try SoundFitRig()
+            defer { rig.stop() }
+            let osc = rig.osc
+            let config = try osc.ask("/test/config", HearingTestThroughJack.fastTiming, reply: "/test/config")
+            #expect(config.address == "/test/config", "\(config)")
+            _ = try osc.ask("/subscribe", reply: "/subscribed")
+            osc.drain()
+            let terminal = try ChildProcess(
+                label: "soundfit test", executable: "/usr/bin/python3",
+                arguments: ["-c", Self.driver, "4", try SoundFitBinary.path(), "test", "--osc-port", "\(rig.ready.oscPort)",
+                            "--ear", "left", "--hz", "1000"])
+            defer { terminal.stop() }
+            #expect(terminal.waitForExit(timeout: .seconds(30)), "soundfit test did not end")
+            let output = terminal.standardOutput
+            #expect(output.contains("EXIT 130"), "\(output)\n\(terminal.standardError)")
+            #expect(output.contains("test/state running ear left hz 1000"), "\(output)")
+            #expect(output.contains("test/state cancelled"), "\(output)")
+            // Nobody else pressed: only Enter can have brought the level below the first tone's 40 dB HL.
+            let states = osc.collect(for: .milliseconds(500)).filter { $0.address == "/test/state" }
+            let levels = states.compactMap { $0.string(0) == "running" ? $0.number(6) : nil }
+            #expect(levels.contains { $0 < 40 }, "levels \(levels): no press counted")
+            #expect(states.last?.string(0) == "cancelled", "\(states)")
+        }
+
+        @Test("soundfit run --earphone FILE: the hearing test uses that RETSPL table")
+        func earphoneFile() throws {
+            let directory = try UniqueName.temporaryDirectory("soundfit-earphone")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("earphone.json")
+            try Data(#"{"name": "lab-headphones", "retspl": [{"hz": 1000, "db_spl": 6}, {"hz": 4000, "db_spl": 10.5}]}"#.utf8)
+                .write(to: file)
+            let rig = try SoundFitRig(extraArguments: ["--earphone", file.path])
+            defer { rig.stop() }
+            let table = try rig.osc.ask("/test/earphone", reply: "/test/earphone")
+            #expect(table.arguments == [.string("lab-headphones"), .float(1000), .float(6), .float(4000), .float(10.5)], "\(table)")
+        }
+    }
+}
