@@ -75,7 +75,7 @@ extension SoundFitIntegration {
             osc.sendBundle([OSCTestMessage("/filter/cutoff", [.float(200)]),
                             OSCTestMessage("/config/timeout", [.float(3)]),
                             OSCTestMessage("/filter/q", [.float(2)])])
-            #expect(try osc.waitFor("/config/timeout ,f 3") { $0.address == "/config/timeout" }.match.arguments == [.float(3)])
+            #expect(try osc.waitFor("/config/timeout ,f 3") { $0.address == "/config/timeout" }.match.arguments == [.float(3), .string("seconds")])
             expectApplied(try osc.waitForTerminalState("/filter/cutoff"), "/filter/cutoff", .float(200))
             #expect(try osc.query("/filter/q") == .float(2))
         }

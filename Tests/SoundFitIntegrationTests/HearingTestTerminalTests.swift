@@ -82,7 +82,8 @@ extension SoundFitIntegration {
             let rig = try SoundFitRig(extraArguments: ["--earphone", file.path])
             defer { rig.stop() }
             let table = try rig.osc.ask("/test/earphone", reply: "/test/earphone")
-            #expect(table.arguments == [.string("lab-headphones"), .float(1000), .float(6), .float(4000), .float(10.5)], "\(table)")
+            #expect(table.arguments == [.string("lab-headphones"), .float(1000), .float(6), .float(4000), .float(10.5),
+                                        .string("dB SPL")], "\(table)")
         }
     }
 }

@@ -175,6 +175,30 @@ extension SoundFitIntegration {
                     "\(removed)")
         }
 
+        @Test("/subscribe ,s pattern: the snapshot and feedback follow only the selected parameters; session notifications still come")
+        func subscriptionToASubtree() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let maker = rig.osc
+            let watcher = try OSCTestClient(port: rig.ready.oscPort)
+            let subscribed = try subscribe(watcher, [.string("/filter/{cutoff,q}")])
+            #expect(subscribed.address == "/subscribed" && subscribed.string(3) == "/filter/{cutoff,q}", "\(subscribed)")
+            let snapshot = watcher.collect(for: .milliseconds(400))
+            let values = snapshot.filter { $0.arguments.count == 1 && $0.address.hasPrefix("/") && $0.address != "/session" }
+            #expect(Set(values.map(\.address)) == ["/filter/cutoff", "/filter/q"], "\(snapshot)")
+            #expect(snapshot.contains { $0.address == "/session" }, "\(snapshot)")
+
+            expectApplied(try maker.set("/output/gain", .float(-4)), "/output/gain", .float(-4))
+            expectApplied(try maker.set("/filter/q", .float(2)), "/filter/q", .float(2))
+            let fed = watcher.collect(for: .milliseconds(400))
+            #expect(fed.contains { $0.address == "/filter/q" && $0.arguments == [.float(2)] }, "\(fed)")
+            #expect(!fed.contains { $0.address == "/output/gain" || $0.string(0) == "/output/gain" },
+                    "fed a parameter outside the selection: \(fed)")
+            _ = try maker.ask("/session/interrupt", [.string("call")], reply: "/session/interrupted")
+            let notified = try watcher.waitFor("/session/interrupted") { $0.address == "/session/interrupted" }.match
+            #expect(notified.arguments == [.int(1)], "\(notified)")
+        }
+
         @Test("/subscribe and /unsubscribe errors: bad URLs and forms, another host's subscription, the subscriber limit")
         func subscriptionErrors() throws {
             let rig = try SoundFitRig(channels: 1)
@@ -189,8 +213,10 @@ extension SoundFitIntegration {
                 [.string("osc.udp://example.com:9000")],
                 [.string("osc.udp://:9000")],
                 [.string("loud")],
-                [.string("native"), .string("osc.udp://127.0.0.1:9000")],
+                [.string("native"), .string("both")],
                 [.string("osc.udp://127.0.0.1:9000"), .string("native"), .string("both")],
+                [.string("/no/such/parameter")],
+                [.string("/filter/[cutoff")],
                 [.int(5)],
             ] {
                 let reply = try osc.ask("/subscribe", arguments, reply: "/subscribed", timeout: .seconds(3))

@@ -12,7 +12,8 @@ import Testing
 
         surface.send(OSCMessage("/test/config"))
         let defaults = try #require(await surface.next())
-        #expect(defaults.address == "/test/config" && defaults.arguments.count == 16, "\(defaults)")
+        #expect(defaults.address == "/test/config" && defaults.arguments.count == 17, "\(defaults)")
+        #expect(defaults.arguments.last == .string("current") && OSCCommandTable.isReply(defaults), "\(defaults)")
         #expect(defaults.arguments[1] == .float(1) && defaults.arguments[11] == .string("steady")
                     && defaults.arguments[13] == .float(90) && defaults.arguments[15] == .string("TDH-39"), "\(defaults)")
 
@@ -31,7 +32,10 @@ import Testing
         }
 
         surface.send(OSCMessage("/test/earphone", [.string("mine"), .float(1000), .float(5), .float(4000), .float(8)]))
-        #expect(await surface.next() == OSCMessage("/test/earphone", [.string("mine"), .float(1000), .float(5), .float(4000), .float(8)]))
+        let table = try #require(await surface.next())
+        #expect(table == OSCMessage("/test/earphone", [.string("mine"), .float(1000), .float(5), .float(4000), .float(8),
+                                                      .string("dB SPL")]))
+        #expect(OSCCommandTable.isReply(table))
         surface.send(OSCMessage("/test/earphone", [.string("bad"), .float(1000)]))
         #expect(await surface.next()?.address == "/error")
     }
@@ -58,10 +62,12 @@ import Testing
         let left = try #require(await surface.next())
         let right = try #require(await surface.next())
         #expect(left == OSCMessage("/profile/audiogram", [.string("left"), .float(500), .float(20), .float(1000), .float(25),
-                                                         .float(2000), .float(40), .float(4000), .float(55)]))
+                                                         .float(2000), .float(40), .float(4000), .float(55), .string("dB HL")]))
         // An ear without its own audiogram reports the other's (as the profile uses it).
         #expect(right.arguments.first == .string("right") && Array(right.arguments.dropFirst()) == Array(left.arguments.dropFirst()))
-        // The reply form is a request too: answered, never dropped.
-        #expect(!OSCCommandTable.isReply(left))
+        // The answer ends in its unit, which no submission does: another SoundFit that receives it
+        // (a forged source) drops it instead of taking this profile as its own.
+        #expect(OSCCommandTable.isReply(left) && OSCCommandTable.isReply(right))
+        #expect(!OSCCommandTable.isReply(OSCMessage("/profile/audiogram", Array(left.arguments.dropLast()))))
     }
 }

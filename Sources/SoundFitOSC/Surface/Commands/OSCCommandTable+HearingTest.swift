@@ -120,11 +120,12 @@ extension OSCCommandTable {
                     optional: true, repeats: true),
                 Arg("f|s", "value", "the key's value.", optional: true, repeats: true),
             ],
-            reply: "`/test/config` with every key and its value.",
+            reply: "`/test/config` with every key and its value, then `,s current` (so the reply is never taken for a "
+                + "request: a set never ends in it).",
             errors: ["unknown key", "a value of the wrong type or out of range", "a test is running"],
             examples: ["oscsend localhost 7700 /test/config sfsfsfsfsf tone_seconds 0.2 window_start 0.05 window_end 0.4 gap_min 0.1 gap_max 0.2"]),
-        requests: [OSCMessageForm("/test/config", .any)],
-        replies: [OSCMessageForm("/test/config", .atLeast(2))],
+        requests: [OSCMessageForm("/test/config", .notEndingIn(currentSettingsMarker))],
+        replies: [OSCMessageForm("/test/config", .endingIn(currentSettingsMarker))],
         handle: answerConfig)
 
     static let testEarphone = OSCCommand(
@@ -138,11 +139,11 @@ extension OSCCommandTable {
                 Arg("f", "hz", "a frequency.", optional: true, repeats: true),
                 Arg("f", "db_spl", "RETSPL there, −20 … 120 dB SPL.", optional: true, repeats: true),
             ],
-            reply: "`/test/earphone ,s name ,f hz ,f db_spl …`.",
+            reply: "`/test/earphone ,s name ,f hz ,f db_spl … ,s dB SPL` (ending in its unit, so it is never taken for a set).",
             errors: ["no pairs, or values out of range", "a test is running"],
             examples: ["oscsend localhost 7700 /test/earphone sffff my-headphones 1000 7 4000 9.5"]),
-        requests: [OSCMessageForm("/test/earphone", .any)],
-        replies: [OSCMessageForm("/test/earphone", .atLeast(3))],
+        requests: [OSCMessageForm("/test/earphone", .notEndingIn(splUnit))],
+        replies: [OSCMessageForm("/test/earphone", .endingIn(splUnit))],
         handle: answerEarphone)
 
     static let testStateReport = OSCCommand(
@@ -321,7 +322,7 @@ extension OSCCommandTable {
         }
         let table = runner.settings.earphone
         request.reply(OSCMessage("/test/earphone", [.string(table.name)]
-            + table.entries.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.retspl))] }))
+            + table.entries.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.retspl))] } + [.string(splUnit)]))
     }
 
     // MARK: Messages
@@ -350,8 +351,12 @@ extension OSCCommandTable {
             .string("window_end"), .float(Float(timing.windowEnd)), .string("gap_min"), .float(Float(timing.gapMinimum)),
             .string("gap_max"), .float(Float(timing.gapMaximum)), .string("stimulus"), .string(settings.isPulsed ? "pulsed" : "steady"),
             .string("max_db_hl"), .float(Float(settings.maximumLevel)), .string("earphone"), .string(settings.earphone.name),
+            .string(currentSettingsMarker),
         ])
     }
+
+    /// What ends `/test/config`'s reply: no set of the settings ends in it.
+    static let currentSettingsMarker = "current"
 
     /// `/test/result` and, when some frequency had no response, `/test/no_response`, per ear.
     static func testResultMessages(_ record: HearingTestRecord) -> [OSCMessage] {

@@ -18,7 +18,8 @@ extension OSCCommandTable {
                 Arg("f", "db_hl", "the threshold at that frequency, −10 … 120 dB HL.", repeats: true),
             ],
             reply: "`/profile/presets ,s variant …`: the preset variants now available. Without arguments: one "
-                + "`/profile/audiogram ,s left|right ,f hz ,f db_hl …` per ear.",
+                + "`/profile/audiogram ,s left|right ,f hz ,f db_hl … ,s dB HL` per ear (ending in its unit, so the "
+                + "answer is never taken for a submission).",
             errors: [
                 "without arguments: no hearing profile yet",
                 "unknown ear",
@@ -26,12 +27,15 @@ extension OSCCommandTable {
                 "a nonstandard or repeated frequency, a required one missing, or a level out of range",
             ],
             examples: ["oscsend localhost 7700 /profile/audiogram sffffffff both 500 20 1000 25 2000 40 4000 55"]),
-        // The reply form with arguments is also a request form (it sets): received, it is answered.
-        requests: [OSCMessageForm("/profile/audiogram", .any)],
-        replies: [OSCMessageForm("/profile/presets", .any), OSCMessageForm("/profile/audiogram", .atLeast(1))],
+        // The query's answer ends in its unit, which no submission does: it is never taken for one.
+        requests: [OSCMessageForm("/profile/audiogram", .notEndingIn(hearingLevelUnit))],
+        replies: [OSCMessageForm("/profile/presets", .any), OSCMessageForm("/profile/audiogram", .endingIn(hearingLevelUnit))],
         prepare: prepareAudiogram)
 
-    /// `/profile/audiogram` → one `/profile/audiogram ,s ear ,f hz ,f db_hl …` per ear.
+    /// The unit that ends the answer to a `/profile/audiogram` query.
+    static let hearingLevelUnit = "dB HL"
+
+    /// `/profile/audiogram` → one `/profile/audiogram ,s ear ,f hz ,f db_hl … ,s dB HL` per ear.
     private static func answerProfileQuery(_ request: OSCCommandRequest) {
         guard let profile = request.surface.runtime.presets.profile else {
             request.reject("no hearing profile yet: submit one with /profile/audiogram or take the hearing test (/test/start)")
@@ -40,7 +44,8 @@ extension OSCCommandTable {
         for ear in Ear.allCases {
             let points = profile.audiogram(for: ear).points
             request.reply(OSCMessage("/profile/audiogram", [.string(ear.rawValue)]
-                + points.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.threshold))] }))
+                + points.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.threshold))] }
+                + [.string(hearingLevelUnit)]))
         }
     }
 

@@ -11,6 +11,11 @@ struct OSCMessageForm: Sendable, CustomStringConvertible {
         case atLeast(Int)
         /// Exactly these arguments, in order.
         case exactly([Argument])
+        /// At least one argument, the last one this string: a reply that ends in a unit or marker
+        /// (`,s dB HL`) no request of its address ends in, so it is never taken for one.
+        case endingIn(String)
+        /// Any arguments but those of `endingIn` this string: the requests of such an address.
+        case notEndingIn(String)
     }
 
     /// One argument of an `exactly` form.
@@ -46,6 +51,8 @@ struct OSCMessageForm: Sendable, CustomStringConvertible {
         case .exactly(let expected):
             return message.arguments.count == expected.count
                 && zip(expected, message.arguments).allSatisfy { $0.matches($1) }
+        case .endingIn(let marker): return message.arguments.last == .string(marker)
+        case .notEndingIn(let marker): return message.arguments.last != .string(marker)
         }
     }
 
@@ -54,6 +61,8 @@ struct OSCMessageForm: Sendable, CustomStringConvertible {
         case .any: "\(address) …"
         case .atLeast(let count): "\(address) (\(count)+ arguments)"
         case .exactly(let expected): ([address] + expected.map(\.description)).joined(separator: " ")
+        case .endingIn(let marker): "\(address) … ,s \(marker)"
+        case .notEndingIn(let marker): "\(address) … (not ending in ,s \(marker))"
         }
     }
 }

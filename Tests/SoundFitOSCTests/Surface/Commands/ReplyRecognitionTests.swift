@@ -24,6 +24,12 @@ import Testing
             return arguments == [.string("continuous"), .float(0)]
         case "/config/timeout":
             return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("seconds")
+        case "/profile/audiogram":
+            return arguments.last == .string("dB HL")
+        case "/test/earphone":
+            return arguments.last == .string("dB SPL")
+        case "/test/config":
+            return arguments.last == .string("current")
         case "/config/max_output", "/config/calibration":
             return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("dB SPL")
         default:
@@ -67,6 +73,8 @@ import Testing
         [.string("active"), .string("single_preset"), .float(3)], [.int32(0), .string("x")],
         [.string("discrete"), .float(0.2), .string("seconds")], [.float(2), .string("seconds")],
         [.float(90), .string("dB SPL")], [.float(2), .string("minutes")],
+        [.string("left"), .float(1000), .float(20), .string("dB HL")], [.string("left"), .float(1000), .float(20)],
+        [.string("mine"), .float(1000), .float(7), .string("dB SPL")], [.string("tone_seconds"), .float(1), .string("current")],
     ]
 
     @Test func theTableDecidesExactlyAsTheRulesItReplaced() {
