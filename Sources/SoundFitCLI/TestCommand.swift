@@ -4,19 +4,27 @@ import Glibc
 import SoundFit
 import Synchronization
 
-/// `soundfit test`: the hearing test from a terminal, against a running instance. It starts the
-/// test over OSC, prints what the test reports, sends `/test/heard` for Enter or Space and
-/// `/test/cancel` for Ctrl-C (the terminal is in raw mode while it runs).
+/// `soundfit test`: the hearing test from a terminal, against a running instance or (`--start`)
+/// one of its own. It starts the test over OSC, prints what the test reports, sends
+/// `/test/heard` for Enter or Space and `/test/cancel` for Ctrl-C (the terminal is in raw mode
+/// while it runs).
 ///
-/// Threads: the OSC socket's receive thread prints and ends the run; the main task reads keys.
+/// Threads: the OSC socket's receive thread prints and ends the run; a thread of its own reads
+/// keys; the main thread waits for the end.
 struct TestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test",
         abstract: "Takes the hearing test on a running soundfit: press Enter or Space when you hear a tone; Ctrl-C cancels.",
         discussion: """
-            Start soundfit first (soundfit run), put the headphones on its outputs, then run soundfit test.
-            Exit status: 0 when the test is done, 1 when it failed or was refused, 130 when cancelled.
+            Start soundfit first (soundfit run), put the headphones on its outputs, then run soundfit test;
+            or let soundfit test start one of its own with --start (arguments after -- go to soundfit run,
+            e.g. soundfit test --start -- --connect), which it stops afterwards.
+            Exit status: 0 when the test is done, 1 when it failed, was refused or soundfit did not answer,
+            130 when cancelled.
             """)
+
+    /// How long soundfit has to answer `/test/start` before the run gives up.
+    static let answerTimeout: TimeInterval = 3
 
     @Option(help: "The UDP port soundfit listens on.")
     var oscPort: UInt16 = 7700
@@ -30,8 +38,25 @@ struct TestCommand: ParsableCommand {
     @Option(parsing: .upToNextOption, help: "The frequencies in Hz (default: 250 500 1000 2000 3000 4000 6000 8000).")
     var hz: [Double] = []
 
+    @Flag(help: "Start a soundfit of its own for the test (soundfit run, with the arguments after --), and stop it afterwards.")
+    var start = false
+
+    @Argument(parsing: .postTerminator, help: "With --start: arguments for soundfit run.")
+    var runArguments: [String] = []
+
     func run() throws {
-        guard let server = OSCPeer(host: host, port: oscPort) else { throw ValidationError("--host: not an IPv4 address: \(host)") }
+        guard start || runArguments.isEmpty else { throw ValidationError("arguments after -- need --start") }
+        var own: OwnSoundFit?
+        let server: OSCPeer
+        if start {
+            let started = try OwnSoundFit(runArguments: runArguments)
+            own = started
+            server = started.endpoint
+        } else {
+            guard let peer = OSCPeer(host: host, port: oscPort) else { throw ValidationError("--host: not an IPv4 address: \(host)") }
+            server = peer
+        }
+        defer { own?.stop() }
         let socket: OSCSocket
         do {
             socket = try OSCSocket(host: "127.0.0.1", port: 0)
@@ -39,7 +64,9 @@ struct TestCommand: ParsableCommand {
             throw ValidationError("\(error)")
         }
         let ending = HearingTestEnding()
+        let answered = Atomic<Bool>(false)
         socket.startReceiving(maximumPacketBytes: 65536, onPacket: { bytes, _ in
+            answered.store(true, ordering: .relaxed)
             guard let packet = try? OSCCodec.decode(bytes) else { return }
             for message in packet.messages {
                 Self.say(Self.describe(message))
@@ -49,6 +76,14 @@ struct TestCommand: ParsableCommand {
         let send: @Sendable (OSCMessage) -> Void = { _ = socket.send(OSCCodec.encode($0), to: server) }
 
         send(OSCMessage("/test/start", [.string(ear)] + hz.map { .float(Float($0)) }))
+        // Nothing listens at a closed port, and UDP does not say so: give up after a while.
+        Thread { [server] in
+            Thread.sleep(forTimeInterval: Self.answerTimeout)
+            guard !answered.load(ordering: .relaxed) else { return }
+            Self.say("no answer from soundfit at \(server) within \(Int(Self.answerTimeout)) s: is it running "
+                + "(soundfit run), on that port? soundfit test --start runs one of its own.")
+            ending.finish(1)
+        }.start()
         let terminal = RawTerminal()
         Self.say("Hearing test: press Enter or Space whenever you hear a tone, Ctrl-C to cancel.")
         // Keys: read on a thread of its own, so the end of the test is not held up by a read.
@@ -100,6 +135,60 @@ struct TestCommand: ParsableCommand {
             }
         }
         return ([String(message.address.dropFirst())] + words).joined(separator: " ")
+    }
+}
+
+/// A `soundfit run` of the test's own (`soundfit test --start`): the same executable, started
+/// with an OSC port of its own choosing (`--osc-port 0`, read from its ready line), stopped with
+/// SIGTERM at the end. Its log goes to a file, shown when it does not start.
+final class OwnSoundFit {
+    let endpoint: OSCPeer
+    private let process: Process
+
+    init(runArguments: [String]) throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("soundfit-test-\(getpid()).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["run", "--osc-port", "0"] + runArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: log)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        TestCommand.say("Starting soundfit (its log: \(log.path)) …")
+        // The ready line names the OSC endpoint: `soundfit ready osc=udp://127.0.0.1:PORT …`.
+        var buffered = Data()
+        var found: OSCPeer?
+        while found == nil {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }  // the child ended before it was ready
+            buffered += chunk
+            let text = String(decoding: buffered, as: UTF8.self)
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("soundfit ready ") }),
+                  let field = line.split(separator: " ").first(where: { $0.hasPrefix("osc=udp://") }),
+                  let colon = field.lastIndex(of: ":"), let port = UInt16(field[field.index(after: colon)...]) else { continue }
+            found = OSCPeer(host: String(field.dropFirst("osc=udp://".count).prefix { $0 != ":" }), port: port)
+        }
+        guard let found else {
+            process.waitUntilExit()
+            let problem = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw ValidationError("soundfit run did not start (exit \(process.terminationStatus)):\n\(problem)")
+        }
+        endpoint = found
+        // Keep reading its standard output so it never blocks on a full pipe.
+        Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
+    }
+
+    /// Ends the child (SIGTERM, then SIGKILL after 5 s) and waits for it.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 }
 

@@ -72,6 +72,39 @@ extension SoundFitIntegration {
             #expect(states.last?.string(0) == "cancelled", "\(states)")
         }
 
+        @Test("soundfit test --start runs a soundfit of its own for the test and stops it; no answer from a port ends the run")
+        func ownInstanceAndNoAnswer() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let directory = try UniqueName.temporaryDirectory("soundfit-test-start")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let terminal = try ChildProcess(
+                label: "soundfit test --start", executable: "/usr/bin/python3",
+                arguments: ["-c", Self.driver, "2", try SoundFitBinary.path(), "test", "--start", "--ear", "left", "--hz", "1000",
+                            "--", "--server", server.name, "--no-start-server", "--channels", "1", "--state-dir", directory.path])
+            defer { terminal.stop() }
+            #expect(terminal.waitForExit(timeout: .seconds(60)), "soundfit test --start did not end")
+            let output = terminal.standardOutput
+            #expect(output.contains("EXIT 130"), "\(output)\n\(terminal.standardError)")
+            #expect(output.contains("test/state running ear left hz 1000"), "\(output)")
+            #expect(output.contains("test/state cancelled"), "\(output)")
+            // Its own soundfit is gone: nothing runs on that state directory any more.
+            let search = Process()
+            search.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
+            search.arguments = ["-f", "--", "--state-dir \(directory.path)"]
+            try search.run()
+            search.waitUntilExit()
+            #expect(search.terminationStatus == 1, "a soundfit started by soundfit test --start still runs")
+
+            // Nothing listens at the discard port: told so, exit 1, no hang.
+            let unanswered = try ChildProcess(label: "soundfit test (no answer)", executable: try SoundFitBinary.path(),
+                                              arguments: ["test", "--osc-port", "9"])
+            defer { unanswered.stop() }
+            #expect(unanswered.waitForExit(timeout: .seconds(15)), "soundfit test waited forever for an answer")
+            #expect(unanswered.termination?.status == 1 && unanswered.termination?.bySignal == false, "\(String(describing: unanswered.termination))")
+            #expect(unanswered.standardOutput.contains("no answer from soundfit at 127.0.0.1:9"), "\(unanswered.standardOutput)")
+        }
+
         @Test("soundfit run --earphone FILE: the hearing test uses that RETSPL table")
         func earphoneFile() throws {
             let directory = try UniqueName.temporaryDirectory("soundfit-earphone")

@@ -1,11 +1,11 @@
 /// One entry of the OSC command table: the address, the message forms it accepts and the
 /// ones it sends, what it does, and how the documentation describes it, in one place.
-/// Reports (`/state`, `/error`) are entries without requests or a handler.
+/// Reports (`/state`, `/error`) are entries without requests or a `prepare` step.
 struct OSCCommand: Sendable {
     /// The documentation entry (address, arguments, reply, errors, examples) that docs/OSC.md
     /// is generated from.
     let documentation: OSCCommandDescription
-    /// What the command accepts; the handler validates the arguments exactly.
+    /// What the command accepts; its `prepare` step validates the arguments exactly.
     let requestForms: [OSCMessageForm]
     /// What the command sends back. A received message matching one of these and none of the
     /// request forms can only be a reply, and is never answered.
@@ -26,13 +26,6 @@ struct OSCCommand: Sendable {
         self.prepare = prepare
     }
 
-    /// A command that checks its arguments only when it is performed: in a bundle, its own
-    /// `/error` cannot stop the bundle's other elements.
-    init(_ documentation: OSCCommandDescription, requests: [OSCMessageForm], replies: [OSCMessageForm],
-         handle: @escaping @Sendable (OSCCommandRequest) -> Void) {
-        self.init(documentation, requests: requests, replies: replies) { request in .perform { handle(request) } }
-    }
-
     /// A report SoundFit sends on its own: documented, recognised as a reply, never handled.
     init(report documentation: OSCCommandDescription, sends replies: [OSCMessageForm]) {
         self.documentation = documentation
@@ -50,7 +43,7 @@ enum OSCCommandPlan: Sendable {
     case reject(_ reason: String)
 }
 
-/// One command message being answered: what a handler works with.
+/// One command message being answered: what a command's `prepare` step and its work use.
 struct OSCCommandRequest: Sendable {
     let message: OSCMessage
     let sender: OSCSender

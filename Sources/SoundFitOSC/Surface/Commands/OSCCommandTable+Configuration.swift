@@ -88,6 +88,25 @@ extension OSCCommandTable {
         }
     }
 
+    /// Why a configuration set was refused: its `/error` reason.
+    struct SettingRefusal: Error {
+        let reason: String
+    }
+
+    /// The one number a configuration set carries, checked against `range` as received. The
+    /// refusal names the setting, the range (`rangeText`, default: whole dB SPL) and the form.
+    static func setting(_ request: OSCCommandRequest, _ name: String, within range: ClosedRange<Double>,
+                        rangeText: String? = nil, form: String) throws(SettingRefusal) -> Double {
+        guard request.arguments.count == 1, let value = request.arguments[0].numericValue else {
+            throw SettingRefusal(reason: "expects \(form)")
+        }
+        guard value.isFinite, range.contains(value) else {
+            let text = rangeText ?? "\(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL"
+            throw SettingRefusal(reason: "\(name) must be \(text), got \(value)")
+        }
+        return value
+    }
+
     /// The unit that ends the replies of `/config/delivery` and `/config/timeout`.
     static let secondsUnit = "seconds"
     /// The unit that ends the reply of `/config/max_output`.
@@ -121,11 +140,11 @@ extension OSCCommandTable {
             request.reply(OSCMessage("/config/timeout", [.float(Float(runtime.config.deliveryTimeout.seconds)), .string(secondsUnit)]))
         }
         guard !request.arguments.isEmpty else { return .perform(reply) }
-        guard request.arguments.count == 1, let seconds = request.arguments[0].numericValue else {
-            return .reject("expects ,f seconds")
-        }
-        guard seconds.isFinite, seconds >= 0.01, seconds <= 600 else {
-            return .reject("timeout must be 0.01…600 s, got \(seconds)")
+        let seconds: Double
+        do {
+            seconds = try setting(request, "timeout", within: 0.01...600, rangeText: "0.01…600 s", form: ",f seconds")
+        } catch {
+            return .reject(error.reason)
         }
         return .perform {
             var config = runtime.config
@@ -159,12 +178,11 @@ extension OSCCommandTable {
             request.reply(OSCMessage("/config/max_output", [.float(Float(runtime.maximumOutputSPL)), .string(splUnit)]))
         }
         guard !request.arguments.isEmpty else { return .perform(reply) }
-        let range = SoundFitRuntime.maximumOutputRange
-        guard request.arguments.count == 1, let spl = request.arguments[0].numericValue else {
-            return .reject("expects ,f spl (dB SPL)")
-        }
-        guard spl.isFinite, range.contains(spl) else {
-            return .reject("maximum output must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(spl)")
+        let spl: Double
+        do {
+            spl = try setting(request, "maximum output", within: SoundFitRuntime.maximumOutputRange, form: ",f spl (dB SPL)")
+        } catch {
+            return .reject(error.reason)
         }
         return .perform {
             runtime.maximumOutputSPL = spl
@@ -200,12 +218,11 @@ extension OSCCommandTable {
             request.reply(OSCMessage("/config/calibration", [.float(Float(surface.runtime.calibration)), .string(splUnit)]))
         }
         guard !request.arguments.isEmpty else { return .perform(reply) }
-        let range = PresetPayload.calibrationRange
-        guard request.arguments.count == 1, let calibration = request.arguments[0].numericValue else {
-            return .reject("expects ,f db_spl (dB SPL)")
-        }
-        guard calibration.isFinite, range.contains(calibration) else {
-            return .reject("calibration must be \(Int(range.lowerBound))…\(Int(range.upperBound)) dB SPL, got \(calibration)")
+        let calibration: Double
+        do {
+            calibration = try setting(request, "calibration", within: PresetPayload.calibrationRange, form: ",f db_spl (dB SPL)")
+        } catch {
+            return .reject(error.reason)
         }
         return .perform {
             request.answerLater {

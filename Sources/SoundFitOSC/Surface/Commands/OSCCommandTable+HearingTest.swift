@@ -38,7 +38,7 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /test/start s both", "oscsend localhost 7700 /test/start sff left 1000 4000"]),
         requests: [OSCMessageForm("/test/start", .any)],
         replies: [testStateReply],
-        handle: answerStart)
+        prepare: prepareStart)
 
     static let testHeard = OSCCommand(
         OSCCommandDescription(
@@ -51,7 +51,7 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /test/heard"]),
         requests: [OSCMessageForm("/test/heard", .any)],
         replies: [OSCMessageForm("/error", .any)],
-        handle: { request in
+        prepare: { request in
             command(request) { try $0.heard() }
         })
 
@@ -62,7 +62,7 @@ extension OSCCommandTable {
             reply: "`/test/state ,s paused`.", errors: ["no test is running"],
             examples: ["oscsend localhost 7700 /test/pause"]),
         requests: [OSCMessageForm("/test/pause", .any)], replies: [testStateReply],
-        handle: { request in
+        prepare: { request in
             command(request) { try $0.pause() }
         })
 
@@ -73,7 +73,7 @@ extension OSCCommandTable {
             reply: "`/test/state ,s running …`.", errors: ["the test is not paused"],
             examples: ["oscsend localhost 7700 /test/resume"]),
         requests: [OSCMessageForm("/test/resume", .any)], replies: [testStateReply],
-        handle: { request in
+        prepare: { request in
             command(request) { try $0.resume() }
         })
 
@@ -85,7 +85,7 @@ extension OSCCommandTable {
             reply: "`/test/state ,s cancelled`, after `/session/interrupted ,i 0`.", errors: ["no test is running"],
             examples: ["oscsend localhost 7700 /test/cancel"]),
         requests: [OSCMessageForm("/test/cancel", .any)], replies: [testStateReply],
-        handle: { request in
+        prepare: { request in
             command(request) { try $0.cancel() }
         })
 
@@ -96,12 +96,9 @@ extension OSCCommandTable {
             reply: "`/test/state ,s state [,s key value …]` (see the report below).",
             examples: ["oscsend localhost 7700 /test/status"]),
         requests: [OSCMessageForm("/test/status", .any)], replies: [testStateReply],
-        handle: { request in
-            guard request.arguments.isEmpty else {
-                request.reject("/test/status takes no arguments")
-                return
-            }
-            request.reply(testStateMessage(request.surface.hearingTest.state))
+        prepare: { request in
+            guard request.arguments.isEmpty else { return .reject("/test/status takes no arguments") }
+            return .perform { request.reply(testStateMessage(request.surface.hearingTest.state)) }
         })
 
     static let testConfig = OSCCommand(
@@ -126,7 +123,7 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /test/config sfsfsfsfsf tone_seconds 0.2 window_start 0.05 window_end 0.4 gap_min 0.1 gap_max 0.2"]),
         requests: [OSCMessageForm("/test/config", .notEndingIn(currentSettingsMarker))],
         replies: [OSCMessageForm("/test/config", .endingIn(currentSettingsMarker))],
-        handle: answerConfig)
+        prepare: prepareConfig)
 
     static let testEarphone = OSCCommand(
         OSCCommandDescription(
@@ -144,7 +141,7 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /test/earphone sffff my-headphones 1000 7 4000 9.5"]),
         requests: [OSCMessageForm("/test/earphone", .notEndingIn(splUnit))],
         replies: [OSCMessageForm("/test/earphone", .endingIn(splUnit))],
-        handle: answerEarphone)
+        prepare: prepareEarphone)
 
     static let testStateReport = OSCCommand(
         report: OSCCommandDescription(
@@ -192,7 +189,7 @@ extension OSCCommandTable {
     // MARK: Handlers
 
     /// `/test/start [,s ear] [,f hz …]`: the starter receives the states and results.
-    private static func answerStart(_ request: OSCCommandRequest) {
+    private static func prepareStart(_ request: OSCCommandRequest) -> OSCCommandPlan {
         var arguments = request.arguments[...]
         var ears: [Ear] = [.left, .right]
         if case .string(let ear) = arguments.first {
@@ -200,80 +197,74 @@ extension OSCCommandTable {
             case "left": ears = [.left]
             case "right": ears = [.right]
             case "both": break
-            default:
-                request.reject("unknown ear '\(ear)' (left, right or both)")
-                return
+            default: return .reject("unknown ear '\(ear)' (left, right or both)")
             }
             arguments = arguments.dropFirst()
         }
         let numbers = arguments.map(\.numericValue)
         guard numbers.allSatisfy({ $0 != nil }) else {
-            request.reject("expects [,s left|right|both] then frequencies in Hz, got \(request.message.typeTags)")
-            return
+            return .reject("expects [,s left|right|both] then frequencies in Hz, got \(request.message.typeTags)")
         }
         let frequencies = numbers.isEmpty ? PureToneAudiometry.defaultFrequencies : numbers.map { $0! }
         let surface = request.surface
         guard !surface.hearingTest.state.isActive else {
-            request.reject("a hearing test is already running (/test/cancel it first)")
-            return
+            return .reject("a hearing test is already running (/test/cancel it first)")
         }
-        surface.hearingTestStarter.withLock { $0 = request.sender }
         let testedEars = ears
-        request.answerLater {
-            try await surface.hearingTest.start(ears: testedEars, frequencies: frequencies)
+        return .perform {
+            surface.hearingTestStarter.withLock { $0 = request.sender }
+            request.answerLater {
+                try await surface.hearingTest.start(ears: testedEars, frequencies: frequencies)
+            }
         }
     }
 
-    /// Runs a command without arguments; a sender who gets no state report is answered with the state.
-    private static func command(_ request: OSCCommandRequest, _ body: (HearingTestRunner) throws -> Void) {
-        guard request.arguments.isEmpty else {
-            request.reject("\(request.address) takes no arguments")
-            return
+    /// A command without arguments; a sender who gets no state report is answered with the state.
+    /// Whether the test is in a state that takes it is found when it is performed.
+    private static func command(_ request: OSCCommandRequest,
+                                _ body: @escaping @Sendable (HearingTestRunner) throws -> Void) -> OSCCommandPlan {
+        guard request.arguments.isEmpty else { return .reject("\(request.address) takes no arguments") }
+        return .perform {
+            let surface = request.surface
+            do {
+                try body(surface.hearingTest)
+            } catch {
+                request.reject("\(error)")
+                return
+            }
+            guard request.address != "/test/heard", !surface.receivesHearingTestReports(request.sender) else { return }
+            request.reply(testStateMessage(surface.hearingTest.state))
         }
-        let surface = request.surface
-        do {
-            try body(surface.hearingTest)
-        } catch {
-            request.reject("\(error)")
-            return
-        }
-        guard request.address != "/test/heard", !surface.receivesHearingTestReports(request.sender) else { return }
-        request.reply(testStateMessage(surface.hearingTest.state))
     }
 
     /// `/test/config [,s key value …]` → `/test/config` with every key.
-    private static func answerConfig(_ request: OSCCommandRequest) {
+    private static func prepareConfig(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let runner = request.surface.hearingTest
         var settings = runner.settings
         let arguments = request.arguments
         guard arguments.count % 2 == 0 else {
-            request.reject("expects key value pairs, got \(request.message.typeTags)")
-            return
+            return .reject("expects key value pairs, got \(request.message.typeTags)")
         }
         for index in stride(from: 0, to: arguments.count, by: 2) {
             guard case .string(let key) = arguments[index] else {
-                request.reject("argument \(index + 1): expected a key (string)")
-                return
+                return .reject("argument \(index + 1): expected a key (string)")
             }
             let value = arguments[index + 1]
             switch key {
             case "stimulus":
                 guard case .string(let form) = value, ["steady", "pulsed"].contains(form) else {
-                    request.reject("stimulus: expected steady or pulsed")
-                    return
+                    return .reject("stimulus: expected steady or pulsed")
                 }
                 settings.isPulsed = form == "pulsed"
             case "earphone":
                 guard case .string(let name) = value, name == settings.earphone.name || name == EarphoneTable.tdh39.name else {
-                    request.reject("earphone: expected '\(settings.earphone.name)' or '\(EarphoneTable.tdh39.name)' "
+                    return .reject("earphone: expected '\(settings.earphone.name)' or '\(EarphoneTable.tdh39.name)' "
                         + "(set another table with /test/earphone)")
-                    return
                 }
                 if name != settings.earphone.name { settings.earphone = .tdh39 }
             case "tone_seconds", "window_start", "window_end", "gap_min", "gap_max", "max_db_hl":
                 guard let number = value.numericValue else {
-                    request.reject("\(key): expected a number")
-                    return
+                    return .reject("\(key): expected a number")
                 }
                 switch key {
                 case "tone_seconds": settings.timing.toneSeconds = number
@@ -284,45 +275,61 @@ extension OSCCommandTable {
                 default: settings.maximumLevel = number
                 }
             default:
-                request.reject("unknown key '\(key)' (tone_seconds, window_start, window_end, gap_min, gap_max, "
+                return .reject("unknown key '\(key)' (tone_seconds, window_start, window_end, gap_min, gap_max, "
                     + "stimulus, max_db_hl, earphone)")
-                return
             }
         }
+        guard !arguments.isEmpty else { return .perform { request.reply(testConfigMessage(runner.settings)) } }
         do {
-            if !arguments.isEmpty { try runner.setSettings(settings) }
+            try settings.validate()
         } catch {
-            request.reject("\(error)")
-            return
+            return .reject("\(error)")
         }
-        request.reply(testConfigMessage(runner.settings))
+        let checked = settings
+        return .perform {
+            do {
+                try runner.setSettings(checked)
+            } catch {
+                request.reject("\(error)")
+                return
+            }
+            request.reply(testConfigMessage(runner.settings))
+        }
     }
 
     /// `/test/earphone [,s name ,f hz ,f db_spl …]` → `/test/earphone ,s name ,f hz ,f db_spl …`.
-    private static func answerEarphone(_ request: OSCCommandRequest) {
+    private static func prepareEarphone(_ request: OSCCommandRequest) -> OSCCommandPlan {
         let runner = request.surface.hearingTest
         let arguments = request.arguments
-        if !arguments.isEmpty {
-            let numbers = arguments.dropFirst().map(\.numericValue)
-            guard case .string(let name) = arguments[0], !name.isEmpty, !numbers.isEmpty, numbers.count % 2 == 0,
-                  numbers.allSatisfy({ $0 != nil }) else {
-                request.reject("expects ,s name then pairs of numbers (hz, dB SPL), got \(request.message.typeTags)")
-                return
-            }
-            let values = numbers.map { $0! }
+        let reply: @Sendable () -> Void = {
+            let table = runner.settings.earphone
+            request.reply(OSCMessage("/test/earphone", [.string(table.name)]
+                + table.entries.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.retspl))] } + [.string(splUnit)]))
+        }
+        guard !arguments.isEmpty else { return .perform(reply) }
+        let numbers = arguments.dropFirst().map(\.numericValue)
+        guard case .string(let name) = arguments[0], !name.isEmpty, !numbers.isEmpty, numbers.count % 2 == 0,
+              numbers.allSatisfy({ $0 != nil }) else {
+            return .reject("expects ,s name then pairs of numbers (hz, dB SPL), got \(request.message.typeTags)")
+        }
+        let values = numbers.map { $0! }
+        let table: EarphoneTable
+        do {
+            table = try EarphoneTable(name: name, entries: stride(from: 0, to: values.count, by: 2).map { (values[$0], values[$0 + 1]) })
+        } catch {
+            return .reject("\(error)")
+        }
+        return .perform {
             do {
                 var settings = runner.settings
-                settings.earphone = try EarphoneTable(
-                    name: name, entries: stride(from: 0, to: values.count, by: 2).map { (values[$0], values[$0 + 1]) })
+                settings.earphone = table
                 try runner.setSettings(settings)
             } catch {
                 request.reject("\(error)")
                 return
             }
+            reply()
         }
-        let table = runner.settings.earphone
-        request.reply(OSCMessage("/test/earphone", [.string(table.name)]
-            + table.entries.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.retspl))] } + [.string(splUnit)]))
     }
 
     // MARK: Messages
