@@ -70,9 +70,15 @@ extension SoundFitIntegration {
             #expect(renewed.arguments == [.string(target.url), .string("native"), .int(90)], "\(renewed)")
             #expect(target.collect(for: .milliseconds(300)).isEmpty, "a renewal re-sent something to the target")
 
-            // A same-host URL (oscdump on another port) still works at once.
+            // A same-host URL (oscdump on another port) is challenged too: nothing but the
+            // challenge until its host confirms, from any port (oscsend sends from a new one).
             let dump = try OSCTestClient(port: rig.ready.oscPort)
             requester.send("/subscribe", .string(dump.url))
+            let challenge = try dump.waitFor("/subscribe/challenge at a same-host URL") { $0.address == "/subscribe/challenge" }
+            #expect(challenge.before.isEmpty, "\(challenge.before)")
+            #expect(dump.collect(for: .milliseconds(300)).isEmpty, "a same-host URL got more than its challenge")
+            let confirmer = try OSCTestClient(port: rig.ready.oscPort)
+            confirmer.send("/subscribe/confirm", .string(challenge.match.string(0) ?? ""))
             _ = try dump.waitFor("/subscribed at a same-host URL") { $0.address == "/subscribed" }
         }
 
@@ -103,6 +109,7 @@ extension SoundFitIntegration {
                     let sink = try OSCTestClient(port: rig.ready.oscPort)
                     sinks.append(sink)
                     owner.send("/subscribe", .string(sink.url))
+                    try sink.confirmSubscription()
                     _ = try sink.waitFor("/subscribed") { $0.address == "/subscribed" }
                 }
                 if owner === owners[0] {

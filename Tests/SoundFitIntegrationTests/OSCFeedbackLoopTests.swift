@@ -95,13 +95,23 @@ extension SoundFitIntegration {
                                                          "--name", "soundfit-b"])
             defer { other.stop() }
             let otherReady = try other.waitForReady()
-            let reply = try rig.osc.ask("/subscribe", [.string("osc.udp://127.0.0.1:\(otherReady.oscPort)")], reply: "/subscribed")
-            #expect(reply.address == "/subscribed", "\(reply)")
+            let otherClient = try OSCTestClient(port: otherReady.oscPort)
+            // A's values differ from B's, so a snapshot or feedback reaching B would show.
+            expectApplied(try rig.osc.set("/filter/cutoff", .float(3333)), "/filter/cutoff", .float(3333))
+            expectApplied(try rig.osc.set("/output/gain", .float(-9)), "/output/gain", .float(-9))
+            let reply = try rig.osc.ask("/subscribe", [.string("osc.udp://127.0.0.1:\(otherReady.oscPort)")],
+                                        reply: "/subscribe/pending")
+            #expect(reply.address == "/subscribe/pending", "B must confirm first, and never does: \(reply)")
+            expectApplied(try rig.osc.set("/filter/q", .float(4)), "/filter/q", .float(4))
             let (first, second) = try cpuSeconds(of: rig.soundfit.process.pid, and: other.process.pid, over: .seconds(2))
             report("CPU over 2 s of the subscribing instance", first, unit: "s")
             report("CPU over 2 s of the subscribed instance", second, unit: "s")
             #expect(first < 0.6 && second < 0.6, "an instance is busy (\(first) s, \(second) s of CPU in 2 s): a loop?")
             try rig.osc.ping()
+            // B kept its own values: A sent it nothing but the challenge.
+            #expect(try otherClient.query("/filter/cutoff") == .float(1000))
+            #expect(try otherClient.query("/output/gain") == .float(0))
+            #expect(try otherClient.query("/filter/q") == .float(0.7071))
         }
     }
 }

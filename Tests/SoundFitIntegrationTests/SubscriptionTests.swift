@@ -136,10 +136,11 @@ extension SoundFitIntegration {
             #expect(isClose(feedback(snapshot, "/output/gain/normalized").first?.arguments[0], 60.0 / 72.0, tolerance: 1e-4))
             #expect(feedback(snapshot, "/filter/cutoff").isEmpty, "normalized subscription got native values")
 
-            // A client subscribes another URL (its own second socket) for both forms: the
-            // confirmation and the snapshot go to that URL.
+            // A client subscribes another URL (its own second socket) for both forms: once that
+            // URL confirmed, `/subscribed` and the snapshot go to it.
             let sink = try OSCTestClient(port: rig.ready.oscPort)
             maker.send("/subscribe", .string(sink.url), .string("both"))
+            try sink.confirmSubscription()
             let both = try sink.waitFor("/subscribed at the subscribed URL", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
             #expect(both.string(0).map { $0.contains(":\(sink.localPort)") } == true && both.string(1) == "both", "\(both)")
             #expect(!maker.collect(for: .milliseconds(200)).contains { $0.address == "/error" })
@@ -252,6 +253,7 @@ extension SoundFitIntegration {
                     let sink = try OSCTestClient(port: rig.ready.oscPort)
                     sinks.append(sink)
                     owner.send("/subscribe", .string(sink.url))
+                    try sink.confirmSubscription()
                     let reply = try sink.waitFor("/subscribed", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
                     #expect(reply.string(0).map { $0.contains(":\(sink.localPort)") } == true, "\(reply)")
                 }

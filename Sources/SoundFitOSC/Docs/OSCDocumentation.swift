@@ -50,7 +50,8 @@ public enum OSCDocumentation {
         - **Packet size.** Datagrams over \(maximumPacketBytes) bytes are dropped with a log line.
         - **Replies** go to the sender's address and port. `oscsend` only sends: to see replies \
         with liblo-tools, run `oscdump 9000` and subscribe it \
-        (`oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000`), or use a client that \
+        (`oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000`, then send back the token \
+        `oscdump` prints: `oscsend localhost 7700 /subscribe/confirm s TOKEN`), or use a client that \
         listens on its sending socket (a script, TouchOSC, Open Stage Control).
         - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, \
         `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/unsubscribed`, `/list/param`, \
@@ -182,17 +183,19 @@ public enum OSCDocumentation {
         for byte a set: a SoundFit answers such a set with `/state`, a reply, so nothing loops, \
         but a query with a forged source makes SoundFit send that one value to the forged \
         address. Keep `--osc-allow` tight on an exposed port.
-        - **Third-party targets confirm.** A `/subscribe ,s url` whose host is not the \
-        requester's own sends the target only `/subscribe/challenge ,s token` (64 bytes, less \
+        - **Other targets confirm.** A `/subscribe ,s url` other than the requester's own \
+        address and port sends the target only `/subscribe/challenge ,s token` (64 bytes, less \
         than 3× the smallest `/subscribe` that can name it; a 128-bit random token) — never a \
         snapshot, feedback or `/subscribed` — until the target's host sends \
         `/subscribe/confirm ,s token`. The requester gets `/subscribe/pending`. At most \
         \(confirmations.capacity) subscriptions await confirmation (\(confirmations.maximumPerOwner) \
         per requester), each for \(confirmations.window.components.seconds) s; one challenge per \
-        target host per \(confirmations.challengeInterval.components.seconds) s and none while \
-        one is pending, so repeating a `/subscribe` sends nothing more. A URL on the requester's \
-        own host (`oscdump` on another port) needs no confirmation — except on an exposed port, \
-        where every target outside 127.0.0.0/8 confirms, a client subscribing itself too (its \
+        \(confirmations.challengeInterval.components.seconds) s to another host than the \
+        requester's, and none while one is pending, so repeating a `/subscribe` sends nothing \
+        more. Another SoundFit never confirms (it drops the challenge as a reply), so one SoundFit \
+        told to subscribe another sends it nothing that could change its values. A client \
+        subscribing its own address and port (no URL) needs no confirmation — except on an exposed \
+        port, where every target outside 127.0.0.0/8 confirms, a client subscribing itself too (its \
         source address could be forged).
         - **Leases and dead targets.** A subscription lasts \
         \(registry.lease.components.seconds) s (`--subscription-lease`) unless renewed by \

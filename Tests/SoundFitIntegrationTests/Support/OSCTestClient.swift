@@ -341,6 +341,15 @@ final class OSCTestClient: @unchecked Sendable {
         }
     }
 
+    /// Answers the `/subscribe/challenge ,s token` SoundFit sent this client, the target of
+    /// another client's `/subscribe ,s url`, with `/subscribe/confirm ,s token`: what a target
+    /// that wants the feedback does.
+    func confirmSubscription(timeout: Duration = .seconds(5)) throws {
+        let challenge = try waitFor("/subscribe/challenge", timeout: timeout) { $0.address == "/subscribe/challenge" }.match
+        guard let token = challenge.string(0) else { throw IntegrationError("a challenge without a token: \(challenge)") }
+        send("/subscribe/confirm", .string(token))
+    }
+
     /// Consumes pending messages up to and including the first one matching `predicate`,
     /// receiving more until `timeout`. Returns the match and the messages consumed before it.
     func waitFor(_ description: String, timeout: Duration = .seconds(10),

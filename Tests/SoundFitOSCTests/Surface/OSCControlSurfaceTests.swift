@@ -232,6 +232,10 @@ extension OSCControlSurfaceTests {
                 overOther.append(try #require(packet.message))
             }
             #expect(overOther.first == OSCMessage("/subscribed", [.string("osc.udp://127.0.0.1:9100/"), .string("native"), .int32(90)]))
+            // The URL is not the requester's own: it gets a challenge first, and confirms it.
+            let challenge = try #require(await surface.next(to: Self.subscriber))
+            #expect(challenge.address == "/subscribe/challenge", "\(challenge)")
+            surface.send(OSCMessage("/subscribe/confirm", challenge.arguments), from: Self.subscriber)
             let udpSnapshot = await surface.messages(to: Self.subscriber, through: "/session")
             #expect(udpSnapshot.first?.address == "/subscribed", "\(udpSnapshot)")
 

@@ -15,14 +15,16 @@ extension OSCCommandTable {
                 + "subscriptions, \(SubscriberRegistry.defaultMaximumPerOwner) per client (address and port). A "
                 + "subscriber whose port is unreachable (ICMP port unreachable) is dropped at once, one whose sends "
                 + "fail \(SubscriberRegistry.defaultMaximumConsecutiveFailures) times in a row too. "
-                + "A URL on another host than the requester's must be confirmed by its target first: SoundFit sends "
-                + "it only `/subscribe/challenge ,s token` (64 bytes) and nothing else until that host answers "
-                + "`/subscribe/confirm ,s token` (see below); at most \(SubscriptionConfirmations.defaultCapacity) "
-                + "subscriptions await confirmation (\(SubscriptionConfirmations.defaultMaximumPerOwner) per client), "
-                + "each for \(SubscriptionConfirmations.defaultWindow.components.seconds) s, one challenge per target "
-                + "host per second, and repeating the `/subscribe` sends no second challenge. A URL on the "
-                + "requester's own host (`oscdump` on another port) needs no confirmation; on an exposed port "
-                + "(see Security) every target outside 127.0.0.0/8 confirms, a client subscribing itself too.",
+                + "A URL other than the requester's own address and port must be confirmed by its target first "
+                + "(feedback is a set for an OSC server there, another SoundFit too): SoundFit sends it only "
+                + "`/subscribe/challenge ,s token` (64 bytes) and nothing else until the target's host answers "
+                + "`/subscribe/confirm ,s token` from any port (see below; with `oscdump`, send the token back with "
+                + "`oscsend`); at most \(SubscriptionConfirmations.defaultCapacity) subscriptions await confirmation "
+                + "(\(SubscriptionConfirmations.defaultMaximumPerOwner) per client), each for "
+                + "\(SubscriptionConfirmations.defaultWindow.components.seconds) s, one challenge per second to another "
+                + "host than the requester's, and repeating the `/subscribe` sends no second challenge. A client "
+                + "subscribing its own address and port (no URL) needs no confirmation, except on an exposed port "
+                + "(see Security), where every target outside 127.0.0.0/8 confirms.",
             arguments: [
                 Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default: the sender's address and port "
                     + "(over TCP: the sender's connection, until it closes). Its host must be admitted by `--osc-allow`.",
@@ -57,7 +59,8 @@ extension OSCCommandTable {
             ],
             examples: [
                 "oscdump 9000 &",
-                "oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000",
+                "oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000   # oscdump prints /subscribe/challenge s TOKEN: "
+                    + "send it back with /subscribe/confirm",
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 normalized",
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 /filter",
             ]),

@@ -56,17 +56,18 @@ final class SubscriberFeedback: Sendable {
 
     /// Subscribes `sender` (or the request's URL); see `SubscriberRegistry.subscribe(from:_:at:)`.
     /// A URL naming SoundFit's own endpoint is refused: SoundFit would feed itself its feedback.
-    /// A URL outside `--osc-allow` is refused. A URL on another host than the sender's waits
-    /// for its target's confirmation (`SubscriptionConfirmations`), and so does, on an exposed
-    /// port, any target outside loopback (a source address can be forged there; 127.0.0.0/8
-    /// cannot come in from the network).
+    /// A URL outside `--osc-allow` is refused. A URL other than the sender's own address and
+    /// port waits for its target's confirmation (`SubscriptionConfirmations`): the target may be
+    /// an OSC server (another SoundFit) for which feedback is a set. So does, on an exposed port,
+    /// any target outside loopback, the sender's own too (a source address can be forged there;
+    /// 127.0.0.0/8 cannot come in from the network).
     func subscribe(from sender: OSCSender, _ request: SubscriptionRequest) throws(SubscriptionError) -> Outcome {
         if let url = request.url, transport.isOwnEndpoint(url) { throw .ownSocket(url: url.oscURL) }
         let target = request.url ?? sender.peer
         guard allowList.allows(target) else { throw .notAllowed(url: target.oscURL) }
         let time = now()
         let existing = registry.withRegistry { $0.subscriber(at: target) }
-        if existing == nil, target.address != sender.peer.address || (exposure == .network && !target.isLoopback) {
+        if existing == nil, target != sender.peer || (exposure == .network && !target.isLoopback) {
             return try awaitConfirmation(of: target, by: sender.peer, request, at: time)
         }
         let route: (any OSCTransport)? = request.url == nil && sender.transport !== transport ? sender.transport : nil

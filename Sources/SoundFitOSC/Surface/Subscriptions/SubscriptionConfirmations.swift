@@ -1,13 +1,15 @@
 /// Subscriptions that wait for their target's confirmation. Value feedback is byte for byte a
-/// set, so it must never reach a host that did not ask for it: a `/subscribe ,s url` whose host
-/// is not the requester's own only sends the target one `/subscribe/challenge ,s token` (64
-/// bytes, an unguessable token), and nothing else until the target's host sends back
-/// `/subscribe/confirm ,s token` — the way WebSub verifies a subscriber's intent.
+/// set, so it must never reach a target that did not ask for it: a `/subscribe ,s url` other
+/// than the requester's own address and port only sends the target one
+/// `/subscribe/challenge ,s token` (64 bytes, an unguessable token), and nothing else until the
+/// target's host sends back `/subscribe/confirm ,s token` — the way WebSub verifies a
+/// subscriber's intent. Another SoundFit never confirms (it drops the challenge as a reply).
 ///
 /// A pure state machine over plain `Duration` times. Bounds: at most `capacity` pending in all
 /// and `maximumPerOwner` per requester; each expires after `window`; at most one challenge
-/// per target host per `challengeInterval`, and none to a target that already has one pending,
-/// so repeating a `/subscribe` never sends more.
+/// per `challengeInterval` to another host than the requester's (its own host's ports are its
+/// own business), and none to a target that already has one pending, so repeating a
+/// `/subscribe` never sends more.
 public struct SubscriptionConfirmations: Sendable {
     public static let defaultCapacity = 16
     public static let defaultMaximumPerOwner = 4
@@ -70,7 +72,8 @@ public struct SubscriptionConfirmations: Sendable {
         guard pending.count(where: { $0.owner == owner }) < maximumPerOwner else {
             throw .confirmationsFull(limit: maximumPerOwner)
         }
-        if pending.contains(where: { $0.target.address == target.address && now - $0.created < challengeInterval }) {
+        if target.address != owner.address,
+           pending.contains(where: { $0.target.address == target.address && now - $0.created < challengeInterval }) {
             throw .confirmationTooSoon(host: target.host, interval: challengeInterval)
         }
         let entry = Pending(token: token, target: target, owner: owner, feedback: feedback, selection: selection, created: now,
