@@ -138,7 +138,7 @@ public final class StateKeeper: Sendable {
         let (values, current) = state.withLock { ($0.values, $0.tracker.current) }
         let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
         let profile = runtime.presets.profile
-        let presets = profile.map { PresetGenerator.presets(for: $0, fitting: session.fitting, calibration: runtime.presets.calibration) } ?? []
+        let presets = profile.map { PresetGenerator.presets(for: $0, fitting: session.fitting, calibration: runtime.calibration) } ?? []
         return StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
                              hearingProfile: profile, presets: presets)
     }

@@ -55,66 +55,53 @@ extension SoundFitIntegration {
             var distances: [Int] = []
             var requestID: Int32 = 100
             for target: Float in [-20, 0, -6, -20, 3, 0] {
-                var attempt = 0
-                while true {
-                    attempt += 1
-                    requestID += 1
-                    try clients.startRecording(frames: 24000)
-                    Thread.sleep(forTimeInterval: 0.12)
-                    let sentFrame = clients.frameTime
-                    osc.send("/output/gain", .float(target), .int(requestID))
-                    let terminal = try osc.waitFor("applied for request \(requestID)") {
-                        $0.isTerminalState && $0.requestID == requestID
-                    }.match
-                    let receivedFrame = clients.frameTime
-                    let recording = try clients.finishRecording()
-                    #expect(terminal.string(1) == "applied", "\(terminal)")
-                    guard recording.isContiguous && recording.xruns == 0 else {
-                        print("note: recording with a skipped cycle or xrun (attempt \(attempt)); recording again")
-                        if attempt < 4 {
-                            // Undo whatever was applied and try again from the same level.
-                            expectApplied(try osc.set("/output/gain", .float(current)), "/output/gain", .float(current),
-                                          changed: false)
-                            Thread.sleep(forTimeInterval: 0.05)  // past the 20 ms ramp
-                            continue
-                        }
-                        Issue.record("no glitch-free recording in 4 attempts")
-                        return
+                guard let (recording, (sentFrame, receivedFrame)) = try clients.glitchFreeRecording(
+                    restoringGain: current, through: osc, { _ in
+                        requestID += 1
+                        try clients.startRecording(frames: 24000)
+                        Thread.sleep(forTimeInterval: 0.12)
+                        let sentFrame = clients.frameTime
+                        osc.send("/output/gain", .float(target), .int(requestID))
+                        let terminal = try osc.waitFor("applied for request \(requestID)") {
+                            $0.isTerminalState && $0.requestID == requestID
+                        }.match
+                        let receivedFrame = clients.frameTime
+                        let recording = try clients.finishRecording()
+                        #expect(terminal.string(1) == "applied", "\(terminal)")
+                        return (recording, (sentFrame, receivedFrame))
+                    }) else { return }
+                let before = dc * Float(pow(10, Double(current) / 20))
+                let after = dc * Float(pow(10, Double(target) / 20))
+                for (channel, samples) in recording.channels.enumerated() {
+                    // The first 64 samples must be the old steady level, bit for bit.
+                    #expect(samples.prefix(64).allSatisfy { abs($0 - before) <= 1e-6 },
+                            "ch\(channel + 1): not at the old level \(before) before the change: \(samples.prefix(4))")
+                    guard let onset = samples.firstIndex(where: { $0 != samples[0] }) else {
+                        Issue.record("ch\(channel + 1): no change recorded for \(current) → \(target) dB")
+                        continue
                     }
-                    let before = dc * Float(pow(10, Double(current) / 20))
-                    let after = dc * Float(pow(10, Double(target) / 20))
-                    for (channel, samples) in recording.channels.enumerated() {
-                        // The first 64 samples must be the old steady level, bit for bit.
-                        #expect(samples.prefix(64).allSatisfy { abs($0 - before) <= 1e-6 },
-                                "ch\(channel + 1): not at the old level \(before) before the change: \(samples.prefix(4))")
-                        guard let onset = samples.firstIndex(where: { $0 != samples[0] }) else {
-                            Issue.record("ch\(channel + 1): no change recorded for \(current) → \(target) dB")
-                            continue
-                        }
-                        let onsetFrame = recording.frameTime(ofSample: onset)
-                        let distance = frameDistance(onsetFrame, receivedFrame)
-                        if channel == 0 { distances.append(distance) }
-                        report("gain \(current) → \(target) dB: first changed sample − applied arrival, ch\(channel + 1)",
-                               Double(distance), unit: "frames")
-                        #expect(distance <= period,
-                                "ch\(channel + 1): audible \(distance) frames after applied arrived (bound: \(period))")
-                        // Stricter: `applied` follows the audio thread's acknowledgement, so the
-                        // change is already in the output when it arrives. Half a period of
-                        // slack covers the estimate of `jack_frame_time`; an `applied` sent on
-                        // submission (before the cycle) would land up to a period later.
-                        #expect(distance <= period / 2,
-                                "ch\(channel + 1): the output changed \(distance) frames after applied arrived: reported before the audio had it?")
-                        // Not in a cycle that began before the one during which the request was sent.
-                        #expect(frameDistance(onsetFrame, sentFrame) >= -period,
-                                "ch\(channel + 1): the output changed \(-frameDistance(onsetFrame, sentFrame)) frames before the request was sent")
-                        // The ramp lands exactly on the new level and stays there.
-                        let settled = samples[min(samples.count, onset + rampFrames + 16)...]
-                        #expect(settled.count > 4800, "too little recorded after the change")
-                        let worst = settled.map { abs($0 - after) }.max() ?? .infinity
-                        #expect(worst <= 2e-6 + after * 1e-5,
-                                "ch\(channel + 1): level after the ramp off by \(worst) (expected \(after))")
-                    }
-                    break
+                    let onsetFrame = recording.frameTime(ofSample: onset)
+                    let distance = frameDistance(onsetFrame, receivedFrame)
+                    if channel == 0 { distances.append(distance) }
+                    report("gain \(current) → \(target) dB: first changed sample − applied arrival, ch\(channel + 1)",
+                           Double(distance), unit: "frames")
+                    #expect(distance <= period,
+                            "ch\(channel + 1): audible \(distance) frames after applied arrived (bound: \(period))")
+                    // Stricter: `applied` follows the audio thread's acknowledgement, so the
+                    // change is already in the output when it arrives. Half a period of
+                    // slack covers the estimate of `jack_frame_time`; an `applied` sent on
+                    // submission (before the cycle) would land up to a period later.
+                    #expect(distance <= period / 2,
+                            "ch\(channel + 1): the output changed \(distance) frames after applied arrived: reported before the audio had it?")
+                    // Not in a cycle that began before the one during which the request was sent.
+                    #expect(frameDistance(onsetFrame, sentFrame) >= -period,
+                            "ch\(channel + 1): the output changed \(-frameDistance(onsetFrame, sentFrame)) frames before the request was sent")
+                    // The ramp lands exactly on the new level and stays there.
+                    let settled = samples[min(samples.count, onset + rampFrames + 16)...]
+                    #expect(settled.count > 4800, "too little recorded after the change")
+                    let worst = settled.map { abs($0 - after) }.max() ?? .infinity
+                    #expect(worst <= 2e-6 + after * 1e-5,
+                            "ch\(channel + 1): level after the ramp off by \(worst) (expected \(after))")
                 }
                 current = target
             }

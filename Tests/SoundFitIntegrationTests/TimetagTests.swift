@@ -38,9 +38,7 @@ extension SoundFitIntegration {
             var requestID: Int32 = 40
             var current: Float = 0
             for target: Float in [-12, 0, -3] {
-                var attempt = 0
-                while true {
-                    attempt += 1
+                guard let (recording, targetFrame) = try clients.glitchFreeRecording(restoringGain: current, through: osc, { _ in
                     requestID += 1
                     try clients.startRecording(frames: 36000)
                     Thread.sleep(forTimeInterval: 0.1)
@@ -59,31 +57,19 @@ extension SoundFitIntegration {
                     #expect(applyingAhead > 0.15, "applying arrived only \(applyingAhead) s before the moment")
                     #expect(reports.last?.string(1) == "applied", "\(reports)")
                     #expect(terminalAhead < 0.01, "applied reported \(terminalAhead) s before the moment")
-                    guard recording.isContiguous && recording.xruns == 0 else {
-                        print("note: recording with a skipped cycle or xrun (attempt \(attempt)); recording again")
-                        if attempt < 4 {
-                            // Back to the level before, so the next attempt changes it again.
-                            expectApplied(try osc.set("/output/gain", .float(current)), "/output/gain", .float(current),
-                                          changed: false)
-                            Thread.sleep(forTimeInterval: 0.05)  // past the 20 ms ramp
-                            continue
-                        }
-                        Issue.record("no glitch-free recording in 4 attempts")
-                        return
+                    return (recording, targetFrame)
+                }) else { return }
+                for (channel, samples) in recording.channels.enumerated() {
+                    guard let onset = samples.firstIndex(where: { $0 != samples[0] }) else {
+                        Issue.record("ch\(channel + 1): no change recorded for \(target) dB")
+                        continue
                     }
-                    for (channel, samples) in recording.channels.enumerated() {
-                        guard let onset = samples.firstIndex(where: { $0 != samples[0] }) else {
-                            Issue.record("ch\(channel + 1): no change recorded for \(target) dB")
-                            continue
-                        }
-                        let distance = frameDistance(recording.frameTime(ofSample: onset), targetFrame)
-                        if channel == 0 { distances.append(distance) }
-                        report("timed bundle → \(target) dB: first changed frame − scheduled frame, ch\(channel + 1)",
-                               Double(distance), unit: "frames")
-                        #expect(abs(distance) <= period,
-                                "ch\(channel + 1): took effect \(distance) frames from its moment (bound: one period, \(period))")
-                    }
-                    break
+                    let distance = frameDistance(recording.frameTime(ofSample: onset), targetFrame)
+                    if channel == 0 { distances.append(distance) }
+                    report("timed bundle → \(target) dB: first changed frame − scheduled frame, ch\(channel + 1)",
+                           Double(distance), unit: "frames")
+                    #expect(abs(distance) <= period,
+                            "ch\(channel + 1): took effect \(distance) frames from its moment (bound: one period, \(period))")
                 }
                 current = target
             }

@@ -70,7 +70,7 @@ public final class HearingTestRunner: Sendable {
     }
 
     /// dB SPL of a full-scale sine: the one place the runner reads the calibration.
-    private var fullScaleSPL: Double { runtime.presets.calibration }
+    private var fullScaleSPL: Double { runtime.calibration }
 
     /// A new stream of everything the test reports from now on; buffers without bound.
     public func events() -> AsyncStream<HearingTestEvent> { subscribers.subscribe() }

@@ -102,12 +102,7 @@ final class TestJackClient: @unchecked Sendable {
 
     init(server: String, name: String = "sftest", channels: Int,
          playCapacity: Int = 48000, recordCapacity: Int = 96000) throws {
-        JackMessages.silence()
-        var status = jack_status_t(rawValue: 0)
-        let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
-        guard let client = soundfit_jack_client_open(name, options, &status, server) else {
-            throw IntegrationError("test client '\(name)' cannot open on server '\(server)' (status 0x\(String(status.rawValue, radix: 16)))")
-        }
+        let client = try openTestJackClient(name, on: server, role: "test client")
         self.client = client
         self.name = String(cString: jack_get_client_name(client))
         channelCount = channels
@@ -365,3 +360,15 @@ enum Capture {
 
 /// The measurement helpers (`Measurement` alone would also name Foundation's type).
 typealias Meter = SoundFitTestSupport.Measurement
+
+/// Opens a JACK client of the test suite named exactly `name` on the running `server` (never
+/// starting one), with JACK's own messages silenced; `role` names it in the error.
+func openTestJackClient(_ name: String, on server: String, role: String) throws -> OpaquePointer {
+    JackMessages.silence()
+    var status = jack_status_t(rawValue: 0)
+    let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
+    guard let client = soundfit_jack_client_open(name, options, &status, server) else {
+        throw IntegrationError("\(role) '\(name)' cannot open on server '\(server)' (status 0x\(String(status.rawValue, radix: 16)))")
+    }
+    return client
+}

@@ -2,6 +2,7 @@ import CJack
 import Foundation
 import Glibc
 import Synchronization
+import Testing
 
 /// What the timed player's and recorder's process callbacks touch: plain pointers and integers,
 /// allocated before activation and freed after `jack_client_close`. Nothing here retains.
@@ -325,4 +326,25 @@ final class TimedAudioClients: @unchecked Sendable {
 /// Signed distance `a − b` between two JACK frame times (wrapping 32-bit counters).
 func frameDistance(_ a: UInt32, _ b: UInt32) -> Int {
     Int(Int32(bitPattern: a &- b))
+}
+
+extension TimedAudioClients {
+    /// Records one `/output/gain` change until a recording has no skipped cycle and no xrun, at
+    /// most `attempts` times: `attempt` (given its number) makes the change and returns what it
+    /// recorded, with whatever else it measured. Between attempts the gain goes back to
+    /// `current` (through `osc`), so the next attempt changes it again. Nil, with an issue
+    /// recorded, when no attempt was glitch-free.
+    func glitchFreeRecording<Measured>(restoringGain current: Float, through osc: OSCTestClient, attempts: Int = 4,
+                                       _ attempt: (Int) throws -> (TimedRecording, Measured)) throws -> (TimedRecording, Measured)? {
+        for number in 1...attempts {
+            let (recording, measured) = try attempt(number)
+            if recording.isContiguous && recording.xruns == 0 { return (recording, measured) }
+            print("note: recording with a skipped cycle or xrun (attempt \(number)); recording again")
+            guard number < attempts else { break }
+            expectApplied(try osc.set("/output/gain", .float(current)), "/output/gain", .float(current), changed: false)
+            Thread.sleep(forTimeInterval: 0.05)  // past the 20 ms ramp
+        }
+        Issue.record("no glitch-free recording in \(attempts) attempts")
+        return nil
+    }
 }

@@ -73,12 +73,7 @@ final class VirtualListener: @unchecked Sendable {
         self.calibration = calibration
         self.responseWindowSeconds = responseWindowSeconds
         osc = try OSCTestClient(port: oscPort)
-        JackMessages.silence()
-        var status = jack_status_t(rawValue: 0)
-        let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
-        guard let client = soundfit_jack_client_open(name, options, &status, server) else {
-            throw IntegrationError("virtual listener cannot open on '\(server)' (status 0x\(String(status.rawValue, radix: 16)))")
-        }
+        let client = try openTestJackClient(name, on: server, role: "virtual listener")
         self.client = client
         sampleRate = Double(jack_get_sample_rate(client))
         let ringFrames = Int(sampleRate) * 4
