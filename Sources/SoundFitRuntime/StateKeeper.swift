@@ -175,7 +175,17 @@ public final class StateKeeper: Sendable {
 
     // MARK: Patches
 
-    public var currentPatch: CurrentPatch? { state.withLock { $0.tracker.current } }
+    /// The current patch, its modified flag as of the values the parameters hold now: the
+    /// change feed that keeps the tracker (and tells subscribers) arrives a moment after a change
+    /// is reported `applied`, so a query right after a set would otherwise answer stale.
+    public var currentPatch: CurrentPatch? {
+        let values = appliedValues
+        return state.withLock { state in
+            var tracker = state.tracker
+            tracker.update(values: values)
+            return tracker.current
+        }
+    }
 
     /// Loads a patch: every parameter it sets is requested (kernels in one batch, so they land in
     /// one audio cycle); the patch becomes current when all of them were applied. While no
