@@ -14,7 +14,7 @@
 # and sharing two cores with the CPU-heavy DSP tests would only slow both down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+SOUNDFIT_SETUP_TESTS=1 source scripts/setup.sh
 python3 scripts/check-imports.py
 build=(-c release -Xswiftc -enable-testing)
 swift build --build-tests "${build[@]}"
