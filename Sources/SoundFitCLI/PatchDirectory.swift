@@ -6,14 +6,9 @@ import SoundFitState
 /// Finds the factory patches and opens the patch library.
 enum PatchDirectory {
     /// The factory patch folder: `--patches-dir`, else `$SOUNDFIT_PATCHES`, else the `patches`
-    /// folder `DataDirectory` finds (the checkout's, the installation's
-    /// `<exe>/../share/soundfit/patches`, or `/usr/share/soundfit/patches`).
+    /// folder of the checkout or the installation (`ResourceDirectory`).
     static func resolve(explicit: String?) -> URL? {
-        if let explicit { return URL(fileURLWithPath: explicit, isDirectory: true) }
-        if let environment = ProcessInfo.processInfo.environment["SOUNDFIT_PATCHES"] {
-            return URL(fileURLWithPath: environment, isDirectory: true)
-        }
-        return DataDirectory.find("patches")
+        ResourceDirectory.resolve(explicit: explicit, environmentVariable: "SOUNDFIT_PATCHES", folder: "patches")
     }
 
     /// Opens the library and logs every broken patch file (the others load).
