@@ -20,6 +20,8 @@ import PackageDescription
 ///   parameter; runs on any driver (JACK or the in-memory driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
 ///   delivery, interruptions); no JACK or OSC.
+/// - `SoundFitAudioFile`: audio files through libsndfile (`CSndfile`), for `soundfit render`;
+///   in no library product, so the DSP and engine products never link libsndfile.
 /// - `SoundFitJSON`: the one JSON stack of every file a user edits or exchanges: a strict parser
 ///   that knows where each value is, the writer, and the reader that names file, line, column
 ///   and field in every problem.
@@ -61,6 +63,9 @@ let package = Package(
         .systemLibrary(
             name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo",
             providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(
+            name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
         .target(name: "CRealtimeSupport", path: "Sources/CRealtimeSupport"),
 
         // Swift modules.
@@ -68,6 +73,7 @@ let package = Package(
         .target(name: "SoundFitDSP"),
         .target(name: "SoundFitEngine", dependencies: ["SoundFitModel", "SoundFitDSP"]),
         .target(name: "SoundFitJSON"),
+        .target(name: "SoundFitAudioFile", dependencies: ["CSndfile"]),
         .target(name: "SoundFitProcessing", dependencies: ["SoundFitModel"]),
         .target(name: "SoundFitHearing", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitJSON"]),
         .target(name: "SoundFitState", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitHearing", "SoundFitJSON"]),
@@ -100,7 +106,7 @@ let package = Package(
             name: "SoundFit",
             dependencies: [
                 "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC", "SoundFitWeb",
+                "SoundFitJack", "SoundFitOSC", "SoundFitWeb", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -108,7 +114,7 @@ let package = Package(
             name: "SoundFitCLI",
             dependencies: [
                 "SoundFit", "SoundFitModel", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitState",
-                "SoundFitRuntime",
+                "SoundFitRuntime", "SoundFitAudioFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -157,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
-                "SoundFit", "SoundFitTestSupport", "CJack", "CAllocationCounter", "CRealtimeSupport",
+                "SoundFit", "SoundFitTestSupport", "SoundFitAudioFile", "CJack", "CAllocationCounter", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Built so the tests can run the real binary (next to the test bundle).

@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repository=$(pwd)
 
-version=$(sed -n 's/.*version: "\([0-9][0-9.]*\)".*/\1/p' Sources/SoundFitCLI/SoundFitCommand.swift | head -1)
-[[ -n "$version" ]] || { echo "check-consumer: no version in Sources/SoundFitCLI/SoundFitCommand.swift" >&2; exit 1; }
+version=$(sed -n 's/.*current = "\([0-9][0-9.]*\)".*/\1/p' Sources/SoundFitModel/SoundFitVersion.swift | head -1)
+[[ -n "$version" ]] || { echo "check-consumer: no version in Sources/SoundFitModel/SoundFitVersion.swift" >&2; exit 1; }
 example=Examples/OfflineConsumer/Sources/OfflineRender/OfflineRender.swift
 article=Sources/SoundFitEngine/SoundFitEngine.docc/OfflineRendering.md
 python3 - "$example" "$article" <<'PY'

@@ -6,9 +6,9 @@
 set -euo pipefail
 
 # What building and running SoundFit needs.
-packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools pkg-config avahi-utils)
+packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-config avahi-utils)
 # What only the test suite needs, on top.
-test_packages=()
+test_packages=(man-db)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do

@@ -85,12 +85,7 @@ public final class SoundFitApplication: Service, Sendable {
         let (currentPatchChanges, currentPatchContinuation) = AsyncStream<CurrentPatch?>.makeStream()
         self.currentPatchChanges = currentPatchChanges
         if let persistence = configuration.persistence, let store, var document = restored {
-            if configuration.hearingProfile != nil {
-                document.hearingProfile = nil
-                for address in document.parameters.keys where ParameterModel.entry(at: address)?.binding?.isSession == true {
-                    document.parameters[address] = nil
-                }
-            }
+            if configuration.hearingProfile != nil { document.forgetHearingProfile() }
             let documentSettings = DocumentSettings(
                 calibration: configuration.calibration, channelCount: configuration.jack.channelCount,
                 osc: .init(host: configuration.osc.host, port: Int(configuration.osc.port), allow: configuration.osc.allowEntries))

@@ -5,9 +5,8 @@ import SoundFitState
 
 /// Finds the factory patches and opens the patch library.
 enum PatchDirectory {
-    /// The factory patch folder: `--patches-dir`, else `$SOUNDFIT_PATCHES`, else the `patches/`
-    /// folder next to `Package.swift` above the executable (a checkout's `.build/…/soundfit`),
-    /// else `/usr/share/soundfit/patches`.
+    /// The factory patch folder: `--patches-dir`, else `$SOUNDFIT_PATCHES`, else the `patches`
+    /// folder of the checkout or the installation (`ResourceDirectory`).
     static func resolve(explicit: String?) -> URL? {
         ResourceDirectory.resolve(explicit: explicit, environmentVariable: "SOUNDFIT_PATCHES", folder: "patches")
     }

@@ -1,9 +1,15 @@
 import Foundation
 
-/// Finds a folder SoundFit ships beside its executable (the factory patches, the web page):
-/// the flag, else the environment variable, else the folder of that name next to
-/// `Package.swift` above the executable (a checkout's `.build/…/soundfit`), else
-/// `/usr/share/soundfit/<folder>`.
+/// Finds a folder SoundFit ships beside its executable (the factory patches `patches`, the web
+/// page `ui`), so a checkout, an installation by `scripts/install.sh PREFIX` and a distribution
+/// package all work without settings. First match wins:
+/// 1. the flag (`explicit`), else the environment variable;
+/// 2. `<checkout>/<folder>` when the executable lies inside a SoundFit checkout (a directory
+///    above it holds `Package.swift`; `swift build` puts it in `.build/…/soundfit`);
+/// 3. `<exe>/../share/soundfit/<folder>`: an installation under any prefix (`PREFIX/bin/soundfit`
+///    beside `PREFIX/share/soundfit/<folder>`);
+/// 4. `/usr/share/soundfit/<folder>`.
+/// The executable's path has its symbolic links resolved first. Nil when none exists.
 enum ResourceDirectory {
     static func resolve(explicit: String?, environmentVariable: String, folder: String) -> URL? {
         if let explicit { return URL(fileURLWithPath: explicit, isDirectory: true) }
@@ -11,7 +17,8 @@ enum ResourceDirectory {
             return URL(fileURLWithPath: environment, isDirectory: true)
         }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
+        let binDirectory = executable.deletingLastPathComponent()
+        var directory = binDirectory
         for _ in 0..<6 {
             let candidate = directory.appendingPathComponent(folder, isDirectory: true)
             if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path),
@@ -20,7 +27,10 @@ enum ResourceDirectory {
             }
             directory.deleteLastPathComponent()
         }
-        let installed = URL(fileURLWithPath: "/usr/share/soundfit/\(folder)", isDirectory: true)
-        return FileManager.default.fileExists(atPath: installed.path) ? installed : nil
+        let installed = [
+            binDirectory.deletingLastPathComponent().appendingPathComponent("share/soundfit/\(folder)", isDirectory: true),
+            URL(fileURLWithPath: "/usr/share/soundfit/\(folder)", isDirectory: true),
+        ]
+        return installed.first { FileManager.default.fileExists(atPath: $0.path) }
     }
 }

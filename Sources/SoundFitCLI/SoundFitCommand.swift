@@ -1,4 +1,5 @@
 import ArgumentParser
+import SoundFitModel
 
 /// The `soundfit` executable.
 @main
@@ -6,7 +7,8 @@ struct SoundFitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soundfit",
         abstract: "A JACK audio client that personalizes sound to a listener's hearing, remote-controlled over OSC.",
-        version: "0.1.0",
-        subcommands: [RunCommand.self, ParametersCommand.self, PresetsCommand.self, StateCommand.self, TestCommand.self],
+        version: "soundfit \(SoundFitVersion.current)",
+        subcommands: [RunCommand.self, RenderCommand.self, ParametersCommand.self, PresetsCommand.self, PatchesCommand.self,
+                      StateCommand.self, TestCommand.self],
         defaultSubcommand: RunCommand.self)
 }

@@ -36,6 +36,36 @@ import Testing
         #expect(result.document == (try defaults()))
     }
 
+    /// `soundfit render --state-dir` reads a state directory another SoundFit may be using: the
+    /// read-only store loads what a start would (the journal's newer changes too) and changes
+    /// nothing there — a corrupt `state.json` stays, temporary files stay, submits write nothing.
+    @_optimize(none)
+    @Test func aReadOnlyStoreLoadsTheStateAndWritesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let base = try defaults(), saved = try document(gain: -6), newer = try document(gain: -9)
+        // The manual clock never lets the writer's debounced state.json write come due.
+        let writer = store(directory, clock: ManualClock())
+        _ = writer.load(defaults: base)
+        try await save(-6, to: writer)
+        writer.submit(newer)   // reaches the journal only
+        let reader = DurableStateStore(directory: directory.url, descriptors: TestParameters.descriptors, readOnly: true)
+        #expect(await eventually { reader.load(defaults: base).document == newer })
+        let temporary = directory.url.appendingPathComponent(".state.json.tmp-1-2")
+        try Data("partial".utf8).write(to: temporary)
+        let before = directory.names()
+
+        #expect(reader.load(defaults: base).document == newer)
+        reader.submit(try document(gain: -12))
+        try await reader.flush()
+        #expect(directory.names() == before)
+        #expect(try onDisk(writer.url) == saved)
+
+        // A corrupt state.json is reported, and left where it is.
+        try Data("{".utf8).write(to: writer.url)
+        #expect(!reader.load(defaults: base).warnings.isEmpty)
+        #expect(directory.names() == before)
+    }
+
     @_optimize(none)
     @Test func aFlushedStateIsWhatTheNextStartLoads() async throws {
         let directory = try TemporaryDirectory()

@@ -37,6 +37,13 @@ public struct InMemoryDriver: ~Copyable {
         EngineTime(microseconds: startTime.microseconds + UInt64(Double(frame) * 1e6 / sampleRate))
     }
 
+    /// Clears filter states, resets the ring modulator's phase and jumps every ramp to its target
+    /// (`RealtimeRenderer.resetChain`), so what is rendered next does not depend on how long
+    /// the driver ran before.
+    public mutating func resetChain() {
+        renderer.resetChain()
+    }
+
     /// Renders one block of silence (to let the renderer take parameter changes). Returns the cycle.
     @discardableResult
     public mutating func renderSilentCycle() -> UInt64 {

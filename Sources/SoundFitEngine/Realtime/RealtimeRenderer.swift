@@ -86,6 +86,13 @@ public struct RealtimeRenderer: ~Copyable {
     /// The processing format the chain was prepared for.
     public var spec: ProcessingSpec { chain.spec }
 
+    /// Clears the chain's filter states, resets the ring modulator's phase and jumps every ramp
+    /// to its target (`ProcessingChain.reset`): a defined start for offline rendering. Called by
+    /// the renderer's owner (the thread that renders). Real-time safe.
+    public mutating func resetChain() {
+        chain.reset()
+    }
+
     /// Follows a server sample-rate change. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         chain.setSampleRate(sampleRate)

@@ -1,4 +1,5 @@
 import Logging
+import SoundFitModel
 import SoundFitProcessing
 import SoundFitRuntime
 import SoundFitState
@@ -17,7 +18,7 @@ import Synchronization
 /// requests are accepted in the order they arrived; states and asynchronous commands are
 /// answered from tasks.
 public final class OSCControlSurface: Sendable {
-    public static let version = "0.1.0"
+    public static let version = SoundFitVersion.current
     /// Datagrams larger than this are dropped with a log line.
     public static let maximumPacketBytes = 16384
     /// How often counts of rate-limited log lines that were held back are written.

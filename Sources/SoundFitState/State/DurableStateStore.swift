@@ -91,6 +91,9 @@ public final class DurableStateStore: Sendable {
     private let queue = DispatchQueue(label: "soundfit.state.writer")
     private let journal: StateJournal
     private let state: Mutex<WriterState>
+    /// Reads only (`soundfit render` reading an instance's state, perhaps while it runs):
+    /// `load` changes nothing in the directory and `submit` keeps nothing.
+    public let isReadOnly: Bool
 
     private struct WriterState {
         var pending: StateDocument?
@@ -111,9 +114,11 @@ public final class DurableStateStore: Sendable {
 
     /// A store for `directory` (created on the first write). `descriptors`: the address space
     /// (the parameters are validated and written in its order).
+    /// `readOnly`: never writes into `directory` (see `isReadOnly`).
     public init(directory: URL, descriptors: [ParameterDescriptor], timing: Timing = Timing(),
-                clock: any Clock<Duration> = ContinuousClock()) {
+                clock: any Clock<Duration> = ContinuousClock(), readOnly: Bool = false) {
         self.directory = directory
+        isReadOnly = readOnly
         self.descriptors = descriptors
         self.timing = timing
         self.clock = ProcessingClock(clock)
@@ -161,7 +166,7 @@ public final class DurableStateStore: Sendable {
 
     /// `state.json`, else `state.previous.json`, else `defaults`.
     private func loadFile(defaults: StateDocument) -> LoadResult {
-        AtomicFile.removeTemporaries(in: directory)
+        if !isReadOnly { AtomicFile.removeTemporaries(in: directory) }
         var warnings: [String] = []
         switch read(url) {
         case .document(let document):
@@ -173,7 +178,7 @@ public final class DurableStateStore: Sendable {
             }
         case .unusable(let reason):
             var warning = "the saved state cannot be used: \(reason)"
-            if rename(url.path, corruptURL.path) == 0 {
+            if !isReadOnly, rename(url.path, corruptURL.path) == 0 {
                 warning += " (kept as \(corruptURL.path) for inspection)"
             }
             warnings.append(warning)
@@ -217,6 +222,7 @@ public final class DurableStateStore: Sendable {
     /// Records the state after an applied change; it is written after the quiet period (or the
     /// maximum delay). Returns at once.
     public func submit(_ document: StateDocument) {
+        guard !isReadOnly else { return }
         let now = clock.now()
         let (startWriter, scheduleJournal) = state.withLock { state -> (Bool, Bool) in
             state.submissions += 1

@@ -99,10 +99,7 @@ struct OSCParameterRequests: Sendable {
         }
         let value: ParameterValue
         do throws(ParameterError) {
-            guard descriptor.access == .readWrite else { throw .readOnly(address: descriptor.address) }
-            value = normalized
-                ? try FaderTaper.value(from: arguments[0], for: descriptor)
-                : try descriptor.kind.coerce(arguments[0], address: descriptor.address)
+            value = try descriptor.requestedValue(from: arguments[0], normalized: normalized)
         } catch {
             return .rejected(address: address, reason: error.description)
         }

@@ -12,6 +12,17 @@ extension ParameterValue {
     }
 }
 
+extension ParameterDescriptor {
+    /// The value a set of this parameter asks for: the argument coerced to the entry's kind, or
+    /// for its fader address (`normalized`) read through its taper. A read-only parameter
+    /// refuses every set. The one reading of a set's argument, for the OSC surface and for
+    /// `soundfit render --set`; whether the parameter takes the value now is the control's check.
+    public func requestedValue(from argument: OSCArgument, normalized: Bool) throws(ParameterError) -> ParameterValue {
+        guard access == .readWrite else { throw .readOnly(address: address) }
+        return normalized ? try FaderTaper.value(from: argument, for: self) : try kind.coerce(argument, address: address)
+    }
+}
+
 extension ParameterKind {
     /// Coerces an OSC argument to a value of this kind: booleans from T/F, int or float
     /// (non-zero = true); numbers from int or float; choices from strings or symbols.
