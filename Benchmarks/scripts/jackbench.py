@@ -145,16 +145,20 @@ def thread_cpu_ns(pid):
 
 
 def measure(pids, seconds):
-    """CPU seconds each pid used over the next `seconds`, and {thread name: nanoseconds} (threads of
-    the same name summed; a thread started during the window counts whole)."""
+    """CPU seconds each pid used over the next `seconds`, and {thread label: nanoseconds} (a thread
+    started during the window counts whole; one that ended during it is missing)."""
     before = {pid: (cpu_seconds(pid), thread_cpu_ns(pid)) for pid in pids}
     time.sleep(seconds)
     result = {}
     for pid in pids:
         threads = thread_cpu_ns(pid)
         by_name = {}
+        names = [name for _, name in threads]
         for key, ns in threads.items():
-            by_name[key[1]] = by_name.get(key[1], 0) + ns - before[pid][1].get(key, 0)
+            # Threads of the same name apart (JACK's process and notification threads both run
+            # the thread-init callback, so both are called soundfit-audio): name/tid.
+            label = key[1] if names.count(key[1]) == 1 else f"{key[1]}/{key[0]}"
+            by_name[label] = by_name.get(label, 0) + ns - before[pid][1].get(key, 0)
         result[pid] = (cpu_seconds(pid) - before[pid][0], by_name)
     return result
 

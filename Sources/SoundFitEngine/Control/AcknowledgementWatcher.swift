@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// Waits for the audio thread's acknowledgements without the audio thread waking anyone:
-/// while someone waits, a control-side thread polls the mailbox (it stops polling when nobody
-/// waits, so an idle SoundFit costs nothing here). It polls twice per audio cycle, the period
+/// while someone waits, a control-side thread polls the mailbox (it stops polling 20 ms after
+/// the last waiter left, so an idle SoundFit costs nothing here). It polls twice per audio cycle, the period
 /// estimated from the cycle counter (every 250 µs until it knows, never more often, never less
 /// often than every 1 ms): an acknowledgement cannot come faster than the cycle that makes it,
 /// so a faster poll only burns CPU (issue 15: at 1 000 sets per second the 250 µs poll was
@@ -38,6 +38,8 @@ final class AcknowledgementWatcher: Sendable {
         var polling = false
         /// The cycle counter when the period estimate was last updated, and when.
         var cycleSample: (cycles: UInt64, at: ContinuousClock.Instant)?
+        /// When the polling thread found nobody waiting for the first time since someone did.
+        var idleSince: ContinuousClock.Instant?
         /// The poll interval: half the estimated audio period, within `pollBounds`.
         var pollInterval = AcknowledgementWatcher.pollBounds.lowerBound
     }
@@ -46,6 +48,8 @@ final class AcknowledgementWatcher: Sendable {
     private let state = Mutex(State())
     /// The shortest and longest poll interval.
     static let pollBounds = Duration.microseconds(250)...Duration.milliseconds(1)
+    /// How long the polling thread goes on polling with nobody waiting before it ends.
+    static let linger = Duration.milliseconds(20)
 
     init(mailbox: EngineMailbox) {
         self.mailbox = mailbox
@@ -131,7 +135,15 @@ final class AcknowledgementWatcher: Sendable {
                         state.waiters[id] = nil
                     }
                 }
-                if state.waiters.isEmpty { state.polling = false }
+                // The thread lingers for `linger` after the last waiter left, so that a steady
+                // stream of sets keeps one thread instead of starting one per set.
+                if !state.waiters.isEmpty {
+                    state.idleSince = nil
+                } else if let idleSince = state.idleSince {
+                    if now - idleSince >= Self.linger { state.polling = false; state.idleSince = nil }
+                } else {
+                    state.idleSince = now
+                }
                 return state.polling
             }
             // When one poll resolves several values (the watcher fell behind), their waiters
