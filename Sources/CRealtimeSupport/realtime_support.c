@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CRealtimeSupport.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,6 +30,8 @@ int soundfit_flush_denormals_enabled(void) {
     return 0;
 #endif
 }
+
+void soundfit_name_current_thread(const char *name) { pthread_setname_np(pthread_self(), name); }
 
 uint64_t soundfit_thread_cpu_time_ns(void) {
     struct timespec ts;

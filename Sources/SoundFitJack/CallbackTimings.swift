@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A preallocated ring of process-callback CPU times (nanoseconds, CLOCK_THREAD_CPUTIME_ID),
-/// written by the audio thread and read for `/status` and benchmarks.
+/// A preallocated ring of process-callback durations (nanoseconds of CLOCK_MONOTONIC from entry
+/// to exit: the time the cycle took, including any preemption of the audio thread), written by
+/// the audio thread and read for `/status` and benchmarks.
 /// A `~Copyable` struct stored inline, so the audio thread reaches it without a retain.
 struct CallbackTimings: ~Copyable, @unchecked Sendable {
     static let capacity = 8192

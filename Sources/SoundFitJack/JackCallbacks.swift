@@ -10,22 +10,28 @@ import Synchronization
 
 /// The process callback. Real-time thread: no allocation, locks, logging or Swift concurrency.
 /// `_withUnsafeGuaranteedRef` borrows the connection without retain/release.
+/// The callback's duration for `/status` is read on `CLOCK_MONOTONIC`, which the vDSO answers
+/// in user space (~0.1 µs a read on the 2-core build VM); the thread CPU clock it replaced is a
+/// real system call (`task_sched_runtime`, ~2.8 µs a read there), and two of them a cycle were
+/// the largest fixed cost of a cycle (issue 15; BENCHMARKS.md).
 func soundfitProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
     soundfit_realtime_section_enter()
-    let start = soundfit_thread_cpu_time_ns()
+    let start = soundfit_monotonic_time_ns()
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef { connection in
         let rate = Double(connection.serverSampleRate.load(ordering: .relaxed))
         _ = connection.processState.pointee.process(client: connection.client, frames: frames, serverSampleRate: rate)
-        connection.timings.record(nanoseconds: soundfit_thread_cpu_time_ns() &- start)
+        connection.timings.record(nanoseconds: soundfit_monotonic_time_ns() &- start)
     }
     soundfit_realtime_section_leave()
     return 0
 }
 
-/// JACK's real-time thread starts: flush denormals to zero on it.
+/// JACK's real-time thread starts: flush denormals to zero on it, and name it `soundfit-audio`
+/// (it would otherwise inherit the name of the Swift concurrency thread that opened the client).
 func soundfitThreadInitCallback(_ arg: UnsafeMutableRawPointer?) {
     soundfit_enable_flush_denormals()
+    soundfit_name_current_thread("soundfit-audio")
 }
 
 /// Notification thread.

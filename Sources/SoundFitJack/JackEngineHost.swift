@@ -47,7 +47,7 @@ public struct JackHostStatus: Sendable {
     public var inputPorts: [String]
     public var outputPorts: [String]
 
-    /// Median process-callback CPU time as a share of the period.
+    /// Median process-callback duration (monotonic clock) as a share of the period.
     public var callbackLoad: Double {
         guard sampleRate > 0, bufferSize > 0 else { return 0 }
         return callbackTimes.p50 / (Double(bufferSize) / Double(sampleRate) * 1e9)

@@ -11,6 +11,11 @@ void soundfit_enable_flush_denormals(void);
 /// Returns 1 when FTZ and DAZ are both set on the calling thread.
 int soundfit_flush_denormals_enabled(void);
 
+/// Names the calling thread (at most 15 bytes are kept), so `top -H`, `perf` and
+/// `/proc/PID/task/*/comm` tell JACK's process thread from the rest. Not real-time safe
+/// (a write to procfs): call it once when the thread starts.
+void soundfit_name_current_thread(const char *name);
+
 /// CPU time consumed by the calling thread, in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 /// Does not block and does not allocate.
 uint64_t soundfit_thread_cpu_time_ns(void);

@@ -2,8 +2,14 @@ import Foundation
 import Synchronization
 
 /// Waits for the audio thread's acknowledgements without the audio thread waking anyone:
-/// while someone waits, a control-side task polls the mailbox every 250 µs (it stops polling
-/// when nobody waits, so an idle SoundFit costs nothing here).
+/// while someone waits, a control-side thread polls the mailbox (it stops polling 20 ms after
+/// the last waiter left, so an idle SoundFit costs nothing here). It polls twice per audio cycle, the period
+/// estimated from the cycle counter (every 250 µs until it knows, never more often, never less
+/// often than every 1 ms): an acknowledgement cannot come faster than the cycle that makes it,
+/// so a faster poll only burns CPU (issue 15: at 1 000 sets per second the 250 µs poll was
+/// the largest share of the control side's CPU). A plain thread sleeping in `nanosleep` wakes
+/// once per poll; a `Task.sleep` poll cost a timer on the dispatch manager thread and a hop
+/// to a worker thread besides.
 ///
 /// Each target is resolved exactly from the parameter's pickup history
 /// (`EngineMailbox.acknowledgement(of:index:)`), so several values of one parameter can be in
@@ -30,11 +36,20 @@ final class AcknowledgementWatcher: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
         var polling = false
+        /// The cycle counter when the period estimate was last updated, and when.
+        var cycleSample: (cycles: UInt64, at: ContinuousClock.Instant)?
+        /// When the polling thread found nobody waiting for the first time since someone did.
+        var idleSince: ContinuousClock.Instant?
+        /// The poll interval: half the estimated audio period, within `pollBounds`.
+        var pollInterval = AcknowledgementWatcher.pollBounds.lowerBound
     }
 
     private let mailbox: EngineMailbox
     private let state = Mutex(State())
-    private static let pollInterval = Duration.microseconds(250)
+    /// The shortest and longest poll interval.
+    static let pollBounds = Duration.microseconds(250)...Duration.milliseconds(1)
+    /// How long the polling thread goes on polling with nobody waiting before it ends.
+    static let linger = Duration.milliseconds(20)
 
     init(mailbox: EngineMailbox) {
         self.mailbox = mailbox
@@ -68,7 +83,9 @@ final class AcknowledgementWatcher: Sendable {
                     return !state.polling
                 }
                 if startPoller {
-                    Task.detached { [self] in await poll() }
+                    let thread = Thread { [self] in poll() }
+                    thread.name = "soundfit-acks"
+                    thread.start()
                 }
             }
         } onCancel: {
@@ -98,12 +115,17 @@ final class AcknowledgementWatcher: Sendable {
         return superseded ? .failure(EngineError.superseded) : .success(cycle)
     }
 
-    private func poll() async {
+    /// The polling thread's loop; it ends when nobody waits any more.
+    private func poll() {
+        var interval = state.withLock { $0.pollInterval }
         while true {
-            try? await Task.sleep(for: Self.pollInterval)
+            Thread.sleep(forTimeInterval: interval.seconds)
             let now = ContinuousClock.now
+            let cycles = mailbox.cycleCount
             var finished: [(waiter: Waiter, result: Result<UInt32, any Error>)] = []
             let keepPolling = state.withLock { state -> Bool in
+                Self.updatePollInterval(&state, cycles: cycles, now: now)
+                interval = state.pollInterval
                 for (id, waiter) in state.waiters {
                     if let result = waiter.resolve() {
                         finished.append((waiter, result))
@@ -113,7 +135,15 @@ final class AcknowledgementWatcher: Sendable {
                         state.waiters[id] = nil
                     }
                 }
-                if state.waiters.isEmpty { state.polling = false }
+                // The thread lingers for `linger` after the last waiter left, so that a steady
+                // stream of sets keeps one thread instead of starting one per set.
+                if !state.waiters.isEmpty {
+                    state.idleSince = nil
+                } else if let idleSince = state.idleSince {
+                    if now - idleSince >= Self.linger { state.polling = false; state.idleSince = nil }
+                } else {
+                    state.idleSince = now
+                }
                 return state.polling
             }
             // When one poll resolves several values (the watcher fell behind), their waiters
@@ -124,5 +154,22 @@ final class AcknowledgementWatcher: Sendable {
             }
             if !keepPolling { return }
         }
+    }
+
+    /// Re-estimates the audio period from the cycles counted over at least 20 ms, and sets the
+    /// poll interval to half of it (within `pollBounds`). Without cycles (an engine that is not
+    /// running, or rendered on demand in tests) the interval stays as it is.
+    private static func updatePollInterval(_ state: inout State, cycles: UInt64, now: ContinuousClock.Instant) {
+        guard let sample = state.cycleSample, cycles >= sample.cycles else {
+            state.cycleSample = (cycles, now)
+            return
+        }
+        let elapsed = now - sample.at
+        guard elapsed >= .milliseconds(20) else { return }
+        let counted = cycles - sample.cycles
+        state.cycleSample = (cycles, now)
+        guard counted > 0 else { return }
+        let half = elapsed / Double(counted) / 2
+        state.pollInterval = min(max(half, pollBounds.lowerBound), pollBounds.upperBound)
     }
 }

@@ -234,7 +234,10 @@ extension ProcessingParameter {
         }
         report(.applying(value), for: request.id, in: &state)
         var handOvers: [Result<ParameterApplicator<Value>.Confirmation, any Error>]?
-        if targets.allSatisfy(\.applicator.isStreaming) {
+        // A closure, not the key path `\.applicator.isStreaming`: in this generic type a key path
+        // literal is instantiated by the runtime on every call (about 5 % of the control side's CPU
+        // at 1 000 sets per second, issue 15).
+        if targets.allSatisfy({ $0.applicator.isStreaming }) {
             var results: [Result<ParameterApplicator<Value>.Confirmation, any Error>] = []
             for target in targets {
                 guard case .streaming(let submit) = target.applicator.kind else { break }

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Whole-process CPU of the real `soundfit` binary against a Faust JACK client doing the same work,
+side by side in one private `jackd -d dummy` server (issue 15, targets 1 and 2).
+
+For each period (frames per cycle) and run this starts one dummy server (48 kHz), the Faust client
+`Benchmarks/Faust/jack/lowpass_gain.dsp` (stereo 2nd-order Butterworth lowpass at 1 kHz, then
+-6 dB; built with `faust2jackconsole`, which is installed when missing) and SoundFit (stereo,
+/filter/type lowpass, cutoff 1000 Hz, Q 0.7071, /output/gain -6, every other stage bypassed), and
+feeds both the same white noise from a third Faust client (`noise_source.dsp`). After a 3 s
+settling time it reads each whole process's CPU seconds (utime + stime, `/proc/PID/stat`) over
+SECONDS and prints them with the ratio SoundFit / Faust. The idle case follows in the same server:
+every SoundFit stage bypassed (filter off, gain 0 dB) and the noise disconnected from both, so both
+get silence; the Faust client keeps filtering it. Per-thread CPU (`/proc/PID/task/*/schedstat`)
+shows where SoundFit's share goes. Usage:
+
+    swift build -c release --product soundfit
+    python3 Benchmarks/scripts/jack_vs_faust.py [--periods 32,64,256] [--seconds 20] [--runs 3]
+
+Absolute CPU seconds depend on the machine and on what else runs; the ratio holds better, since
+both clients run in the same server at the same time.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import jackbench  # noqa: E402
+
+SOUNDFIT_NAME = "soundfit-bench"
+
+
+def configure_loaded(client):
+    for address, value in [("/filter/type", "lowpass"), ("/filter/cutoff", 1000.0), ("/filter/q", 0.7071),
+                           ("/filter/enabled", 1), ("/ringmod/enabled", 0), ("/output/gain", -6.0)]:
+        client.set_and_wait_applied(address, value)
+
+
+def configure_idle(client):
+    for address, value in [("/filter/enabled", 0), ("/ringmod/enabled", 0), ("/output/gain", 0.0)]:
+        client.set_and_wait_applied(address, value)
+
+
+def top_threads(threads, count=4):
+    busiest = sorted(threads.items(), key=lambda item: -item[1])[:count]
+    return ", ".join(f"{name} {ns / 1e9:.3f}" for name, ns in busiest)
+
+
+def one_run(options, period):
+    server = jackbench.Server(period)
+    try:
+        faust = server.start([jackbench.faust_client("lowpass_gain")], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        noise = server.start([jackbench.faust_client("noise_source")], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
+        faust_in = server.wait_for_ports("lowpass_gain", "input", 2)
+        noise_out = server.wait_for_ports("noise_source", "output", 2)
+        soundfit_in = server.wait_for_ports(SOUNDFIT_NAME, "input", 2)
+        for port in faust_in + noise_out + server.wait_for_ports("lowpass_gain", "output", 2):
+            server.disconnect_all(port)
+        for source, faust_port, soundfit_port in zip(noise_out, faust_in, soundfit_in):
+            server.connect(source, faust_port)
+            server.connect(source, soundfit_port)
+        configure_loaded(client)
+        time.sleep(3)
+        xruns_before = jackbench.status(client)["xruns"]
+        loaded = jackbench.measure([soundfit.pid, faust.pid], options.seconds)
+        xruns_loaded = jackbench.status(client)["xruns"] - xruns_before
+        # Idle: silence into both (the noise source is disconnected), SoundFit fully bypassed.
+        for port in noise_out:
+            server.disconnect_all(port)
+        configure_idle(client)
+        time.sleep(3)
+        xruns_before = jackbench.status(client)["xruns"]
+        idle = jackbench.measure([soundfit.pid, faust.pid], options.seconds)
+        xruns_idle = jackbench.status(client)["xruns"] - xruns_before
+        return {
+            "loaded": (loaded[soundfit.pid], loaded[faust.pid], xruns_loaded),
+            "idle": (idle[soundfit.pid], idle[faust.pid], xruns_idle),
+        }
+    finally:
+        server.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--periods", default="32,64,256")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--binary", default=os.path.join(jackbench.ROOT, ".build", "release", "soundfit"))
+    options = parser.parse_args()
+    periods = [int(p) for p in options.periods.split(",")]
+    print(f"command: python3 Benchmarks/scripts/jack_vs_faust.py --periods {options.periods} "
+          f"--seconds {options.seconds:g} --runs {options.runs}")
+    print(f"binary: {options.binary}; load average at start: {jackbench.load_average()}")
+    print("| period | case | run | SoundFit CPU s | Faust CPU s | SoundFit / Faust | xruns | SoundFit's busiest threads (CPU s) |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    summary = []
+    for period in periods:
+        ratios = {"loaded": [], "idle": []}
+        for run in range(1, options.runs + 1):
+            result = one_run(options, period)
+            for case in ("loaded", "idle"):
+                (sf_cpu, sf_threads), (faust_cpu, _), xruns = result[case]
+                ratio = sf_cpu / faust_cpu if faust_cpu > 0 else float("inf")
+                ratios[case].append(ratio)
+                print(f"| {period} | {case} | {run} | {sf_cpu:.2f} | {faust_cpu:.2f} | {ratio:.2f} | {xruns} | "
+                      f"{top_threads(sf_threads)} |", flush=True)
+        for case in ("loaded", "idle"):
+            summary.append((period, case, statistics.median(ratios[case]), min(ratios[case]), max(ratios[case])))
+    print()
+    print("| period | case | median SoundFit / Faust | min | max |")
+    print("| ---: | --- | ---: | ---: | ---: |")
+    for period, case, median, low, high in summary:
+        print(f"| {period} | {case} | {median:.2f} | {low:.2f} | {high:.2f} |")
+    print(f"load average at end: {jackbench.load_average()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Shared pieces of the whole-process JACK benchmarks (jack_vs_faust.py, jack_scale.py): a private
+`jackd -d dummy`, the release `soundfit` binary on it, the Faust JACK clients built with
+`faust2jackconsole`, port wiring with `jack_connect`, and CPU seconds read from `/proc`.
+Python 3 standard library only (plus the JACK command-line tools and, for the Faust clients, the
+Debian package `faust`, installed on first use)."""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from oscclient import Client  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FAUST_SOURCES = os.path.join(ROOT, "Benchmarks", "Faust", "jack")
+FAUST_BUILD = os.path.join(ROOT, "Benchmarks", "Faust", ".build", "jack")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def faust_client(name):
+    """The path of the Faust JACK client built from Benchmarks/Faust/jack/<name>.dsp, building it
+    (and installing `faust` and the ALSA headers faust2jackconsole links against) when missing.
+    faust2jackconsole compiles with its own flags (-Ofast -march=native on x86-64)."""
+    binary = os.path.join(FAUST_BUILD, name)
+    source = os.path.join(FAUST_SOURCES, name + ".dsp")
+    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
+        return binary
+    if not shutil.which("faust2jackconsole"):
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "faust", "libasound2-dev",
+                        "libjack-jackd2-dev", "g++"], check=True)
+    os.makedirs(FAUST_BUILD, exist_ok=True)
+    shutil.copy(source, FAUST_BUILD)
+    subprocess.run(["faust2jackconsole", name + ".dsp"], cwd=FAUST_BUILD, check=True,
+                   stdout=subprocess.DEVNULL)
+    return binary
+
+
+class Server:
+    """A private dummy-backend JACK server (48 kHz unless told), stopped by `stop()`."""
+
+    def __init__(self, period, rate=48000):
+        self.name = f"sfbench-{os.getpid()}-{random.randint(0, 99999)}"
+        self.env = dict(os.environ, JACK_DEFAULT_SERVER=self.name, JACK_NO_AUDIO_RESERVATION="1")
+        self.process = subprocess.Popen(["jackd", "--no-realtime", "-n", self.name, "-d", "dummy", "-r", str(rate),
+                                         "-p", str(period)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=self.env)
+        self.children = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if subprocess.run(["jack_lsp", "-s", self.name], capture_output=True, env=self.env).returncode == 0:
+                return
+            time.sleep(0.2)
+        raise RuntimeError("jackd did not start")
+
+    def start(self, argv, **kwargs):
+        process = subprocess.Popen(argv, env=self.env, **kwargs)
+        self.children.append(process)
+        return process
+
+    def ports(self, client, direction):
+        """`client`'s ports of `direction` ("input" or "output"), in registration order."""
+        lines = subprocess.run(["jack_lsp", "-s", self.name, "-p", client + ":"], capture_output=True, text=True,
+                               env=self.env).stdout.splitlines()
+        ports, name = [], None
+        for line in lines:
+            if not line.startswith(("\t", " ")):
+                name = line.strip()
+            elif "properties:" in line and line.split("properties:")[1].strip().startswith(direction) and name:
+                ports.append(name)
+        return ports
+
+    def wait_for_ports(self, client, direction, count, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ports = self.ports(client, direction)
+            if len(ports) >= count:
+                return ports
+            time.sleep(0.2)
+        raise RuntimeError(f"{client} has no {count} {direction} ports")
+
+    def connect(self, source, destination):
+        subprocess.run(["jack_connect", "-s", self.name, source, destination], env=self.env, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def disconnect_all(self, port):
+        """Removes every connection of `port` (faust2jackconsole clients connect to system ports)."""
+        out = subprocess.run(["jack_lsp", "-s", self.name, "-c", port], capture_output=True, text=True,
+                             env=self.env).stdout.splitlines()
+        for line in out[1:]:
+            if line.startswith((" ", "\t")):
+                subprocess.run(["jack_disconnect", "-s", self.name, port, line.strip()], env=self.env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self):
+        for process in reversed(self.children):
+            if process.poll() is None:
+                process.terminate()
+        for process in reversed(self.children):
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def start_soundfit(server, binary, name, channels=2, extra=()):
+    """The release binary on `server`; returns (process, OSC client)."""
+    state = f"/tmp/{server.name}-{name}-state"
+    process = server.start([binary, "run", "--server", server.name, "--no-start-server", "--name", name,
+                            "--osc-port", "0", "--state-dir", state, "--channels", str(channels),
+                            "--log-level", "warning", *extra], stdout=subprocess.PIPE, text=True)
+    ready = process.stdout.readline().split()
+    port = int([f for f in ready if f.startswith("osc=")][0].rsplit(":", 1)[1])
+    return process, Client(port)
+
+
+def status(client):
+    args = client.request("/status")
+    return dict(zip(args[0::2], args[1::2]))
+
+
+def cpu_seconds(pid):
+    """utime + stime of the whole process (all its threads, dead ones too) from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def thread_cpu_ns(pid):
+    """{(thread id, name): nanoseconds on CPU} from each live thread's /proc/PID/task/TID/schedstat."""
+    result = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+        except OSError:
+            continue
+        result[(int(tid), name)] = ns
+    return result
+
+
+def measure(pids, seconds):
+    """CPU seconds each pid used over the next `seconds`, and {thread label: nanoseconds} (a thread
+    started during the window counts whole; one that ended during it is missing)."""
+    before = {pid: (cpu_seconds(pid), thread_cpu_ns(pid)) for pid in pids}
+    time.sleep(seconds)
+    result = {}
+    for pid in pids:
+        threads = thread_cpu_ns(pid)
+        by_name = {}
+        names = [name for _, name in threads]
+        for key, ns in threads.items():
+            # Threads of the same name apart (JACK's process and notification threads both run
+            # the thread-init callback, so both are called soundfit-audio): name/tid.
+            label = key[1] if names.count(key[1]) == 1 else f"{key[1]}/{key[0]}"
+            by_name[label] = by_name.get(label, 0) + ns - before[pid][1].get(key, 0)
+        result[pid] = (cpu_seconds(pid) - before[pid][0], by_name)
+    return result
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
