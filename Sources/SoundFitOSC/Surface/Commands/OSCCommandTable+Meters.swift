@@ -18,7 +18,8 @@ extension OSCCommandTable {
                 + "gain. A bypassed stage contributes 0 dB. The ring modulator is not linear time-invariant "
                 + "(it moves energy to other frequencies) and is left out; the answer says so when it is on. "
                 + "The output safety limit is transparent below its ceiling and left out too. Frequencies are "
-                + "log-spaced from 20 Hz to 20 kHz, both included. (Over HTTP: `GET /response?points=N`.)",
+                + "log-spaced from 20 Hz to 20 kHz, both included; levels below \(Int(ChainResponse.floor)) dB (a notch's "
+                + "centre) read \(Int(ChainResponse.floor)). (Over HTTP: `GET /response?points=N`.)",
             arguments: [Arg("i", "points", "how many frequencies, \(ChainResponse.pointRange.lowerBound)…"
                             + "\(ChainResponse.pointRange.upperBound) (default \(ChainResponse.defaultPoints)); at "
                             + "\(ChainResponse.pointRange.upperBound) the largest answer is about 4.2 kB.", optional: true)],

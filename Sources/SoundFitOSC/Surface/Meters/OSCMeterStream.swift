@@ -20,9 +20,15 @@ final class OSCMeterStream: Sendable {
     static let lease: Duration = .seconds(60)
     static let maximumConsecutiveFailures = 10
 
+    /// The messages of the stream (the read-only meter nodes of the OSCQuery namespace).
+    static let addresses: Set<String> = ["/meters/input", "/meters/output", "/meters/reduction"]
+
     private struct Listener {
         var rate: Float
-        var expiry: ContinuousClock.Instant
+        /// Nil: until `unfollow` or the connection's end (a WebSocket that LISTENs).
+        var expiry: ContinuousClock.Instant?
+        /// The meter messages it follows.
+        var addresses = OSCMeterStream.addresses
         var nextSend: ContinuousClock.Instant
         /// The reading gathered since the last send.
         var pending: MeterReading?
@@ -42,14 +48,37 @@ final class OSCMeterStream: Sendable {
         self.engine = engine
     }
 
-    /// Adds or renews `sender`'s stream at `rate` Hz. Throws `ControlError` at the listener
-    /// limits.
+    /// Adds or renews `sender`'s stream of every meter message at `rate` Hz for a lease.
+    /// Throws at the listener limits.
     func subscribe(_ sender: OSCSender, rate: Float) throws(MeterStreamError) {
+        try add(sender, rate: rate, expiry: clock.now + Self.lease, addresses: Self.addresses)
+    }
+
+    /// Adds `address` (one of `addresses`) to what `sender` follows, at `rate` Hz, without a
+    /// lease: until `unfollow` or the connection's end (OSCQuery `LISTEN` on a meter node).
+    func follow(_ sender: OSCSender, address: String, rate: Float) throws(MeterStreamError) {
+        try add(sender, rate: rate, expiry: nil, addresses: [address])
+    }
+
+    /// Stops `sender` following `address`; the stream ends with its last address.
+    func unfollow(_ sender: OSCSender, address: String) {
+        state.withLock { state in
+            guard var listener = state.listeners[sender] else { return }
+            listener.addresses.remove(address)
+            state.listeners[sender] = listener.addresses.isEmpty ? nil : listener
+        }
+    }
+
+    private func add(_ sender: OSCSender, rate: Float, expiry: ContinuousClock.Instant?,
+                     addresses: Set<String>) throws(MeterStreamError) {
         let now = clock.now
         let start = try state.withLock { state throws(MeterStreamError) -> Bool in
             if var listener = state.listeners[sender] {
                 listener.rate = rate
-                listener.expiry = now + Self.lease
+                // A lease renews; following without a lease (or after one) keeps it until unfollowed.
+                let previous = listener.expiry
+                listener.expiry = if let expiry, let previous { max(previous, expiry) } else { nil }
+                listener.addresses.formUnion(addresses)
                 state.listeners[sender] = listener
                 return false
             }
@@ -60,7 +89,7 @@ final class OSCMeterStream: Sendable {
             guard sameHost < Self.maximumPerHost else {
                 throw MeterStreamError("this host has \(Self.maximumPerHost) meter streams already")
             }
-            state.listeners[sender] = Listener(rate: rate, expiry: now + Self.lease, nextSend: now)
+            state.listeners[sender] = Listener(rate: rate, expiry: expiry, addresses: addresses, nextSend: now)
             guard !state.running else { return false }
             state.running = true
             return true
@@ -97,16 +126,16 @@ final class OSCMeterStream: Sendable {
             try? await Task.sleep(for: interval)
             let reading = engine.takeMeterReading()
             let now = clock.now
-            let due = state.withLock { state -> [(OSCSender, MeterReading)] in
-                var due: [(OSCSender, MeterReading)] = []
+            let due = state.withLock { state -> [(OSCSender, MeterReading, Set<String>)] in
+                var due: [(OSCSender, MeterReading, Set<String>)] = []
                 for (sender, var listener) in state.listeners {
-                    if listener.expiry <= now {
+                    if let expiry = listener.expiry, expiry <= now {
                         state.listeners[sender] = nil
                         continue
                     }
                     if let reading { listener.pending = listener.pending?.merged(with: reading) ?? reading }
                     if now >= listener.nextSend, let pending = listener.pending {
-                        due.append((sender, pending))
+                        due.append((sender, pending, listener.addresses))
                         listener.pending = nil
                         let period = Duration.microseconds(Int64(1e6 / Double(listener.rate)))
                         listener.nextSend = max(listener.nextSend + period, now)
@@ -115,8 +144,8 @@ final class OSCMeterStream: Sendable {
                 }
                 return due
             }
-            for (sender, reading) in due {
-                let sent = Self.messages(reading).allSatisfy { sender.send($0) }
+            for (sender, reading, addresses) in due {
+                let sent = Self.messages(reading).filter { addresses.contains($0.address) }.allSatisfy { sender.send($0) }
                 state.withLock { state in
                     guard var listener = state.listeners[sender] else { return }
                     listener.failures = sent ? 0 : listener.failures + 1
@@ -140,7 +169,34 @@ final class OSCMeterStream: Sendable {
 }
 
 /// A meter stream request that cannot be granted now.
-struct MeterStreamError: Error, CustomStringConvertible {
-    var description: String
+public struct MeterStreamError: Error, CustomStringConvertible {
+    public var description: String
     init(_ description: String) { self.description = description }
+}
+
+extension OSCControlSurface {
+    /// The meter messages (`/meters/input`, `/meters/output`, `/meters/reduction`): read-only
+    /// nodes a surface may follow.
+    public static var meterAddresses: Set<String> { OSCMeterStream.addresses }
+
+    /// The rate of a stream followed without a rate (OSCQuery `LISTEN`), Hz.
+    public static var followedMeterRate: Float { 25 }
+
+    /// Streams meter message `address` to `sender` (over its transport) until `unfollowMeters`
+    /// or the end of its connection: OSCQuery `LISTEN` on a meter node. Throws the reason at the
+    /// stream limits.
+    public func followMeters(_ address: String, for sender: OSCSender,
+                             rate: Float = OSCControlSurface.followedMeterRate) throws(MeterStreamError) {
+        try meters.follow(sender, address: address, rate: rate)
+    }
+
+    /// Stops `sender` following meter message `address` (OSCQuery `IGNORE`).
+    public func unfollowMeters(_ address: String, for sender: OSCSender) {
+        meters.unfollow(sender, address: address)
+    }
+
+    /// Ends every meter stream of `sender` (its connection closed).
+    public func stopMeters(for sender: OSCSender) {
+        _ = meters.unsubscribe(sender)
+    }
 }
