@@ -89,7 +89,7 @@ let package = Package(
         .target(
             name: "SoundFitWeb",
             dependencies: [
-                "SoundFitModel", "SoundFitJSON", "SoundFitRuntime", "SoundFitOSC",
+                "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitRuntime", "SoundFitOSC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -70,6 +70,33 @@ extension SoundFitIntegration {
             expectErrorReply(try osc.ask("/response", [.string("x")], reply: "/response/stages"), for: "/response")
         }
 
+        @Test("GET /response: lowpass 1 kHz reads −3.0 ± 0.1 dB at 1 kHz and −24.5 ± 0.5 dB at 4 kHz; bad points → 400 with a reason")
+        func lowpassCurveOverHTTP() throws {
+            let rig = try SoundFitRig(channels: 2)
+            defer { rig.stop() }
+            let port = try #require(rig.ready.httpPort, "no HTTP port on the ready line")
+            expectApplied(try rig.osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
+            let (status, json) = try PlainHTTP.getJSON(port: port, "/response")
+            #expect(status == 200)
+            let frequencies = try #require(json["frequencies"] as? [Double])
+            let left = try #require(json["left"] as? [Double]), right = try #require(json["right"] as? [Double])
+            #expect(frequencies.count == 128 && left.count == 128 && right == left)
+            #expect(json["sampleRate"] as? Double == Capture.sampleRate)
+            #expect((json["stages"] as? [String: String])?["filter"] == "included")
+            let curve = Curve(stages: [:], sampleRate: 0, frequencies: frequencies, left: left, right: right)
+            let at1k = curve.value(left, at: 1000), at4k = curve.value(left, at: 4000)
+            report("GET /response lowpass 1 kHz at 1 kHz", at1k)
+            report("GET /response lowpass 1 kHz at 4 kHz", at4k)
+            #expect(abs(at1k + 3.0) <= 0.1)
+            #expect(abs(at4k + 24.5) <= 0.5)
+            #expect((try PlainHTTP.getJSON(port: port, "/response?points=1024").object["frequencies"] as? [Double])?.count == 1024)
+            for bad in ["points=15", "points=4097", "points=abc", "points=", "size=20"] {
+                let (badStatus, error) = try PlainHTTP.getJSON(port: port, "/response?\(bad)")
+                #expect(badStatus == 400, "\(bad): \(badStatus)")
+                #expect((error["error"] as? String)?.isEmpty == false, "\(bad): \(error)")
+            }
+        }
+
         /// A compressing preset (N3, tech level 3) while a sine plays: the curve at the sine's
         /// frequency, taken at the levels the sine makes, agrees with the gain measured through
         /// JACK; with the output gain and the filter on top.
