@@ -89,13 +89,13 @@ let package = Package(
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitModel", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
+                "SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "SoundFitWeb",
             dependencies: [
-                "SoundFitModel", "SoundFitJSON", "SoundFitRuntime", "SoundFitOSC",
+                "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitRuntime", "SoundFitOSC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -6,7 +6,7 @@ extension SoundFitApplication {
     /// path no route takes): the web page under `/ui` when its folder is known. A module that
     /// serves HTTP adds its routes here (`HTTPRoute(.exact("/response")) { request in … }`).
     static func webRoutes(configuration: SoundFitConfiguration, runtime: SoundFitRuntime) -> [HTTPRoute] {
-        var routes: [HTTPRoute] = []
+        var routes: [HTTPRoute] = [ResponseRoute.route(runtime: runtime)]
         if let page = configuration.web?.pageDirectory {
             routes.append(StaticFiles(root: page).route)
         }

@@ -379,6 +379,24 @@ def check_websocket_set(args):
     ws.close()
 
 
+def check_websocket_meters(args):
+    ws = WebSocket(args.http)
+    ws.send_osc("/meters/subscribe", 25.0)
+    _, arguments = ws.wait_for_osc(lambda m: m[0] in ("/meters/subscribed", "/error"), "/meters/subscribed")
+    check(arguments[:1] == [25.0], f"/meters/subscribe over the WebSocket answered {arguments}")
+    start = time.monotonic()
+    inputs = []
+    while len(inputs) < 10:
+        _, levels = ws.wait_for_osc(lambda m: m[0] == "/meters/input", "/meters/input")
+        inputs.append(levels)
+    rate = (len(inputs) - 1) / (time.monotonic() - start)
+    # Nothing plays into the input: every channel reads the floor, peak and RMS.
+    check(all(levels == [-120.0] * 4 for levels in inputs), f"silent input read {inputs[-1]}")
+    check(10 <= rate <= 40, f"{rate:.1f} meter messages per second at 25")
+    print(f"ok meters over the WebSocket: {len(inputs)} /meters/input at {rate:.1f}/s, silence {inputs[-1]}")
+    ws.close()
+
+
 def check_bad_websocket(args):
     udp = UDPClient(args.osc)
     before = udp.query("/filter/cutoff")
@@ -527,6 +545,7 @@ def measure(args):
 
 CHECKS = {
     "namespace": check_namespace, "listen": check_listen, "websocket-set": check_websocket_set,
+    "websocket-meters": check_websocket_meters,
     "bad-http": check_bad_http, "bad-websocket": check_bad_websocket, "too-many": check_too_many,
     "refused": check_refused, "slow-reader": check_slow_reader, "measure": measure,
 }

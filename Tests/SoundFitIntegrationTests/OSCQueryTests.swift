@@ -66,6 +66,13 @@ extension SoundFitIntegration {
             try runClient("websocket-set", rig)
         }
 
+        @Test("/meters/subscribe sent as binary OSC over the WebSocket streams the meters back on it at the rate asked")
+        func metersOverWebSocket() throws {
+            let rig = try SoundFitRig(channels: 2)
+            defer { rig.stop() }
+            try runClient("websocket-meters", rig)
+        }
+
         @Test("malformed request line, oversized header and body, unknown path and attribute, traversal under /ui: clear errors, nothing changed")
         func badHTTP() throws {
             let rig = try SoundFitRig(channels: 1)

@@ -37,6 +37,10 @@ extension SoundFitIntegration.RealtimeSafety {
         expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
         expectApplied(try osc.set("/ringmod/enabled", .int(1)), "/ringmod/enabled", .int(1))
 
+        // The meters (levels and the personalization's band gains and reductions) run too.
+        engine.startMetering()
+        var bandReadings = 0
+
         let variants = ["up", "down", "default"]
         let startCycles = engine.cycleCount
         let deadline = ContinuousClock.now + .seconds(60)
@@ -54,6 +58,7 @@ extension SoundFitIntegration.RealtimeSafety {
             default: osc.send("/filter/q", .float(Float(0.5 + Double(k % 8) / 4)))
             }
             sent += 1
+            if sent % 20 == 0, engine.takeMeterReading()?.channels.first?.bandGains.count == 8 { bandReadings += 1 }
             // Preset generation and preparation happen off the audio thread; let them run.
             _ = osc.collect(for: .milliseconds(2))
         }
@@ -78,6 +83,7 @@ extension SoundFitIntegration.RealtimeSafety {
         report("process cycles during OSC changes (personalization)", Double(cycles), unit: "cycles")
         report("OSC changes sent (personalization)", Double(sent), unit: "messages")
         #expect(heapCalls == 0, "heap calls inside the JACK process callback with personalization running")
+        #expect(bandReadings >= 5, "the band meters did not run: \(bandReadings) readings with bands")
         #expect(cycles >= 1000)
         #expect(sections >= 1000)
         #expect(sent >= 100)

@@ -49,6 +49,10 @@ extension SoundFitIntegration {
             expectApplied(try osc.set("/ringmod/enabled", .int(1)), "/ringmod/enabled", .int(1))
             expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
 
+            // The meters run on the JACK thread too (as when a surface listens); read after the run.
+            engine.startMetering()
+            _ = engine.takeMeterReading()
+
             let types = ["lowpass", "highpass", "bandpass", "notch", "peak", "lowshelf", "highshelf", "allpass"]
             let startCycles = engine.cycleCount
             let deadline = ContinuousClock.now + .seconds(60)
@@ -83,6 +87,7 @@ extension SoundFitIntegration {
                 _ = try osc.waitForTerminalState(address)
             }
             let output = try audio.capture([Capture.tone(1000, amplitude: 0.3)], frames: 9600)
+            let meterReading = engine.takeMeterReading()
             let cycles = engine.cycleCount - startCycles
             audio.close()
             soundfit.stop()
@@ -98,6 +103,7 @@ extension SoundFitIntegration {
             report("heap calls outside realtime sections", Double(otherCalls), unit: "calls")
 
             #expect(heapCalls == 0, "heap calls inside the JACK process callback")
+            #expect((meterReading?.frames ?? 0) >= 9600, "the meters did not run over the run: \(String(describing: meterReading))")
             #expect(cycles >= 1000)
             #expect(sections >= 1000, "the realtime section marker did not run")
             #expect(otherCalls > 0, "the allocation counter is not live")

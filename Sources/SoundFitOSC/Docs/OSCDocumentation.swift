@@ -57,9 +57,11 @@ public enum OSCDocumentation {
         `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/unsubscribed`, `/list/param`, \
         `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
         `/profile/presets`, `/session/interrupted`, `/invalidated`, `/test/state`, `/test/result`, \
-        `/test/no_response`, and `/state`, `/session`, `/status`, \
+        `/test/no_response`, `/response/stages`, `/meters/subscribed`, `/meters/unsubscribed`, `/meters/input`, \
+        `/meters/output`, `/meters/reduction`, and `/state`, `/session`, `/status`, \
         `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`, \
-        `/profile/audiogram`, `/test/config`, `/test/earphone` with their \
+        `/profile/audiogram`, `/test/config`, `/test/earphone`, `/response/frequencies`, `/response/left`, \
+        `/response/right` with their \
         reply arguments) is dropped without an answer, and so is any packet whose source is \
         SoundFit's own port: two servers that answer each other's replies never stop. See \
         Security below.

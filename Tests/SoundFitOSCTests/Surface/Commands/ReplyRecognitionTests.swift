@@ -30,6 +30,10 @@ import Testing
             return arguments.last == .string("dB SPL")
         case "/test/config":
             return arguments.last == .string("current")
+        case "/response/frequencies":
+            return arguments.last == .string("Hz")
+        case "/response/left", "/response/right":
+            return arguments.last == .string("dB")
         case "/config/max_output", "/config/calibration":
             return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("dB SPL")
         default:
@@ -42,6 +46,8 @@ import Testing
             "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
             "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/invalidated",
+            "/response/stages", "/meters/subscribed", "/meters/unsubscribed", "/meters/input", "/meters/output",
+            "/meters/reduction",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
@@ -132,7 +138,8 @@ extension ReplyRecognitionTests {
         #expect(Set(named) == replyAddresses, "\(named)")
         for address in named where !["/session", "/patch/current", "/config/delivery", "/config/timeout",
                                      "/config/max_output", "/config/calibration", "/profile/audiogram",
-                                     "/test/config", "/test/earphone"].contains(address) {
+                                     "/test/config", "/test/earphone", "/response/frequencies", "/response/left",
+                                     "/response/right"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
     }
