@@ -57,7 +57,8 @@ public enum OSCDocumentation {
         `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/unsubscribed`, `/list/param`, \
         `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
         `/profile/presets`, `/session/interrupted`, `/invalidated`, `/test/state`, `/test/result`, \
-        `/test/no_response`, and `/state`, `/session`, `/status`, \
+        `/test/no_response`, `/midi/mapped`, `/midi/unmapped`, `/midi/item`, `/midi/end`, `/midi/learning`, \
+        `/midi/learn/cancelled`, and `/state`, `/session`, `/status`, \
         `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`, \
         `/profile/audiogram`, `/test/config`, `/test/earphone` with their \
         reply arguments) is dropped without an answer, and so is any packet whose source is \
