@@ -8,7 +8,7 @@ extension OSCCommandTable {
     static let midi = [midiMap, midiUnmap, midiList, midiLearn, midiLearnCancel]
 
     /// `/midi/mapped ,s address ,i channel ,i controller`: the answer of map and of a finished learn.
-    static let midiMappedReply = OSCMessageForm("/midi/mapped", .exactly([.string(), .int, .int]))
+    static let midiMappedReply = OSCMessageForm("/midi/mapped", .any)
 
     static let midiMap = OSCCommand(
         OSCCommandDescription(

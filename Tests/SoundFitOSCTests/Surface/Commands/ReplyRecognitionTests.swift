@@ -42,6 +42,7 @@ import Testing
             "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
             "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/invalidated",
+            "/midi/mapped", "/midi/unmapped", "/midi/item", "/midi/end", "/midi/learning", "/midi/learn/cancelled",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
