@@ -4,6 +4,7 @@
 #include <jack/jack.h>
 #include <jack/types.h>
 #include <jack/metadata.h>
+#include <jack/midiport.h>
 #include <jack/uuid.h>
 
 /// `jack_client_open` is variadic and cannot be called from Swift. This wrapper passes the

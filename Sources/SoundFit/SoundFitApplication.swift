@@ -34,6 +34,8 @@ public final class SoundFitApplication: Service, Sendable {
     public let web: WebServer?
     /// Patches and durable state; `nil` without persistence.
     public let stateKeeper: StateKeeper?
+    /// MIDI control: the JACK MIDI input's mappings, learn and program changes.
+    public let midiControl: MIDIControl
     private let store: DurableStateStore?
     private let logger: Logger
     private let onReady: @Sendable (SoundFitReady) -> Void
@@ -77,7 +79,8 @@ public final class SoundFitApplication: Service, Sendable {
         if let persistence = configuration.persistence, jack.privateServerLogPath == nil {
             jack.privateServerLogPath = persistence.stateDirectory.appendingPathComponent("jackd-private.log").path
         }
-        host = JackEngineHost(configuration: jack, engine: engine, logger: logger)
+        let midiInput = MIDIControlInput()
+        host = JackEngineHost(configuration: jack, engine: engine, midi: midiInput, logger: logger)
         (socket, tcpListener) = try Self.openOSC(configuration.osc, logger: logger)
 
         // State is restored before the first connection; a configured hearing profile then
@@ -135,6 +138,8 @@ public final class SoundFitApplication: Service, Sendable {
             return status
         }
         if let stateKeeper { surface.attach(stateKeeper) }
+        midiControl = MIDIControl(runtime: runtime, input: midiInput, keeper: stateKeeper)
+        surface.attach(midiControl)
     }
 
     /// The UDP socket and, unless turned off, the TCP listener on the same port number. With
@@ -170,6 +175,8 @@ public final class SoundFitApplication: Service, Sendable {
             }
             loops.addTask { await self.forwardCurrentPatchChanges() }
             loops.addTask { await self.logStateStoreEvents() }
+            loops.addTask { await self.midiControl.run() }
+            loops.addTask { await self.forwardMIDIReports() }
             try await withThrowingDiscardingTaskGroup { session in
                 let (firstConnection, firstConnectionHandled) = AsyncStream<Void>.makeStream()
                 session.addTask { await self.followConnection(announcingFirstTo: firstConnectionHandled) }
@@ -251,6 +258,21 @@ public final class SoundFitApplication: Service, Sendable {
     private func forwardCurrentPatchChanges() async {
         for await current in currentPatchChanges {
             surface.currentPatchChanged(current)
+        }
+    }
+
+    /// Logs what MIDI control did on its own and tells subscribers about refusals. Ends when cancelled.
+    private func forwardMIDIReports() async {
+        for await report in midiControl.reports {
+            switch report {
+            case .programLoaded(let channel, let program, let name):
+                logger.info("MIDI program change \(program) on channel \(channel): loaded factory patch '\(name)'")
+            case .refused(let address, let reason):
+                logger.warning("MIDI \(address): \(reason)")
+            case .dropped(let count):
+                logger.warning("MIDI: \(count) events dropped (more than the ring holds between two drains)")
+            }
+            surface.midiReported(report)
         }
     }
 

@@ -15,6 +15,8 @@ final class JackClientConnection: @unchecked Sendable {
     let clientName: String
     let inputPortNames: [String]
     let outputPortNames: [String]
+    /// The MIDI control input's short name, when MIDI control is on.
+    let midiPortName: String?
 
     // Written by JACK threads, read by the control side (and the process callback).
     let serverSampleRate = Atomic<UInt32>(0)
@@ -32,7 +34,8 @@ final class JackClientConnection: @unchecked Sendable {
 
     /// Opens a client on `serverName` (nil: JACK's default / `JACK_DEFAULT_SERVER`) without
     /// starting a server. `activate()` then registers the ports and starts processing.
-    init(name: String, serverName: String?, channelCount: Int, engine: AudioEngine) throws(JackHostError) {
+    init(name: String, serverName: String?, channelCount: Int, engine: AudioEngine,
+         midi: MIDIControlInput? = nil) throws(JackHostError) {
         var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue)
         guard let client = soundfit_jack_client_open(name, options, &status, serverName) else {
@@ -49,10 +52,12 @@ final class JackClientConnection: @unchecked Sendable {
         let spec = ProcessingSpec(sampleRate: sampleRate, maximumFrameCount: 1024, channelCount: channelCount)
         processState = .allocate(capacity: 1)
         processState.initialize(to: JackProcessState(
-            renderer: engine.makeRenderer(spec: spec), channelCount: channelCount, sampleRate: sampleRate))
+            renderer: engine.makeRenderer(spec: spec), channelCount: channelCount, sampleRate: sampleRate,
+            midi: midi?.realtime))
 
         inputPortNames = (1...channelCount).map { "input_\($0)" }
         outputPortNames = (1...channelCount).map { "output_\($0)" }
+        midiPortName = midi == nil ? nil : "midi_in"
     }
 
     /// Registers the ports, installs the callbacks and activates the client. On failure the
@@ -61,6 +66,9 @@ final class JackClientConnection: @unchecked Sendable {
         for channel in 0..<processState.pointee.channelCount {
             processState.pointee.inputPorts[channel] = try registerPort(inputPortNames[channel], input: true)
             processState.pointee.outputPorts[channel] = try registerPort(outputPortNames[channel], input: false)
+        }
+        if let midiPortName {
+            processState.pointee.midiPort = try registerPort(midiPortName, input: true, type: JACK_DEFAULT_MIDI_TYPE)
         }
         try installCallbacks()
         guard jack_activate(client) == 0 else { throw .activationFailed }
@@ -83,6 +91,12 @@ final class JackClientConnection: @unchecked Sendable {
                                       PortMetadata.portGroup(channel: channel, isInput: isInput), nil)
             }
         }
+        if let port = processState.pointee.midiPort {
+            let subject = jack_port_uuid(port)
+            _ = jack_set_property(client, subject, soundfit_jack_metadata_pretty_name(), PortMetadata.midiPrettyName, nil)
+            _ = jack_set_property(client, subject, soundfit_jack_metadata_order(),
+                                  PortMetadata.midiOrder(channelCount: processState.pointee.channelCount), PortMetadata.integerType)
+        }
     }
 
     /// Removes the descriptions again (the server keeps metadata beyond a port's life).
@@ -92,6 +106,7 @@ final class JackClientConnection: @unchecked Sendable {
                 if let port { _ = jack_remove_properties(client, jack_port_uuid(port)) }
             }
         }
+        if let port = processState.pointee.midiPort { _ = jack_remove_properties(client, jack_port_uuid(port)) }
     }
 
     deinit {
@@ -100,9 +115,10 @@ final class JackClientConnection: @unchecked Sendable {
         processState.deallocate()
     }
 
-    private func registerPort(_ shortName: String, input: Bool) throws(JackHostError) -> OpaquePointer {
+    private func registerPort(_ shortName: String, input: Bool,
+                              type: String = JACK_DEFAULT_AUDIO_TYPE) throws(JackHostError) -> OpaquePointer {
         let flags = input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue
-        guard let port = jack_port_register(client, shortName, JACK_DEFAULT_AUDIO_TYPE, UInt(flags), 0) else {
+        guard let port = jack_port_register(client, shortName, type, UInt(flags), 0) else {
             throw .portRegistrationFailed(shortName)
         }
         return port
@@ -141,6 +157,7 @@ final class JackClientConnection: @unchecked Sendable {
     /// Full JACK names of this client's ports, e.g. `soundfit:input_1`.
     var fullInputPortNames: [String] { inputPortNames.map { "\(clientName):\($0)" } }
     var fullOutputPortNames: [String] { outputPortNames.map { "\(clientName):\($0)" } }
+    var fullMIDIPortName: String? { midiPortName.map { "\(clientName):\($0)" } }
 
     /// Connects physical capture ports to our inputs and our outputs to physical playback
     /// ports, channel by channel, as far as both exist. Returns the connections made.
@@ -211,6 +228,9 @@ final class JackClientConnection: @unchecked Sendable {
             for peer in connections(of: processState.pointee.outputPorts[channel]) {
                 pairs.append((fullOutputPortNames[channel], peer))
             }
+        }
+        if let name = fullMIDIPortName {
+            for peer in connections(of: processState.pointee.midiPort) { pairs.append((peer, name)) }
         }
         return pairs
     }

@@ -65,6 +65,8 @@ public final class JackEngineHost: @unchecked Sendable {
 
     public let configuration: JackHostConfiguration
     private let engine: AudioEngine
+    /// Where the MIDI input port's messages go; nil: no MIDI port.
+    private let midi: MIDIControlInput?
     private let logger: Logger
     private let connection = Mutex<JackClientConnection?>(nil)
     private var privateServer: PrivateJackServer?
@@ -85,9 +87,11 @@ public final class JackEngineHost: @unchecked Sendable {
         var rememberedConnections: [(String, String)] = []
     }
 
-    public init(configuration: JackHostConfiguration, engine: AudioEngine, logger: Logger) {
+    /// With `midi`, every client also registers the MIDI control input port `midi_in`.
+    public init(configuration: JackHostConfiguration, engine: AudioEngine, midi: MIDIControlInput? = nil, logger: Logger) {
         self.configuration = configuration
         self.engine = engine
+        self.midi = midi
         self.logger = logger
         (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
@@ -142,7 +146,7 @@ public final class JackEngineHost: @unchecked Sendable {
     private func connect() throws(JackHostError) {
         let client = try JackClientConnection(
             name: configuration.clientName, serverName: connectServerName,
-            channelCount: configuration.channelCount, engine: engine)
+            channelCount: configuration.channelCount, engine: engine, midi: midi)
         try client.activate()
         let remembered = lifetime.withLock { $0.rememberedConnections }
         for (source, destination) in remembered {
@@ -162,7 +166,7 @@ public final class JackEngineHost: @unchecked Sendable {
         logger.notice("""
             JACK client '\(client.clientName)' active on server '\(serverName)': \
             \(sampleRate) Hz, \(bufferSize) frames, ports \
-            \((client.fullInputPortNames + client.fullOutputPortNames).joined(separator: " "))
+            \((client.fullInputPortNames + client.fullOutputPortNames + [client.fullMIDIPortName].compactMap { $0 }).joined(separator: " "))
             """)
         eventContinuation.yield(.connected(server: serverName, sampleRate: sampleRate, bufferSize: bufferSize))
     }

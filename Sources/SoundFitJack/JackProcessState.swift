@@ -13,9 +13,13 @@ struct JackProcessState: ~Copyable {
     let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// The sample rate the renderer was prepared for; compared with the server's each cycle.
     var sampleRate: Double
+    /// The MIDI control input port and where its messages go (nil: no MIDI control).
+    var midiPort: OpaquePointer?
+    let midi: RealtimeMIDIControl?
 
-    init(renderer: consuming RealtimeRenderer, channelCount: Int, sampleRate: Double) {
+    init(renderer: consuming RealtimeRenderer, channelCount: Int, sampleRate: Double, midi: RealtimeMIDIControl?) {
         self.renderer = renderer
+        self.midi = midi
         self.channelCount = channelCount
         self.sampleRate = sampleRate
         inputPorts = .allocate(capacity: channelCount)
@@ -52,11 +56,26 @@ struct JackProcessState: ~Copyable {
             inputBuffers[channel] = UnsafePointer(input.assumingMemoryBound(to: Float.self))
             outputBuffers[channel] = output.assumingMemoryBound(to: Float.self)
         }
+        receiveMIDI(frames: frames)
         var firstFrame: jack_nframes_t = 0
         var start: jack_time_t = 0, end: jack_time_t = 0
         var period: Float = 0
         let time: CycleTime? = jack_get_cycle_times(client, &firstFrame, &start, &end, &period) == 0
             ? CycleTime(startMicroseconds: start, endMicroseconds: end) : nil
         return renderer.render(inputs: inputBuffers, outputs: outputBuffers, frameCount: Int(frames), time: time)
+    }
+
+    /// Hands every message of this cycle's MIDI input to the MIDI control (before rendering, so
+    /// nothing waits a cycle more than it must). Real-time safe: `jack_midi_event_get` reads the
+    /// port's buffer in place; `receive` stores atomics.
+    @inline(__always)
+    private func receiveMIDI(frames: jack_nframes_t) {
+        guard let midi, let midiPort, let buffer = jack_port_get_buffer(midiPort, frames) else { return }
+        let count = jack_midi_get_event_count(buffer)
+        var event = jack_midi_event_t()
+        for index in 0..<count {
+            guard jack_midi_event_get(&event, buffer, index) == 0, event.size >= 2, let bytes = event.buffer else { continue }
+            midi.receive(status: bytes[0], data1: bytes[1], data2: event.size >= 3 ? bytes[2] : 0)
+        }
     }
 }

@@ -19,6 +19,12 @@ enum PortMetadata {
         "Ears \(isInput ? "in" : "out") \(channel / 2 + 1)"
     }
 
+    /// The MIDI control input (CC → parameters, program change → factory patch).
+    static let midiPrettyName = "MIDI control in"
+
+    /// The MIDI input is listed after the audio ports.
+    static func midiOrder(channelCount: Int) -> String { "\(channelCount + 1)" }
+
     /// The XML Schema type JACK metadata uses for integer values such as the order.
     static let integerType = "http://www.w3.org/2001/XMLSchema#integer"
 }

@@ -34,6 +34,8 @@ public final class StateKeeper: Sendable {
         var pendingSessionValues: [(String, ParameterValue)]
         /// `document.json` as written last (its calibration is the runtime's).
         var documentSettings: DocumentSettings
+        /// The MIDI control mappings (`MIDIControl` changes them, the state keeps them).
+        var midiMappings: [MIDIMapping]
     }
 
     /// The writable parameters, the ones a patch or the state file sets.
@@ -72,7 +74,7 @@ public final class StateKeeper: Sendable {
             tracker: CurrentPatchTracker(restoring: document.currentPatch, patch: restoredPatch, values: document.parameters),
             values: document.parameters,
             pendingSessionValues: sessionAddresses.compactMap { address in document.parameters[address].map { (address, $0) } },
-            documentSettings: documentSettings))
+            documentSettings: documentSettings, midiMappings: document.midiMappings))
         changes = runtime.changeUpdates()
         sessions = runtime.controller.sessionUpdates()
         runtime.onSessionStart { [weak self] session in await self?.restoreSessionValues(session) }
@@ -139,8 +141,19 @@ public final class StateKeeper: Sendable {
         let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
         let profile = runtime.presets.profile
         let presets = profile.map { PresetGenerator.presets(for: $0, fitting: session.fitting, calibration: runtime.calibration) } ?? []
-        return StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
-                             hearingProfile: profile, presets: presets)
+        var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
+                                     hearingProfile: profile, presets: presets)
+        document.midiMappings = midiMappings
+        return document
+    }
+
+    /// The MIDI control mappings kept in the state (restored ones until `MIDIControl` changes them).
+    public var midiMappings: [MIDIMapping] { state.withLock { $0.midiMappings } }
+
+    /// Keeps new MIDI control mappings in the state and schedules a write.
+    public func setMIDIMappings(_ mappings: [MIDIMapping]) {
+        state.withLock { $0.midiMappings = mappings }
+        persist()
     }
 
     /// Schedules a (debounced, atomic) write of the current state.

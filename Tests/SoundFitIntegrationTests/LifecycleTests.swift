@@ -113,7 +113,7 @@ extension SoundFitIntegration {
             defer { second.close() }
             #expect(Set(second.ports(matching: "^\(ready.client):")) ==
                     ["\(ready.client):input_1", "\(ready.client):input_2",
-                     "\(ready.client):output_1", "\(ready.client):output_2"])
+                     "\(ready.client):output_1", "\(ready.client):output_2", "\(ready.client):midi_in"])
             try second.connect(toClient: ready.client)
             let captured = try second.capture([Capture.tone(1000)], frames: Capture.captureFrames)
             for (channel, samples) in captured.enumerated() {

@@ -130,6 +130,78 @@ extension SoundFitIntegration {
             #expect(output.allSatisfy { Meter.rms($0[4800...]) > 0.01 }, "\(output.map { Meter.rms($0[4800...]) })")
         }
 
+        @Test("No heap calls on the JACK thread over ≥ 1000 cycles of a MIDI stream: mapped and unmapped control changes, learn, program changes", .optimizedCodeOnly)
+        func noHeapCallsDuringMIDIStream() throws {
+            soundfit_allocation_counter_install()
+            let server = try TestJackServer(period: 64)
+            defer { server.stop() }
+            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrtmidi", label: "soundfit.integration.realtime.midi")
+            let engine = soundfit.engine
+            try soundfit.start()
+            defer { soundfit.stop() }
+            let osc = try OSCTestClient(port: soundfit.socket.boundPeer.port)
+            try osc.ping()
+            let audio = try TestJackClient(server: server.name, channels: 2)
+            defer { audio.close() }
+            try audio.connect(toClient: "sfrtmidi")
+            try audio.startPlaying([Capture.tone(1000, amplitude: 0.3)])
+            let fader = try TestMIDIClient(server: server.name)
+            defer { fader.close() }
+            try fader.connect(to: "sfrtmidi:midi_in")
+            expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
+            for (address, controller) in [("/output/gain", 7), ("/filter/cutoff", 74), ("/ringmod/mix", 1), ("/filter/type", 75)] {
+                let mapped = try osc.ask("/midi/map", [.string(address), .int(1), .int(Int32(controller))], reply: "/midi/mapped")
+                #expect(mapped.address == "/midi/mapped", "\(mapped)")
+            }
+
+            let heapBefore = soundfit_realtime_heap_calls()
+            let sectionsBefore = soundfit_realtime_sections_entered()
+            let startCycles = engine.cycleCount
+            let deadline = ContinuousClock.now + .seconds(60)
+            var sent = 0
+            while engine.cycleCount - startCycles < 1500 && ContinuousClock.now < deadline {
+                let k = sent / 8
+                switch sent % 8 {
+                case 0: fader.controlChange(channel: 1, controller: 7, value: 40 + k % 80)
+                case 1: fader.controlChange(channel: 1, controller: 74, value: k % 128)
+                case 2: fader.controlChange(channel: 1, controller: 1, value: (k * 7) % 128)
+                case 3: fader.controlChange(channel: 1, controller: 75, value: (k * 13) % 128)
+                case 4: fader.controlChange(channel: 2, controller: k % 128, value: k % 128)  // unmapped
+                case 5: fader.programChange(channel: 1, program: k % 128)  // no state directory: refused
+                case 6:
+                    // Every 32nd round arms a learn that the next control change ends.
+                    if k % 32 == 0 { osc.send("/midi/learn", .string("/ringmod/frequency"), .int(5)) }
+                    fader.send(0x90, 60, 100)  // a note: ignored
+                default: fader.send(0xE0, 0, 64)  // pitch bend: ignored
+                }
+                sent += 1
+                if sent % 64 == 0 { Thread.sleep(forTimeInterval: 0.002) }
+            }
+            try fader.waitUntilSent()
+            let cycles = engine.cycleCount - startCycles
+            // A gain controller (a learn may have taken CC 7 over) reaches the parameter through the mailbox.
+            osc.send("/midi/map", .string("/output/gain"), .int(1), .int(7))
+            _ = try osc.waitFor("/midi/mapped /output/gain") { $0.address == "/midi/mapped" && $0.string(0) == "/output/gain" }
+            fader.controlChange(channel: 1, controller: 7, value: 127)
+            try fader.waitUntilSent()
+            let gain = try osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }
+            fader.close()
+            audio.close()
+            soundfit.stop()
+            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let sections = soundfit_realtime_sections_entered() - sectionsBefore
+            report("realtime heap calls during the MIDI stream", Double(heapCalls), unit: "calls")
+            report("process cycles during the MIDI stream", Double(cycles), unit: "cycles")
+            report("MIDI messages sent", Double(sent), unit: "messages")
+            #expect(heapCalls == 0, "heap calls inside the JACK process callback while reading MIDI")
+            #expect(cycles >= 1000)
+            #expect(sections >= 1000)
+            #expect(sent >= 1000, "too few MIDI messages during the run")
+            #expect(isClose(gain, 12, tolerance: 1e-3), "/output/gain is \(gain) after CC 7 = 127")
+            let learnt = osc.log.filter { $0.address == "/midi/mapped" && $0.string(0) == "/ringmod/frequency" }
+            #expect(!learnt.isEmpty, "no learn finished during the stream")
+        }
+
         @Test("No heap calls on the JACK thread while the hearing test plays tones in test mode", .optimizedCodeOnly)
         func noHeapCallsDuringHearingTest() throws {
             soundfit_allocation_counter_install()

@@ -42,6 +42,28 @@ import Testing
         edit(String(decoding: try fullDocument().encoded(descriptors: TestParameters.descriptors), as: UTF8.self))
     }
 
+    @Test func midiMappingsRoundTripAndBadOnesAreNamed() throws {
+        var document = try fullDocument()
+        document.midiMappings = [try MIDIMapping(address: "/output/gain", channel: 1, controller: 7),
+                                 try MIDIMapping(address: "/filter/cutoff", channel: 16, controller: 74)]
+        let data = document.encoded(descriptors: TestParameters.descriptors)
+        let decoded = try StateDocument.decode(data, file: "state.json", descriptors: TestParameters.descriptors)
+        #expect(decoded.midiMappings == document.midiMappings)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("\"midi_mappings\": ["))
+        // A document without mappings writes no key; an older document without it reads as none.
+        #expect(!String(decoding: try fullDocument().encoded(descriptors: TestParameters.descriptors), as: UTF8.self).contains("midi_mappings"))
+        func withMappings(_ json: String) -> String {
+            text.replacing(#/"midi_mappings": \[[^\]]*\]/#, with: "\"midi_mappings\": \(json)")
+        }
+        #expect(decode(withMappings(#"[{"address": "/output/gain", "channel": 0, "controller": 7}]"#))
+            .contains { $0.contains("midi_mappings[0].channel") })
+        #expect(decode(withMappings(#"[{"address": "/nope", "channel": 1, "controller": 7}]"#))
+            .contains { $0.contains("unknown address /nope") })
+        #expect(decode(withMappings(#"[{"address": "/output/gain", "channel": 1, "controller": 7}, {"address": "/filter/q", "channel": 1, "controller": 7}]"#))
+            .contains { $0.contains("mapped twice") })
+    }
+
     @Test func aFullDocumentRoundTrips() throws {
         let document = try fullDocument()
         #expect(document.presets.count >= 1)
@@ -95,7 +117,7 @@ import Testing
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"/processing/intensity\": 0.75", with: "\"/processing/intensity\": 1.5") })
             == ["state.json: line 6, column 30: parameters./processing/intensity: 1.5 is out of range 0…1"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"presets\": [", with: "\"extra\": 1,\n  \"presets\": [") })
-            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl)"])
+            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl, midi_mappings)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"soundfit.state\"", with: "\"soundfit.patch\"") })
             == ["state.json: line 2, column 13: format: expected \"soundfit.state\", got \"soundfit.patch\""])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"version\": 1,\n  \"parameters\"", with: "\"version\": 9,\n  \"parameters\"") })

@@ -10,6 +10,7 @@ public struct OSCCommandDescription: Sendable, Equatable {
         case session = "Session"
         case profile = "Hearing profile"
         case patches = "Patches"
+        case midi = "MIDI control"
         case hearingTest = "Hearing test"
         case meters = "Response and meters"
         /// Messages SoundFit sends on its own, not requests.

@@ -58,7 +58,8 @@ public enum OSCDocumentation {
         `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
         `/profile/presets`, `/session/interrupted`, `/invalidated`, `/test/state`, `/test/result`, \
         `/test/no_response`, `/response/stages`, `/meters/subscribed`, `/meters/unsubscribed`, `/meters/input`, \
-        `/meters/output`, `/meters/reduction`, and `/state`, `/session`, `/status`, \
+        `/meters/output`, `/meters/reduction`, `/midi/mapped`, `/midi/unmapped`, `/midi/item`, `/midi/end`, \
+        `/midi/learning`, `/midi/learn/cancelled`, and `/state`, `/session`, `/status`, \
         `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`, \
         `/profile/audiogram`, `/test/config`, `/test/earphone`, `/response/frequencies`, `/response/left`, \
         `/response/right` with their \

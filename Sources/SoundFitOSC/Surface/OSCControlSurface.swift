@@ -48,6 +48,9 @@ public final class OSCControlSurface: Sendable {
     private let keeper = Mutex<StateKeeper?>(nil)
     /// Patches and durable state, once attached.
     var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
+    private let midi = Mutex<MIDIControl?>(nil)
+    /// MIDI control (`/midi/*`), once attached.
+    var midiControl: MIDIControl? { midi.withLock { $0 } }
 
     /// A surface on the UDP socket and, when given, the TCP listener.
     public convenience init(runtime: SoundFitRuntime, socket: OSCSocket, tcp: OSCTCPListener? = nil, logger: Logger,
@@ -94,6 +97,19 @@ public final class OSCControlSurface: Sendable {
     /// Attaches patches and durable state (before `run`).
     public func attach(_ stateKeeper: StateKeeper) {
         keeper.withLock { $0 = stateKeeper }
+    }
+
+    /// Attaches MIDI control (before `run`).
+    public func attach(_ midiControl: MIDIControl) {
+        midi.withLock { $0 = midiControl }
+    }
+
+    /// Tells subscribers what MIDI control did on its own: a MIDI message that changed nothing
+    /// arrives as `/error ,s address ,s reason` (the current patch and parameter values a MIDI
+    /// message changed arrive as from any other client).
+    public func midiReported(_ report: MIDIControlReport) {
+        guard case .refused(let address, let reason) = report else { return }
+        feedback.enqueue { $0.enqueueNotification(OSCMessage("/error", [.string(address), .string(reason)]), origin: nil) }
     }
 
 

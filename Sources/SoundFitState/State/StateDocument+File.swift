@@ -33,6 +33,14 @@ extension StateDocument {
         root.append("hearing_profile", hearingProfile?.json ?? .null)
         root.append("presets", .array(presets.map(\.json)))
         if let calibration { root.append("calibration_db_spl", .number(calibration)) }
+        if !midiMappings.isEmpty {
+            root.append("midi_mappings", .array(midiMappings.map { mapping in
+                .object(JSONObject([
+                    "address": .string(mapping.address), "channel": .number(mapping.channel),
+                    "controller": .number(mapping.controller),
+                ]))
+            }))
+        }
         return JSONValue.object(root).fileData()
     }
 
@@ -43,7 +51,7 @@ extension StateDocument {
         guard let root = reader.header(data, format: format, version: formatVersion) else { throw DocumentError(reader.problems) }
         reader.rejectUnknownKeys(root, known: [
             "format", "version", "parameters", "delivery", "session", "current_patch", "hearing_profile", "presets",
-            "calibration_db_spl",
+            "calibration_db_spl", "midi_mappings",
         ])
         let parameters = ParameterCoding.decode(
             root["parameters"], field: "parameters", descriptors: descriptors, completeness: .defaultsForMissing, reader: &reader)
@@ -61,11 +69,45 @@ extension StateDocument {
             }
         }
         let calibration = reader.number(root, "calibration_db_spl", in: DocumentSettings.calibrationRange, required: false)
+        let midiMappings = decodeMIDIMappings(root, reader: &reader)
         try reader.check()
         var document = StateDocument(parameters: parameters, delivery: delivery!, session: session!, currentPatch: currentPatch,
                                      hearingProfile: profile, presets: presets)
         document.calibration = calibration
+        document.midiMappings = midiMappings
         return document
+    }
+
+    private static func decodeMIDIMappings(_ root: JSONObject, reader: inout DocumentReader) -> [MIDIMapping] {
+        let elements = reader.array(root, "midi_mappings", required: false, expecting: "an array of MIDI mappings") ?? []
+        if elements.count > MIDIMapping.maximumCount {
+            reader.fail("midi_mappings", "\(elements.count) mappings; at most \(MIDIMapping.maximumCount) are kept")
+            return []
+        }
+        var mappings: [MIDIMapping] = []
+        for (index, element) in elements.enumerated() {
+            let field = JSONDocument.path("midi_mappings", index: index)
+            guard case .object(let object) = element else {
+                reader.fail(field, "expected a MIDI mapping object, got \(element.summary)")
+                continue
+            }
+            let prefix = field + "."
+            reader.rejectUnknownKeys(object, known: ["address", "channel", "controller"], prefix: prefix)
+            let channel = reader.integer(object, "channel", in: MIDIMapping.channels, prefix: prefix)
+            let controller = reader.integer(object, "controller", in: MIDIMapping.controllers, prefix: prefix)
+            guard let address = reader.string(object, "address", prefix: prefix), let channel, let controller else { continue }
+            do throws(ParameterError) {
+                let mapping = try MIDIMapping(address: address, channel: channel, controller: controller)
+                if mappings.contains(where: { $0.channel == channel && $0.controller == controller }) {
+                    reader.fail(field, "channel \(channel) controller \(controller) is mapped twice")
+                } else {
+                    mappings.append(mapping)
+                }
+            } catch {
+                reader.fail(prefix + "address", error.description)
+            }
+        }
+        return mappings.sorted()
     }
 
     private static func decodeDelivery(_ root: JSONObject, reader: inout DocumentReader) -> ProcessingConfig? {

@@ -19,7 +19,8 @@ import SoundFitProcessing
 ///   "current_patch": {"number": 1, "name": "Speech clarity", "modified": false},
 ///   "hearing_profile": {"version": 1, "left": [{"db_hl": 30, "hz": 500}, …]},
 ///   "presets": [{"version": 1, "rule": "…", "tech_level": 3, "variant": "default", …}],
-///   "calibration_db_spl": 100
+///   "calibration_db_spl": 100,
+///   "midi_mappings": [{"address": "/output/gain", "channel": 1, "controller": 7}]
 /// }
 /// ```
 ///
@@ -30,6 +31,9 @@ import SoundFitProcessing
 /// - `current_patch`, `hearing_profile`: optional (absent or null when there is none).
 /// - `presets`: the personalization presets generated from the profile, for information (and
 ///   for other tools); importing regenerates them from the profile instead of using these.
+///
+/// - `midi_mappings`: optional (absent: none): MIDI control changes bound to parameters, channel
+///   1…16, controller 0…127, at most `MIDIMapping.maximumCount`; a pair appears once.
 ///
 /// - `calibration_db_spl`: optional, only in what `state export` writes (the calibration of the
 ///   document settings, which the presets were generated for); `state import` puts it back
@@ -52,6 +56,8 @@ public struct StateDocument: Sendable, Equatable {
     public var presets: [PresetPayload]
     /// The document settings' calibration, carried by an export (nil in `state.json`).
     public var calibration: Double?
+    /// MIDI control changes bound to parameters, in `MIDIMapping` order.
+    public var midiMappings: [MIDIMapping] = []
 
     public init(parameters: [String: ParameterValue], delivery: ProcessingConfig = .default,
                 session: ProcessingConfiguration, currentPatch: CurrentPatch? = nil,

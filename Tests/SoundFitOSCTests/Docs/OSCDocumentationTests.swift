@@ -22,12 +22,13 @@ import Testing
     ]
 
     /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output`, `/config/calibration`,
-    /// the hearing test and the reports.
+    /// MIDI control, the hearing test and the reports.
     static let contract = [
         "/ping", "/list", "/status", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
         "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
         "/session/interrupt", "/session/resolve", "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save",
         "/patch/delete", "/patch/current",
+        "/midi/map", "/midi/unmap", "/midi/list", "/midi/learn", "/midi/learn/cancel",
         "/test/start", "/test/heard", "/test/pause", "/test/resume", "/test/cancel", "/test/status", "/test/config",
         "/test/earphone", "/test/state", "/test/result", "/test/no_response",
         "/response", "/meters/subscribe", "/meters/unsubscribe", "/meters/input", "/state", "/invalidated", "/error",

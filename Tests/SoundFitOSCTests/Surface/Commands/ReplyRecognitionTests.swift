@@ -48,6 +48,7 @@ import Testing
             "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/invalidated",
             "/response/stages", "/meters/subscribed", "/meters/unsubscribed", "/meters/input", "/meters/output",
             "/meters/reduction",
+            "/midi/mapped", "/midi/unmapped", "/midi/item", "/midi/end", "/midi/learning", "/midi/learn/cancelled",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
