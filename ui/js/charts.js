@@ -79,8 +79,9 @@ export function drawAudiogram(host, ears) {
 
 const describe = (points) => (points.length ? points.map(([hz, db]) => `${hz} Hz ${db} dB HL`).join(", ") : "no thresholds");
 
-/** The response of the whole chain per ear: `{frequencies, left, right}` in Hz and dB. */
-export function drawResponse(host, response) {
+/** The response of the whole chain per ear: `{frequencies, left, right}` in Hz and dB, as
+ *  SoundFit computed it at `requested` (ms since the epoch, when the page asked). */
+export function drawResponse(host, response, requested) {
   const all = [...response.left, ...response.right].filter(Number.isFinite);
   const top = Math.max(12, Math.ceil(Math.max(...all, 0) / 6) * 6);
   const plot = new Plot(host, {
@@ -91,5 +92,5 @@ export function drawResponse(host, response) {
     plot.line(response.frequencies.map((hz, i) => [hz, response[ear][i]]), className);
   }
   host.plotData = response;
-  host.dataset.updated = String(Date.now());
+  host.dataset.requested = String(requested);
 }

@@ -50,6 +50,15 @@ class ParameterControl {
     if (p.kind === "float" || p.kind === "int") {
       const input = element("input", { id, type: "range", min: 0, max: 1, step: 0.001 });
       input.addEventListener("input", () => this.request(valueAt(p, Number(input.value))));
+      // Arrow keys move 1 % of the travel (Shift: 0.1 %), not the 0.1 % step clicks resolve.
+      input.addEventListener("keydown", (event) => {
+        const direction = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 }[event.key];
+        if (!direction) return;
+        event.preventDefault();
+        const next = Math.min(Math.max(Number(input.value) + direction * (event.shiftKey ? 0.001 : 0.01), 0), 1);
+        input.value = String(next);
+        this.request(valueAt(p, next));
+      });
       input.addEventListener("pointerdown", () => { this.dragging = true; });
       input.addEventListener("pointerup", () => { this.dragging = false; });
       return input;

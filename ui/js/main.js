@@ -17,9 +17,10 @@ function responseRefresher() {
     if (running) { again = true; return; }
     running = true;
     try {
+      const requested = Date.now();
       const response = await fetch(`/response?points=${RESPONSE_POINTS}`);
       if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
-      drawResponse($("#response-chart"), await response.json());
+      drawResponse($("#response-chart"), await response.json(), requested);
       $("#response-state").textContent = "";
     } catch (error) {
       $("#response-state").textContent = `response unavailable: ${error.message}`;

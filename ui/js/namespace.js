@@ -6,10 +6,18 @@ const one = (attribute) => (Array.isArray(attribute) ? attribute[0] : attribute)
 /** Nodes the page draws elsewhere, not as parameter controls. */
 export const isMeter = (path) => path.startsWith("/meters/");
 
-/** Every node with a TYPE and a VALUE, depth first in the namespace's order. */
+/** Every node with a TYPE (a value that cannot be read now has no VALUE), depth first in the
+ *  namespace's order. */
 function* valueNodes(node) {
-  if (node.TYPE !== undefined && node.VALUE !== undefined) yield node;
+  if (node.TYPE !== undefined) yield node;
   for (const child of Object.values(node.CONTENTS ?? {})) yield* valueNodes(child);
+}
+
+/** A unit as people write it: OSCQuery's libossia names (`frequency.hz`, `gain.db`) become
+ *  `Hz` and `dB`. */
+function unitSymbol(unit) {
+  const name = unit.includes(".") ? unit.split(".").pop() : unit;
+  return { hz: "Hz", db: "dB", dbfs: "dBFS" }[name.toLowerCase()] ?? name;
 }
 
 /** One parameter as the page uses it. */
@@ -26,8 +34,8 @@ function parameter(node) {
     min: range.MIN, max: range.MAX, choices: range.VALS ?? [],
     writable: (access & 2) !== 0,
     value: one(node.VALUE),
-    values: [node.VALUE].flat(),
-    unit: one(node.UNIT) ?? "",
+    values: [node.VALUE ?? []].flat(),
+    unit: unitSymbol(one(node.UNIT) ?? ""),
     description: node.DESCRIPTION ?? "",
     taper: node.TAPER ?? (kind === "int" ? "integer" : "linear"),
     label: node.DISPLAY_NAME ?? node.FULL_PATH.split("/").filter(Boolean).join(" "),
