@@ -106,10 +106,11 @@ def toggle(path, timeout=15):
 
 
 def response(after=0, timeout=15):
-    """The data the response chart plotted, once it was drawn after `after` (ms since epoch)."""
+    """The data the response chart plotted from a request the page made after `after` (ms
+    since the epoch, the page's clock)."""
     return wait_for("the response chart", timeout, lambda: script("""
         const chart = document.getElementById('response-chart');
-        return chart.plotData && Number(chart.dataset.updated) > arguments[0] ? chart.plotData : null;""", after))
+        return chart.plotData && Number(chart.dataset.requested) > arguments[0] ? chart.plotData : null;""", after))
 
 
 def now():
@@ -148,8 +149,9 @@ def meters():
 def wait_meter(path, low, high, timeout=10):
     """Waits until every channel of meter `path` reads within low…high; returns the readings."""
     def within():
-        values = (meters() or {}).get(path) or []
-        return values if values and all(low <= v <= high for v in values) else None
+        values = [-math.inf if v is None else v for v in (meters() or {}).get(path) or []]  # -Infinity arrives as null
+        # JSON has no infinity: silence below the meter's floor comes back as -999.
+        return [max(v, -999.0) for v in values] if values and all(low <= v <= high for v in values) else None
     return wait_for(f"{path} within {low}…{high}", timeout, within)
 
 
