@@ -49,6 +49,10 @@ extension SoundFitIntegration {
             expectApplied(try osc.set("/ringmod/enabled", .int(1)), "/ringmod/enabled", .int(1))
             expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
 
+            // The meters run on the JACK thread too (as when a surface listens), and are read meanwhile.
+            engine.startMetering()
+            var meterReadings = 0
+
             let types = ["lowpass", "highpass", "bandpass", "notch", "peak", "lowshelf", "highshelf", "allpass"]
             let startCycles = engine.cycleCount
             let deadline = ContinuousClock.now + .seconds(60)
@@ -73,6 +77,7 @@ extension SoundFitIntegration {
                 default: osc.send("/filter/enabled", .float(k % 3 == 0 ? 0 : 1))
                 }
                 sent += 1
+                if sent % 20 == 0, engine.takeMeterReading() != nil { meterReadings += 1 }
                 _ = osc.collect(for: .milliseconds(1))
             }
             // End in a known state with every stage on, and wait until it took effect.
@@ -98,6 +103,7 @@ extension SoundFitIntegration {
             report("heap calls outside realtime sections", Double(otherCalls), unit: "calls")
 
             #expect(heapCalls == 0, "heap calls inside the JACK process callback")
+            #expect(meterReadings >= 10, "the meters did not run: \(meterReadings) readings")
             #expect(cycles >= 1000)
             #expect(sections >= 1000, "the realtime section marker did not run")
             #expect(otherCalls > 0, "the allocation counter is not live")

@@ -59,6 +59,16 @@ public struct ProcessingChain: ~Copyable {
         personalization.isBypassed && filter.isBypassed && ringModulator.isBypassed && outputGain.isUnity
     }
 
+    // MARK: Meters
+
+    /// The personalization's bands that `personalizationBandMeter` reads (0 while bypassed).
+    public var meteredBandCount: Int { personalization.meteredBandCount }
+
+    /// See `PersonalizationProcessor.bandMeter(channel:band:)`. Real-time safe.
+    public func personalizationBandMeter(channel: Int, band: Int) -> (gain: Float, reduction: Float) {
+        personalization.bandMeter(channel: channel, band: band)
+    }
+
     // MARK: Personalization presets
 
     /// The tech level whose personalization presets the chain accepts.

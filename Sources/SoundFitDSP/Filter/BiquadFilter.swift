@@ -229,8 +229,7 @@ public struct BiquadFilter: ~Copyable {
 
     /// The SVF parameters for the smoothers' current values (morphed while a type change runs).
     private func designParameters() -> StateVariableParameters {
-        // Keep the cutoff below Nyquist at low sample rates.
-        let cutoff = min(libmExp(logCutoff.value), 0.49 * spec.sampleRate)
+        let cutoff = Self.designCutoff(libmExp(logCutoff.value), sampleRate: spec.sampleRate)
         let design = StateVariableParameters(
             BiquadCoefficients.rbj(type: settings.type, cutoff: cutoff, q: q.value, gain: gain.value,
                                    sampleRate: spec.sampleRate))

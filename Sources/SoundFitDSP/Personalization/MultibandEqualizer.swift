@@ -42,6 +42,15 @@ public struct MultibandEqualizer: Sendable {
         return 20 * libmLog10(d.response(atFrequency: frequency, gains: d.solve(bandGains: bandGains)).magnitude)
     }
 
+    /// The cascade's exact magnitude (dB) at each of `frequencies` for band gains `bandGains`,
+    /// with the section gains solved once.
+    public func responseDecibels(atFrequencies frequencies: [Double], bandGains: [Double]) -> [Double] {
+        precondition(bandGains.count == layout.bandCount)
+        let d = design
+        let gains = d.solve(bandGains: bandGains)
+        return frequencies.map { 20 * libmLog10(d.response(atFrequency: $0, gains: gains).magnitude) }
+    }
+
     /// The cascade's group delay (s) at `frequency` for band gains `bandGains`.
     public func groupDelay(atFrequency frequency: Double, bandGains: [Double]) -> Double {
         let d = design

@@ -254,4 +254,6 @@ struct BandState {
     var level = SIMD4<Float>()
     /// dB added to the gain law while a preset change ramps (scaled by the ramp from 1 to 0).
     var presetOffset = SIMD4<Float>()
+    /// The band gain in dB the cascade is solved for (after intensity): what the band applies.
+    var appliedDecibels = SIMD4<Float>()
 }

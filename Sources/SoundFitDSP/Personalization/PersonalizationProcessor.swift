@@ -134,6 +134,27 @@ public struct PersonalizationProcessor: ~Copyable {
     /// True when a preset for the current tech level and sample rate is installed.
     public var hasInstalledPreset: Bool { hasPreset }
 
+    // MARK: - Meters
+
+    /// The bands of the running preset (0 while the stage is bypassed): what `bandMeter` reads.
+    public var meteredBandCount: Int { bypassed ? 0 : image.halfCount &* 2 }
+
+    /// Band `band` (0 ..< `meteredBandCount`) of channel `channel` at the last control update:
+    /// the gain it applies (dB, after intensity) and its gain reduction — how many dB its
+    /// dynamics (compression above the knee, expansion, the band output limit) take off the
+    /// gain the preset's law gives below the knee (capped at its maximum gain), before
+    /// intensity scales it; 0 for a linear band. The first channel of a pair is the left ear.
+    /// Real-time safe: reads preallocated state.
+    @inline(__always)
+    public func bandMeter(channel: Int, band: Int) -> (gain: Float, reduction: Float) {
+        let pair = channel >> 1, ear = channel & 1, vector = band >> 1
+        let lane = (band & 1) &* 2 &+ ear
+        let state = bandStates[pair &* PersonalizationImage.maximumHalfCount &+ vector]
+        let law = image.laws[vector]
+        let unreduced = min(law.intercept[lane] + law.slope[lane] * law.knee[lane], law.maximumGain[lane])
+        return (state.appliedDecibels[lane], max(unreduced - state.gainDecibels[lane], 0))
+    }
+
     // MARK: - Control
 
     /// Installs `prepared` (see `PreparedPersonalization` for the protocol). Rejected, and handed
@@ -340,6 +361,7 @@ public struct PersonalizationProcessor: ~Copyable {
                     gain = SIMD4(repeating: 6.020_599_913) * fastLog2(maximum(mixed, SIMD4(repeating: 1e-6)))
                 }
                 targets[b] = maximum(gain, SIMD4(repeating: -60))
+                s.appliedDecibels = targets[b]
                 states[b] = s
             }
             updateCascade(pair: pair, targets: UnsafePointer(targets), iterations: iterations, snap: snap)

@@ -33,6 +33,8 @@ func realtimeSafetyCheck(chain: inout ProcessingChain,
     _ = chain.setPersonalizationTechLevel(4)
     _ = chain.installedPersonalization
     _ = chain.isPersonalizationBypassed
+    _ = chain.meteredBandCount
+    _ = chain.personalizationBandMeter(channel: 1, band: 3)
 
     personalization.apply(settings.personalization)
     _ = personalization.install(prepared)

@@ -46,6 +46,8 @@ public struct RealtimeMailbox: @unchecked Sendable {
     let appliedWords: UnsafeMutablePointer<Atomic<UInt64>>
     /// The hearing test's test mode and tone commands.
     let stimulus: StimulusMailbox
+    /// The live meters (levels, band gains and gain reduction) while someone listens.
+    let meters: MeterMailbox
     public let parameterCount: Int
 
     /// A slot word: sequence number in the high half, value bits in the low half.
@@ -142,7 +144,7 @@ public final class EngineMailbox: Sendable {
             generation: generation, cycles: cycles,
             sampleRate: sampleRate, outputCeiling: outputCeiling, outputLimitReduction: outputLimitReduction,
             personalization: .allocate(techLevel: techLevel), scheduled: .allocate(parameterCount: count),
-            appliedWords: appliedWords, stimulus: .allocate(), parameterCount: count)
+            appliedWords: appliedWords, stimulus: .allocate(), meters: .allocate(), parameterCount: count)
     }
 
     deinit {
@@ -168,6 +170,7 @@ public final class EngineMailbox: Sendable {
         realtime.scheduled.deallocate()
         realtime.appliedWords.deinitialize(count: realtime.parameterCount)
         realtime.appliedWords.deallocate()
+        realtime.meters.deallocate()
         realtime.stimulus.deallocate()
     }
 

@@ -34,6 +34,8 @@ public struct RealtimeRenderer: ~Copyable {
     private var heldRetirement: Unmanaged<PreparedPersonalization>?
     /// The hearing test's stimulus, which replaces the chain's stages in test mode.
     private var stimulus: StimulusStage
+    /// The live meters, idle while nobody listens.
+    private var meters: MeterStage
 
     /// Allocates the chain for `spec`, starting from the values currently in the mailbox.
     /// The first rendered cycle acknowledges them all. Control thread.
@@ -65,6 +67,7 @@ public struct RealtimeRenderer: ~Copyable {
         }
         self.settings = settings
         stimulus = StimulusStage(spec: spec, mailbox: mailbox.stimulus)
+        meters = MeterStage(channelCount: spec.channelCount, mailbox: mailbox.meters)
         chain = ProcessingChain(
             spec: spec, settings: settings,
             personalizationTechLevel: mailbox.personalization.techLevel.pointee.load(ordering: .acquiring))
@@ -106,6 +109,8 @@ public struct RealtimeRenderer: ~Copyable {
         takePersonalizationChanges()
         takeParameterChanges(cycle: cycle)
         chain.setOutputCeiling(Float(bitPattern: mailbox.outputCeiling.pointee.load(ordering: .relaxed)))
+        let metering = meters.begin()
+        if metering { meters.measureInputs(inputs, frameCount: frameCount) }
         var due = 0
         if let time { due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords) }
         if stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle) {
@@ -121,6 +126,7 @@ public struct RealtimeRenderer: ~Copyable {
         } else {
             chain.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
         }
+        if metering { meters.finish(outputs, frameCount: frameCount, chain: chain) }
         let reduction = chain.takeOutputLimitReduction()
         if reduction < 1 {
             // Keep the smallest gain until the control side takes it.

@@ -11,6 +11,7 @@ public struct OSCCommandDescription: Sendable, Equatable {
         case profile = "Hearing profile"
         case patches = "Patches"
         case hearingTest = "Hearing test"
+        case meters = "Response and meters"
         /// Messages SoundFit sends on its own, not requests.
         case reports = "Reports"
     }

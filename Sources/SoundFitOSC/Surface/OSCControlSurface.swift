@@ -42,6 +42,8 @@ public final class OSCControlSurface: Sendable {
     /// The hearing test `/test/*` drives, and the sender of the last `/test/start`, who gets its reports.
     let hearingTest: HearingTestRunner
     let hearingTestStarter = Mutex<OSCSender?>(nil)
+    /// The opt-in meter streams (`/meters/subscribe`).
+    let meters: OSCMeterStream
     private let keeper = Mutex<StateKeeper?>(nil)
     /// Patches and durable state, once attached.
     var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
@@ -68,6 +70,7 @@ public final class OSCControlSurface: Sendable {
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
         self.hearingTest = hearingTest ?? HearingTestRunner(runtime: runtime)
+        meters = OSCMeterStream(engine: runtime.engine)
         self.streams = streams
         switch exposure {
         case .loopback:
@@ -115,7 +118,11 @@ public final class OSCControlSurface: Sendable {
                 maximumPacketBytes: Self.maximumPacketBytes,
                 onPacket: { [self] bytes, peer in receive(bytes, from: OSCSender(peer: peer, transport: transport)) },
                 onOversized: { [self] size, peer in oversized(size, from: OSCSender(peer: peer, transport: transport)) },
-                onDisconnected: { [feedback] peer in feedback.disconnected(OSCSender(peer: peer, transport: transport)) })
+                onDisconnected: { [feedback, meters] peer in
+                    let sender = OSCSender(peer: peer, transport: transport)
+                    feedback.disconnected(sender)
+                    _ = meters.unsubscribe(sender)
+                })
         }
     }
 

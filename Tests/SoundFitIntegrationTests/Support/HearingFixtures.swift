@@ -54,6 +54,11 @@ struct PrintedBand {
     var centre: Double
     var gain: Double
     var referenceLevel: Double
+    /// The dynamics (the defaults of a preset file when not printed).
+    var ratio = 1.0
+    var knee = 35.0
+    var maximumGain = 60.0
+    var outputLimit = 140.0
 }
 
 /// The presets `soundfit presets --audiogram FILE --tech-level N` prints: variant → ear → bands.
@@ -82,7 +87,13 @@ struct PrintedPresets {
                           let gain = (band["gain_db"] as? NSNumber)?.doubleValue,
                           let reference = (band["reference_level_db_spl"] as? NSNumber)?.doubleValue
                     else { throw IntegrationError("band lacks fields: \(band)") }
-                    return PrintedBand(centre: centre, gain: gain, referenceLevel: reference)
+                    var printed = PrintedBand(centre: centre, gain: gain, referenceLevel: reference)
+                    func number(_ key: String) -> Double? { (band[key] as? NSNumber)?.doubleValue }
+                    printed.ratio = number("ratio") ?? printed.ratio
+                    printed.knee = number("knee_db_spl") ?? printed.knee
+                    printed.maximumGain = number("maximum_gain_db") ?? printed.maximumGain
+                    printed.outputLimit = number("output_limit_db_spl") ?? printed.outputLimit
+                    return printed
                 }
             }
             presets.variants[variant] = (try bands("left"), try bands("right"), calibration)

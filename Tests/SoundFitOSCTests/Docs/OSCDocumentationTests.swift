@@ -29,7 +29,8 @@ import Testing
         "/session/interrupt", "/session/resolve", "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save",
         "/patch/delete", "/patch/current",
         "/test/start", "/test/heard", "/test/pause", "/test/resume", "/test/cancel", "/test/status", "/test/config",
-        "/test/earphone", "/test/state", "/test/result", "/test/no_response", "/state", "/invalidated", "/error",
+        "/test/earphone", "/test/state", "/test/result", "/test/no_response",
+        "/response", "/meters/subscribe", "/meters/unsubscribe", "/meters/input", "/state", "/invalidated", "/error",
     ]
 
     @Test func theCatalogCoversTheContractOnce() {

@@ -7,7 +7,7 @@ enum OSCCommandTable {
 
     /// Commands and reports, in documentation order.
     static let entries: [OSCCommand] = discovery + subscriptions + configuration + session + profile + patches
-        + hearingTest + reports
+        + hearingTest + meters + reports
 
     private static let commandsByAddress: [String: OSCCommand] = Dictionary(
         uniqueKeysWithValues: entries.filter { $0.prepare != nil }.map { ($0.address, $0) })
