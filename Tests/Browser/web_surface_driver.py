@@ -146,13 +146,14 @@ def meters():
     return script("return document.getElementById('meters').meterData")
 
 
-def wait_meter(path, low, high, timeout=10):
-    """Waits until every channel of meter `path` reads within low…high; returns the readings."""
+def wait_meter(side, low, high, timeout=10):
+    """Waits until the peak of every channel of the `input` or `output` meter reads within
+    low…high dBFS; returns the page's readings of that side (peak and RMS per channel)."""
     def within():
-        values = [-math.inf if v is None else v for v in (meters() or {}).get(path) or []]  # -Infinity arrives as null
-        # JSON has no infinity: silence below the meter's floor comes back as -999.
-        return [max(v, -999.0) for v in values] if values and all(low <= v <= high for v in values) else None
-    return wait_for(f"{path} within {low}…{high}", timeout, within)
+        reading = (meters() or {}).get(side) or {}
+        peaks = reading.get("peak") or []
+        return reading if peaks and all(v is not None and low <= v <= high for v in peaks) else None
+    return wait_for(f"the {side} meter within {low}…{high} dBFS", timeout, within)
 
 
 def click(selector):

@@ -121,12 +121,13 @@ extension SoundFitIntegration {
 
             // Meters: a −20 dBFS tone shows on every input and output channel, and silence falls away.
             try audio.startPlaying([Capture.tone(1000)])
-            let input = try page.call("wait_meter", ["path": "/meters/input", "low": -26, "high": -14])
-            let output = try page.call("wait_meter", ["path": "/meters/output", "low": -26, "high": -14])
+            // A −20 dBFS sine peaks at −20 dBFS (its RMS is −23).
+            let input = try page.call("wait_meter", ["side": "input", "low": -20.5, "high": -19.5])
+            let output = try page.call("wait_meter", ["side": "output", "low": -20.5, "high": -19.5])
             print("measured: web meters with a −20 dBFS tone: input \(input), output \(output)")
             try page.screenshot("web-surface-tone")
             try audio.stopPlaying()
-            _ = try page.call("wait_meter", ["path": "/meters/input", "low": -1000, "high": -50])
+            _ = try page.call("wait_meter", ["side": "input", "low": -1000, "high": -100])
 
             // The audiogram form: what the chart draws is what was submitted, and what SoundFit holds.
             let right = [[500, 20], [1000, 25], [2000, 40], [4000, 55]], left = [[500, 30], [1000, 35], [2000, 45], [4000, 65]]

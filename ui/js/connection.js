@@ -17,6 +17,7 @@ export class Connection {
     socket.binaryType = "arraybuffer";
     socket.onopen = () => {
       this.onStatus("connected");
+      this.emit("#open", []);
       for (const path of this.listening) socket.send(JSON.stringify({ COMMAND: "LISTEN", DATA: path }));
       for (const frame of this.queue.splice(0)) socket.send(frame);
     };
@@ -33,10 +34,12 @@ export class Connection {
 
   emit(address, args) {
     for (const handler of this.listeners.get(address) ?? []) handler(args, address);
+    if (address.startsWith("#")) return;  // the socket's own events, not messages
     for (const handler of this.listeners.get("*") ?? []) handler(args, address);
   }
 
-  /** Calls `handler(args, address)` for every message to `address` ("*": every message). */
+  /** Calls `handler(args, address)` for every message to `address` ("*": every message;
+   *  "#open": each time the socket opens, "#text": a text frame). */
   on(address, handler) {
     if (!this.listeners.has(address)) this.listeners.set(address, []);
     this.listeners.get(address).push(handler);

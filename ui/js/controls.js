@@ -36,7 +36,7 @@ class ParameterControl {
 
   makeInput(id) {
     const p = this.parameter;
-    if (!p.writable) return element("span", { id, class: "readonly", role: "status" });
+    if (!p.writable) return element("span", { id, class: "readonly", "aria-label": "read-only" });
     if (p.kind === "bool") {
       const input = element("input", { id, type: "checkbox", role: "switch" });
       input.addEventListener("change", () => this.request(input.checked ? 1 : 0));
@@ -76,8 +76,8 @@ class ParameterControl {
     this.value = value;
     this.readout.textContent = formatted(p, value);
     this.input.dataset.value = String(value);
-    if (!p.writable) this.input.textContent = formatted(p, value);
-    else if (p.kind === "bool") this.input.checked = value;
+    if (!p.writable) return;  // the read-out says it
+    if (p.kind === "bool") this.input.checked = value;
     else if (p.kind === "float" || p.kind === "int") {
       if (!this.dragging) this.input.value = String(position(p, value));
       this.input.setAttribute("aria-valuetext", formatted(p, value));

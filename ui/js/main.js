@@ -38,14 +38,15 @@ async function start() {
   connection.onStatus = (status) => { $("#connection").textContent = status; };
   wireErrors(connection, new Set(["/profile/audiogram"]));
   try {
-    const { parameters, meters } = await loadNamespace();
+    const parameters = await loadNamespace();
     const refreshResponse = responseRefresher();
     buildControls($("#parameters"), parameters, connection, refreshResponse);
-    buildMeters($("#meters"), meters, connection);
-    refreshResponse();
+    // A new profile, session or patch changes the chain too.
+    for (const address of ["/profile/presets", "/session", "/patch/current", "#open"]) connection.on(address, refreshResponse);
   } catch (error) {
     $("#connection").textContent = `cannot read the namespace: ${error.message}`;
   }
+  buildMeters($("#meters"), connection);
   wirePatches(connection);
   wireSession(connection);
   wireDelivery(connection);

@@ -1,53 +1,75 @@
-// Live meters: one bar per channel for every meter node of the namespace (input, output
-// levels in dBFS, the personalization's per-band gain reduction in dB), updated from the
-// values SoundFit streams to LISTENers (20–30 per second).
-import { formatted } from "./namespace.js";
+// Live meters: input and output level per channel (peak and RMS, dBFS) and the
+// personalization's gain reduction per band, from the meter stream SoundFit sends the page's
+// socket after /meters/subscribe (docs/OSC.md, "Response and meters"). The readings are kept on
+// `container.meterData` ({input: {peak: [], rms: []}, output: …, reduction: {channel: [dB…]}}).
+import { float } from "./osc.js";
 
-const FLOOR_DB = -60;
+const RATE_HZ = 20;
+/** The stream's lease is 60 s: renewed well before it ends. */
+const RENEW_MS = 30000;
+const LEVEL_FLOOR_DB = -60;
 const MAX_REDUCTION_DB = 24;
 
-/** One bar: a level in dBFS (−60…0), or a gain reduction as its amount in dB (0…24). */
-function bar(label, isReduction) {
-  const row = document.createElement("div");
-  row.className = "meter";
-  const name = document.createElement("span");
-  name.textContent = label;
-  const track = document.createElement("meter");
-  [track.min, track.max] = isReduction ? [0, MAX_REDUCTION_DB] : [FLOOR_DB, 0];
-  track.value = track.min;
-  track.setAttribute("aria-label", label);
-  const reading = document.createElement("output");
-  row.append(name, track, reading);
-  return { row, track, reading };
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
 }
 
-/** Draws the meters into `container` and keeps each node's latest values on `container.meterData`. */
-export function buildMeters(container, meters, connection) {
-  container.meterData = {};
-  for (const meter of meters) {
-    const group = document.createElement("div");
-    group.className = "meter-group";
-    const title = document.createElement("h3");
-    title.textContent = meter.label;
-    group.append(title);
-    container.append(group);
-    const bars = [];
-    const isReduction = /reduction/.test(meter.path);
-    const update = (values) => {
-      container.meterData[meter.path] = values;
-      values.forEach((value, index) => {
-        if (!bars[index]) {
-          bars[index] = bar(isReduction ? `band ${index + 1}` : `ch ${index + 1}`, isReduction);
-          group.append(bars[index].row);
-        }
-        const { track, reading } = bars[index];
-        const shown = Number.isFinite(value) ? (isReduction ? Math.abs(value) : value) : track.min;
-        track.value = Math.max(track.min, Math.min(track.max, shown));
-        reading.textContent = formatted({ ...meter, kind: "float" }, value);
-      });
-    };
-    update(meter.values.filter((v) => typeof v === "number"));
-    connection.listen(meter.path);
-    connection.on(meter.path, (args) => update(args.filter((a) => typeof a === "number")));
+/** A titled group of bars, one added per channel or band as readings arrive. */
+class MeterGroup {
+  constructor(container, title, range) {
+    this.range = range;
+    this.bars = [];
+    this.group = element("div", "meter-group");
+    this.group.append(element("h3", "", title));
+    container.append(this.group);
   }
+
+  show(index, label, value, text) {
+    if (!this.bars[index]) {
+      const row = element("div", "meter");
+      const track = element("meter");
+      [track.min, track.max] = this.range;
+      track.setAttribute("aria-label", `${this.group.firstChild.textContent} ${label}`);
+      const reading = element("output");
+      row.append(element("span", "", label), track, reading);
+      this.group.append(row);
+      this.bars[index] = { track, reading };
+    }
+    const { track, reading } = this.bars[index];
+    track.value = Math.max(track.min, Math.min(track.max, Number.isFinite(value) ? value : track.min));
+    reading.textContent = text;
+  }
+}
+
+export function buildMeters(container, connection) {
+  const data = { input: { peak: [], rms: [] }, output: { peak: [], rms: [] }, reduction: {} };
+  container.meterData = data;
+  const levels = {
+    input: new MeterGroup(container, "Input (peak, dBFS)", [LEVEL_FLOOR_DB, 0]),
+    output: new MeterGroup(container, "Output (peak, dBFS)", [LEVEL_FLOOR_DB, 0]),
+  };
+  const reduction = new MeterGroup(container, "Gain reduction per band (dB)", [0, MAX_REDUCTION_DB]);
+
+  for (const side of ["input", "output"]) {
+    // ,f peak ,f rms per channel, in channel order.
+    connection.on(`/meters/${side}`, (args) => {
+      const peaks = args.filter((_, i) => i % 2 === 0), rms = args.filter((_, i) => i % 2 === 1);
+      data[side] = { peak: peaks, rms };
+      peaks.forEach((peak, channel) =>
+        levels[side].show(channel, `ch ${channel + 1}`, peak, `${peak.toFixed(1)} / ${rms[channel].toFixed(1)}`));
+    });
+  }
+  // ,i channel ,f db … per channel: one bar per channel and band.
+  connection.on("/meters/reduction", ([channel, ...bands]) => {
+    data.reduction[channel] = bands;
+    bands.forEach((db, band) => reduction.show(`${channel}-${band}`, `ch ${channel} band ${band + 1}`, db, `${db.toFixed(1)} dB`));
+  });
+  connection.on("/meters/subscribed", () => { container.dataset.streaming = "true"; });
+
+  const subscribe = () => connection.send("/meters/subscribe", float(RATE_HZ));
+  connection.on("#open", subscribe);  // a new socket is a new listener
+  setInterval(subscribe, RENEW_MS);
 }

@@ -3,9 +3,6 @@
 
 const one = (attribute) => (Array.isArray(attribute) ? attribute[0] : attribute);
 
-/** Nodes the page draws elsewhere, not as parameter controls. */
-export const isMeter = (path) => path.startsWith("/meters/");
-
 /** Every node with a TYPE (a value that cannot be read now has no VALUE), depth first in the
  *  namespace's order. */
 function* valueNodes(node) {
@@ -34,7 +31,6 @@ function parameter(node) {
     min: range.MIN, max: range.MAX, choices: range.VALS ?? [],
     writable: (access & 2) !== 0,
     value: one(node.VALUE),
-    values: [node.VALUE ?? []].flat(),
     unit: unitSymbol(one(node.UNIT) ?? ""),
     description: node.DESCRIPTION ?? "",
     taper: node.TAPER ?? (kind === "int" ? "integer" : "linear"),
@@ -42,16 +38,12 @@ function parameter(node) {
   };
 }
 
-/** The namespace's parameters and meters. */
+/** The namespace's parameters, in its order. */
 export async function loadNamespace() {
   const response = await fetch("/");
   if (!response.ok) throw new Error(`GET / answered ${response.status}: ${await response.text()}`);
   const root = await response.json();
-  const nodes = [...valueNodes(root)].filter((node) => !node.FULL_PATH.endsWith("/normalized"));
-  return {
-    parameters: nodes.filter((node) => !isMeter(node.FULL_PATH)).map(parameter),
-    meters: nodes.filter((node) => isMeter(node.FULL_PATH)).map(parameter),
-  };
+  return [...valueNodes(root)].filter((node) => !node.FULL_PATH.endsWith("/normalized")).map(parameter);
 }
 
 /** The slider position 0…1 of a native value, as the model's taper maps it. */
