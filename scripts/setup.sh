@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what SoundFit needs on Debian 12 when it is missing: the JACK server and headers,
-# liblo and its tools, pkg-config. Swift itself must already be installed (swift.org toolchain).
+# liblo and its tools, pkg-config, avahi-utils (zeroconf advertisement, optional at run time). Swift itself must already be installed (swift.org toolchain).
 # Sourced by scripts/run.sh and scripts/test.sh (which sets SOUNDFIT_SETUP_TESTS=1 first, for the
 # packages only the test suite needs); safe to run again.
 set -euo pipefail
 
 # What building and running SoundFit needs.
-packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools pkg-config)
+packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools pkg-config avahi-utils)
 # What only the test suite needs, on top.
 test_packages=(chromium chromium-driver python3-selenium)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi

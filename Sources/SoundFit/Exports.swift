@@ -10,3 +10,4 @@
 @_exported import SoundFitProcessing
 @_exported import SoundFitRuntime
 @_exported import SoundFitState
+@_exported import SoundFitWeb

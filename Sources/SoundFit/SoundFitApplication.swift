@@ -7,6 +7,7 @@ import SoundFitJack
 import SoundFitOSC
 import SoundFitRuntime
 import SoundFitState
+import SoundFitWeb
 
 /// SoundFit assembled from a configuration: the audio engine, the control plane, the JACK host,
 /// the OSC surface and, with persistence, durable state and patches. The one place they are
@@ -29,6 +30,8 @@ public final class SoundFitApplication: Service, Sendable {
     /// OSC over TCP on the socket's port number; nil when turned off.
     public let tcpListener: OSCTCPListener?
     public let surface: OSCControlSurface
+    /// The HTTP and WebSocket port (OSCQuery, the web page, OSC over WebSocket); nil when off.
+    public let web: WebServer?
     /// Patches and durable state; `nil` without persistence.
     public let stateKeeper: StateKeeper?
     private let store: DurableStateStore?
@@ -100,9 +103,30 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host, socket = self.socket, tcpListener = self.tcpListener
+        if let webConfiguration = configuration.web {
+            do {
+                web = try WebServer(
+                    host: configuration.osc.host, port: webConfiguration.port, runtime: runtime,
+                    routes: Self.webRoutes(configuration: configuration, runtime: runtime),
+                    hostInfo: { webPort in
+                        OSCQueryHostInfo(name: "SoundFit \(host.status.clientName)", oscHost: socket.boundPeer.host,
+                                         oscPort: socket.boundPeer.port, webSocketPort: webPort,
+                                         servesPage: webConfiguration.pageDirectory != nil)
+                    },
+                    allowList: configuration.osc.allowList, limits: webConfiguration.limits, logger: logger)
+            } catch {
+                socket.close(receiving: false)
+                tcpListener?.close()
+                throw OSCSocket.OpenError(description: "\(error)")
+            }
+        } else {
+            web = nil
+        }
+        let web = self.web
         let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
                                             settings: HearingTestSettings(earphone: configuration.earphone))
-        surface = OSCControlSurface(runtime: runtime, socket: socket, tcp: tcpListener, logger: logger,
+        let streams: [any OSCTransport] = (tcpListener.map { [$0] } ?? []) + (web.map { [$0.transport] } ?? [])
+        surface = OSCControlSurface(runtime: runtime, transport: socket, streams: streams, logger: logger,
                                     allowList: configuration.osc.allowList, exposure: configuration.osc.exposure,
                                     subscriptionLease: configuration.osc.subscriptionLease, hearingTest: hearingTest) {
             var status = SurfaceStatus(host.status)
@@ -110,6 +134,8 @@ public final class SoundFitApplication: Service, Sendable {
                 ("osc_udp", .string("udp://\(socket.boundPeer)")),
                 ("osc_tcp", .string(tcpListener.map { "tcp://\($0.boundPeer)" } ?? "off")),
                 ("osc_tcp_connections", .int32(Int32(tcpListener?.connectionCount ?? 0))),
+                ("http", .string(web.map { "http://\($0.boundPeer)" } ?? "off")),
+                ("http_connections", .int32(Int32(web?.connectionCount ?? 0))),
             ]
             return status
         }
@@ -157,24 +183,36 @@ public final class SoundFitApplication: Service, Sendable {
                 } catch {
                     socket.close(receiving: false)
                     tcpListener?.close()
+                    web?.close()
                     host.stop()
                     throw error
                 }
                 writeDocumentSettings()
                 // Answers OSC and feeds subscribers until the loops are cancelled at the end.
                 loops.addTask { await self.surface.run() }
+                if let web { loops.addTask { await web.run() } }
                 for await _ in firstConnection { break }
                 logger.notice("OSC listening on udp://\(socket.boundPeer)\(tcpListener.map { " and tcp://\($0.boundPeer)" } ?? "")")
+                if let web { logger.notice("HTTP (OSCQuery, WebSocket\(configuration.web?.pageDirectory == nil ? "" : ", the page at /ui")) on http://\(web.boundPeer)") }
                 let status = host.status
-                onReady(SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, clientName: status.clientName,
+                let zeroconf = web.map { web in
+                    ZeroconfAdvertiser(name: "SoundFit \(status.clientName)", services: [
+                        .init(type: "_oscjson._tcp", port: web.boundPeer.port),
+                        .init(type: "_osc._udp", port: socket.boundPeer.port),
+                    ], logger: logger)
+                }
+                zeroconf?.start()
+                onReady(SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, http: web?.boundPeer, clientName: status.clientName,
                                       serverName: status.serverName, channelCount: host.configuration.channelCount))
 
                 // Returns on graceful shutdown, throws when cancelled: either way, stop in order.
                 // Stopping the host ends `followConnection` once the session was deactivated.
                 try? await gracefulShutdown()
                 logger.notice("shutting down")
+                zeroconf?.stop()
                 socket.close()
                 tcpListener?.close()
+                web?.close()
                 host.stop()
             }
             if let store {

@@ -5,6 +5,7 @@ import SoundFitOSC
 import SoundFitProcessing
 import SoundFitRuntime
 import SoundFitState
+import SoundFitWeb
 
 /// Everything a running SoundFit is told before it starts: the JACK client, the OSC socket,
 /// the processing session, and where its state lives.
@@ -13,6 +14,9 @@ public struct SoundFitConfiguration: Sendable {
     public var jack: JackHostConfiguration
     /// The OSC socket and who may use it.
     public var osc: OSC
+    /// The HTTP and WebSocket port (OSCQuery, the web page, OSC over WebSocket), on the OSC host
+    /// and allow-list; nil serves none.
+    public var web: Web?
     /// The session activated on every connection (personalization mode and fitting); the
     /// engine's personalization stage is built for its tech level.
     public var session: ProcessingConfiguration
@@ -58,6 +62,21 @@ public struct SoundFitConfiguration: Sendable {
         public var exposure: OSCExposure { OSCExposure(listeningOn: host) }
     }
 
+    /// The HTTP and WebSocket port and what it serves.
+    public struct Web: Sendable {
+        /// The TCP port; 0 picks a free one (the bound port is in `SoundFitReady`).
+        public var port: UInt16
+        /// The web page's folder, served under `/ui`; nil serves no page.
+        public var pageDirectory: URL?
+        public var limits: WebLimits
+
+        public init(port: UInt16 = 7701, pageDirectory: URL? = nil, limits: WebLimits = WebLimits()) {
+            self.port = port
+            self.pageDirectory = pageDirectory
+            self.limits = limits
+        }
+    }
+
     /// Where the state and the document settings are written, and the patches to offer.
     public struct Persistence: Sendable {
         /// An existing directory, owned by this SoundFit.
@@ -92,23 +111,28 @@ public struct SoundFitReady: Sendable {
     public var osc: OSCPeer
     /// The OSC over TCP listener; nil when it is off.
     public var oscTCP: OSCPeer?
+    /// The HTTP and WebSocket port; nil when it is off.
+    public var http: OSCPeer?
     public var clientName: String
     public var serverName: String
     public var channelCount: Int
 
-    public init(osc: OSCPeer, oscTCP: OSCPeer? = nil, clientName: String, serverName: String, channelCount: Int) {
+    public init(osc: OSCPeer, oscTCP: OSCPeer? = nil, http: OSCPeer? = nil, clientName: String, serverName: String,
+                channelCount: Int) {
         self.osc = osc
         self.oscTCP = oscTCP
+        self.http = http
         self.clientName = clientName
         self.serverName = serverName
         self.channelCount = channelCount
     }
 
     /// The line `soundfit run` prints on stdout for scripts:
-    /// `soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 client=… server=… channels=2`
-    /// (`osc_tcp=off` with `--no-osc-tcp`).
+    /// `soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 http=http://127.0.0.1:7701 client=… server=… channels=2`
+    /// (`osc_tcp=off` with `--no-osc-tcp`, `http=off` with `--no-http`).
     public var line: String {
-        "soundfit ready osc=udp://\(osc) osc_tcp=\(oscTCP.map { "tcp://\($0)" } ?? "off") client=\(clientName) "
+        "soundfit ready osc=udp://\(osc) osc_tcp=\(oscTCP.map { "tcp://\($0)" } ?? "off") "
+            + "http=\(http.map { "http://\($0)" } ?? "off") client=\(clientName) "
             + "server=\(serverName) channels=\(channelCount)"
     }
 }

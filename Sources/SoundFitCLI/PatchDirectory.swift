@@ -9,22 +9,7 @@ enum PatchDirectory {
     /// folder next to `Package.swift` above the executable (a checkout's `.build/…/soundfit`),
     /// else `/usr/share/soundfit/patches`.
     static func resolve(explicit: String?) -> URL? {
-        if let explicit { return URL(fileURLWithPath: explicit, isDirectory: true) }
-        if let environment = ProcessInfo.processInfo.environment["SOUNDFIT_PATCHES"] {
-            return URL(fileURLWithPath: environment, isDirectory: true)
-        }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = directory.appendingPathComponent("patches", isDirectory: true)
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path),
-               FileManager.default.fileExists(atPath: candidate.path) {
-                return candidate
-            }
-            directory.deleteLastPathComponent()
-        }
-        let installed = URL(fileURLWithPath: "/usr/share/soundfit/patches", isDirectory: true)
-        return FileManager.default.fileExists(atPath: installed.path) ? installed : nil
+        ResourceDirectory.resolve(explicit: explicit, environmentVariable: "SOUNDFIT_PATCHES", folder: "patches")
     }
 
     /// Opens the library and logs every broken patch file (the others load).

@@ -31,6 +31,17 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Serve OSC over UDP only: no OSC over TCP (SLIP or length-prefixed) on the same port number.")
     var noOscTcp = false
 
+    @Option(help: ArgumentHelp(
+        "TCP port for HTTP and WebSocket: the OSCQuery namespace, the web page at /ui and OSC over WebSocket, on the OSC host and --osc-allow (0 picks a free port; the ready line says which).",
+        discussion: "Limits: 32 connections (one more gets 503), request head 8 KiB (431), body 64 KiB (413), a whole request within 10 s (408), WebSocket messages 16 KiB (close 1009), 256 KiB queued for a client that does not read (then it is closed), a silent WebSocket is pinged after 30 s and closed after 60 s."))
+    var httpPort = 7701
+
+    @Flag(help: "Serve no HTTP and WebSocket port (no OSCQuery, no web page).")
+    var noHttp = false
+
+    @Option(help: "Directory of the web page served at /ui (default: $SOUNDFIT_UI, else the ui/ folder of the SoundFit checkout or installation).")
+    var uiDir: String?
+
     @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit (default: document.json's, else 127.0.0.1).")
     var oscHost: String?
 
@@ -73,6 +84,9 @@ struct RunCommand: AsyncParsableCommand {
         }
         if let oscPort, !(0...65535).contains(oscPort) {
             throw ValidationError("--osc-port must be between 0 and 65535, got \(oscPort)")
+        }
+        guard (0...65535).contains(httpPort) else {
+            throw ValidationError("--http-port must be between 0 and 65535, got \(httpPort)")
         }
         if let calibration, !(calibration.isFinite && DocumentSettings.calibrationRange.contains(calibration)) {
             throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
@@ -166,6 +180,14 @@ struct RunCommand: AsyncParsableCommand {
             jack: jack, osc: osc, session: session, hearingProfile: hearingProfile,
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
         configuration.maximumOutputSPL = maxOutput
+        if !noHttp {
+            let page = ResourceDirectory.resolve(explicit: uiDir, environmentVariable: "SOUNDFIT_UI", folder: "ui")
+            if let uiDir, page.map({ !FileManager.default.fileExists(atPath: $0.path) }) ?? true {
+                throw CLIError("--ui-dir \(uiDir) does not exist")
+            }
+            if page == nil { logger.warning("no web page found (pass --ui-dir); /ui is not served") }
+            configuration.web = SoundFitConfiguration.Web(port: UInt16(httpPort), pageDirectory: page)
+        }
         configuration.calibration = calibration ?? document.calibration
         if let earphone { configuration.earphone = try EarphoneFile.load(earphone) }
 

@@ -58,7 +58,7 @@ extension SoundFitIntegration {
             ] as [String: Any], to: directory.appendingPathComponent("document.json"))
             let process = try ChildProcess(
                 label: "soundfit", executable: try SoundFitBinary.path(),
-                arguments: ["run", "--state-dir", directory.path, "--server", server.name, "--no-start-server"])
+                arguments: ["run", "--state-dir", directory.path, "--server", server.name, "--no-start-server", "--http-port", "0"])
             defer { process.stop() }
             let ready = try #require(process.waitForOutput(timeout: .seconds(30), ReadyLine.find(in:)),
                                      "\(process.standardError)")

@@ -38,12 +38,14 @@ enum SoundFitBinary {
 }
 
 /// The fields of `soundfit ready osc=udp://127.0.0.1:PORT osc_tcp=tcp://127.0.0.1:PORT|off
-/// client=NAME server=SERVER channels=N`.
+/// http=http://127.0.0.1:PORT|off client=NAME server=SERVER channels=N`.
 struct ReadyLine {
     var fields: [String: String]
     var oscPort: UInt16
     /// The OSC over TCP port; nil when it is off.
     var oscTCPPort: UInt16?
+    /// The HTTP and WebSocket port (OSCQuery, the page); nil when it is off.
+    var httpPort: UInt16?
     var client: String
     var server: String
     var channels: Int
@@ -63,6 +65,7 @@ struct ReadyLine {
         self.fields = fields
         oscPort = port
         oscTCPPort = fields["osc_tcp"].flatMap { $0.hasPrefix("tcp://127.0.0.1:") ? UInt16($0.dropFirst("tcp://127.0.0.1:".count)) : nil }
+        httpPort = fields["http"].flatMap { $0.hasPrefix("http://127.0.0.1:") ? UInt16($0.dropFirst("http://127.0.0.1:".count)) : nil }
         self.client = client
         self.server = server
         self.channels = channels
@@ -79,11 +82,13 @@ final class SoundFitProcess: @unchecked Sendable {
     let process: ChildProcess
     let stateDirectory: URL
 
-    /// Starts `soundfit run --state-dir TMP [--osc-port 0] <arguments>` (`--osc-port 0`
-    /// unless `defaults` is false).
+    /// Starts `soundfit run --state-dir TMP [--osc-port 0] [--http-port 0] <arguments>` (`--osc-port 0`
+    /// unless `defaults` is false; `--http-port 0` unless the arguments choose the HTTP port or turn
+    /// it off, so parallel tests never share a port).
     init(arguments: [String], defaults: Bool = true, environment: [String: String]? = nil) throws {
         stateDirectory = try UniqueName.temporaryDirectory("soundfit-state")
-        let all = ["run", "--state-dir", stateDirectory.path] + (defaults ? ["--osc-port", "0"] : []) + arguments
+        let http = arguments.contains("--http-port") || arguments.contains("--no-http") ? [] : ["--http-port", "0"]
+        let all = ["run", "--state-dir", stateDirectory.path] + (defaults ? ["--osc-port", "0"] : []) + http + arguments
         process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all,
                                    environment: environment)
     }

@@ -15,7 +15,7 @@ final class SoundFitInstance: @unchecked Sendable {
     /// an active processing session.
     init(server: TestJackServer, stateDirectory: URL, channels: Int = 2, arguments: [String] = [],
          waitForSession: Bool = true) throws {
-        let all = ["run", "--state-dir", stateDirectory.path, "--osc-port", "0", "--server", server.name,
+        let all = ["run", "--state-dir", stateDirectory.path, "--osc-port", "0", "--http-port", "0", "--server", server.name,
                    "--no-start-server", "--channels", "\(channels)"] + arguments
         let process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all)
         self.process = process

@@ -93,7 +93,8 @@ extension OSCCommandTable {
             summary: "Engine and connection status.",
             reply: "`/status` followed by key/value pairs (`,s key <value>` each): connected, server, client, "
                 + "sample_rate, buffer_size, xruns, callback_load, callback timing percentiles, "
-                + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, session, "
+                + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, http (`http://host:port` or `off`), "
+                + "http_connections, session, "
                 + "cycles, version, …",
             examples: ["oscsend localhost 7700 /status"]),
         requests: [.bare("/status")],

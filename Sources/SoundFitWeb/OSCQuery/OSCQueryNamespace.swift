@@ -1,0 +1,131 @@
+import NIOHTTP1
+import SoundFitJSON
+import SoundFitModel
+import SoundFitRuntime
+
+/// The OSCQuery namespace (the Vidvox OSCQueryProposal, as libossia and VRChat serve it),
+/// generated from the parameter model and the live values: a container node per address
+/// segment (`/filter`), a parameter node per entry with `FULL_PATH`, `TYPE`, `RANGE`, `ACCESS`,
+/// `VALUE`, `DESCRIPTION`, `UNIT` and `CLIPMODE`.
+///
+/// Types as OSCQuery clients expect: `f` floats, `i` ints, `s` choices (`RANGE` `VALS` lists every
+/// choice, as `/list` does), `T` booleans (no `RANGE`). `ACCESS` 3 read-write, 1 read-only.
+/// `VALUE` is the value a UDP query answers; a value that cannot be read now (a session
+/// parameter without a session) is left out. `CLIPMODE` is `both` for numbers and choices:
+/// SoundFit rejects values outside the range, so a client must keep to it (it never clamps).
+///
+/// Thread rules: any thread except the JACK process callback (reads the runtime's values).
+public struct OSCQueryNamespace: Sendable {
+    /// The attributes a node can be asked for one at a time (`GET /filter/cutoff?VALUE`).
+    public static let attributes = ["FULL_PATH", "CONTENTS", "TYPE", "RANGE", "ACCESS", "VALUE", "DESCRIPTION",
+                                    "UNIT", "CLIPMODE"]
+
+    let runtime: SoundFitRuntime
+
+    public init(runtime: SoundFitRuntime) {
+        self.runtime = runtime
+    }
+
+    /// Whether `path` is a node of the namespace (the root, a container or a parameter).
+    public func contains(_ path: String) -> Bool {
+        path == "/" || runtime.descriptors.contains { $0.address == path || $0.address.hasPrefix(path + "/") }
+    }
+
+    /// Whether `path` is a parameter node (one LISTEN can follow).
+    public func isParameter(_ path: String) -> Bool { ParameterModel.entry(at: path) != nil }
+
+    /// The answer to `GET path[?attribute]`: the node, one attribute of it, 404 for a path
+    /// outside the namespace, 400 for an attribute OSCQuery does not define here, 204 for one
+    /// the node does not carry (a container's `VALUE`, a unitless parameter's `UNIT`).
+    public func respond(path: String, query: String?) -> HTTPResponse {
+        let normalized = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard contains(normalized) else {
+            return .error(.notFound, "\(path) is not in the namespace (GET / lists it)")
+        }
+        let node = self.node(at: normalized)
+        guard let query, !query.isEmpty else { return .json(.object(node)) }
+        guard Self.attributes.contains(query) else {
+            let hint = query == "HOST_INFO" ? " (HOST_INFO is asked of /)" : ""
+            return .error(.badRequest, "unknown attribute '\(query)'\(hint); known: \(Self.attributes.joined(separator: ", "))")
+        }
+        guard let value = node[query] else { return .noContent }
+        return .json(.object(JSONObject([JSONObject.Member(key: query, value: value)])))
+    }
+
+    /// The node at `path` (which must be in the namespace), with everything below it.
+    func node(at path: String) -> JSONObject {
+        if let descriptor = ParameterModel.entry(at: path) { return parameterNode(descriptor) }
+        var container = JSONObject()
+        container.append("FULL_PATH", .string(path))
+        container.append("ACCESS", .number(0))
+        if path == "/" { container.append("DESCRIPTION", .string("SoundFit: hearing personalization for JACK")) }
+        let prefix = path == "/" ? "/" : path + "/"
+        var contents = JSONObject()
+        for descriptor in runtime.descriptors where descriptor.address.hasPrefix(prefix) {
+            let name = String(descriptor.address.dropFirst(prefix.count).prefix { $0 != "/" })
+            guard contents[name] == nil else { continue }
+            contents.append(name, .object(node(at: prefix + name)))
+        }
+        container.append("CONTENTS", .object(contents))
+        return container
+    }
+
+    /// A parameter's node, its value read now.
+    func parameterNode(_ descriptor: ParameterDescriptor) -> JSONObject {
+        var node = JSONObject()
+        node.append("FULL_PATH", .string(descriptor.address))
+        node.append("TYPE", .string(Self.typeTag(descriptor.kind)))
+        node.append("ACCESS", .number(descriptor.access == .readWrite ? 3 : 1))
+        if let value = try? runtime.parameter(at: descriptor.address)?.currentValue() {
+            node.append("VALUE", .array([Self.json(value)]))
+        }
+        node.append("RANGE", Self.range(descriptor.kind))
+        node.append("CLIPMODE", descriptor.kind == .bool ? nil : JSONValue.array([.string("both")]))
+        node.append("UNIT", Self.unit(descriptor.unit).map { JSONValue.array([.string($0)]) })
+        node.append("DESCRIPTION", .string(descriptor.summary))
+        return node
+    }
+
+    /// The OSC type tag OSCQuery clients expect for a kind.
+    public static func typeTag(_ kind: ParameterKind) -> String {
+        switch kind {
+        case .bool: "T"
+        case .float: "f"
+        case .int: "i"
+        case .choice: "s"
+        }
+    }
+
+    static func range(_ kind: ParameterKind) -> JSONValue? {
+        switch kind {
+        case .bool: nil
+        case .float(let range):
+            .array([.object(JSONObject(["MIN": .number(range.lowerBound), "MAX": .number(range.upperBound)]))])
+        case .int(let range):
+            .array([.object(JSONObject(["MIN": .number(range.lowerBound), "MAX": .number(range.upperBound)]))])
+        case .choice(let names):
+            .array([.object(JSONObject(["VALS": .array(names.map { .string($0) })]))])
+        }
+    }
+
+    /// A value as JSON: booleans as `true`/`false`, numbers, choices as strings.
+    public static func json(_ value: ParameterValue) -> JSONValue {
+        switch value {
+        case .bool(let value): .bool(value)
+        case .float(let value): .number(value)
+        case .int(let value): .number(value)
+        case .choice(let value): .string(value)
+        }
+    }
+
+    /// The model's unit in libossia's unit names (`Hz` → `frequency.hz`, `dB` → `gain.db`);
+    /// nil for no unit.
+    static func unit(_ unit: String) -> String? {
+        switch unit {
+        case "": nil
+        case "Hz": "frequency.hz"
+        case "dB": "gain.db"
+        default: unit
+        }
+    }
+}

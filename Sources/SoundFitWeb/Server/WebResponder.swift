@@ -1,0 +1,43 @@
+import Logging
+import NIOHTTP1
+import SoundFitOSC
+
+/// Answers every HTTP request: a route of the table when one takes the path, else the OSCQuery
+/// namespace (`GET /`, `GET /<path>[?ATTRIBUTE]`, `GET /?HOST_INFO`).
+///
+/// Thread rules: `respond` runs in a task, off the event loop.
+struct WebResponder: Sendable {
+    let routes: [HTTPRoute]
+    let namespace: OSCQueryNamespace
+    let hostInfo: @Sendable () -> OSCQueryHostInfo
+    let limits: WebLimits
+    let logger: Logger
+    let refusals: RateLimitedLog<String>
+
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
+        if let route = routes.first(where: { $0.takes(request.path) }) {
+            guard route.methods.contains(request.method) else { return methodNotAllowed(request, allowed: route.methods) }
+            return await route.respond(request)
+        }
+        guard request.method == .GET || request.method == .HEAD else {
+            return methodNotAllowed(request, allowed: [.GET, .HEAD])
+        }
+        if request.query == "HOST_INFO" {
+            guard request.path == "/" else { return .error(.badRequest, "HOST_INFO is asked of /, not \(request.path)") }
+            return .json(hostInfo().json)
+        }
+        return namespace.respond(path: request.path, query: request.query)
+    }
+
+    private func methodNotAllowed(_ request: HTTPRequest, allowed: [HTTPMethod]) -> HTTPResponse {
+        var response = HTTPResponse.error(.methodNotAllowed, "\(request.method.rawValue) \(request.path): only "
+            + allowed.map(\.rawValue).joined(separator: ", ") + " are answered here")
+        response.headers.append(("Allow", allowed.map(\.rawValue).joined(separator: ", ")))
+        return response
+    }
+
+    /// Logs a refused request or connection, rate limited (a client can cause them at any rate).
+    func logRefusal(_ status: HTTPResponseStatus, _ reason: String, peer: OSCPeer) {
+        refusals.log("http \(status.code)", "HTTP \(status.code) to \(peer): \(reason)")
+    }
+}

@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""An independent OSCQuery client for SoundFit's integration tests: plain http.client, a small
+RFC 6455 WebSocket client and a small OSC codec, nothing of SoundFit's own code.
+
+Usage: oscquery_client.py CHECK --http PORT --osc PORT
+CHECK is one of: namespace, listen, websocket-set, bad-http, bad-websocket, too-many, refused.
+Prints one line per thing checked; exits 1 with the reason at the first failure.
+"""
+import argparse
+import base64
+import http.client
+import json
+import os
+import socket
+import struct
+import sys
+import time
+
+HOST = "127.0.0.1"
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+# --- OSC (strings, int32, float32, T/F) --------------------------------------------------------
+
+def _pad(data):
+    return data + b"\0" * (4 - len(data) % 4)
+
+
+def _string(text):
+    return _pad(text.encode())
+
+
+def osc_message(address, *arguments):
+    tags, payload = ",", b""
+    for argument in arguments:
+        if isinstance(argument, bool):
+            tags += "T" if argument else "F"
+        elif isinstance(argument, int):
+            tags += "i"
+            payload += struct.pack(">i", argument)
+        elif isinstance(argument, float):
+            tags += "f"
+            payload += struct.pack(">f", argument)
+        else:
+            tags += "s"
+            payload += _string(argument)
+    return _string(address) + _string(tags) + payload
+
+
+def _read_string(data, offset):
+    end = data.index(b"\0", offset)
+    return data[offset:end].decode(), (end // 4 + 1) * 4
+
+
+def osc_decode(data):
+    """(address, [arguments]) of one message; bundles are not expected here."""
+    address, offset = _read_string(data, 0)
+    tags, offset = _read_string(data, offset)
+    arguments = []
+    for tag in tags[1:]:
+        if tag == "i":
+            arguments.append(struct.unpack_from(">i", data, offset)[0])
+            offset += 4
+        elif tag == "f":
+            arguments.append(struct.unpack_from(">f", data, offset)[0])
+            offset += 4
+        elif tag == "h":
+            arguments.append(struct.unpack_from(">q", data, offset)[0])
+            offset += 8
+        elif tag == "d":
+            arguments.append(struct.unpack_from(">d", data, offset)[0])
+            offset += 8
+        elif tag in "sS":
+            text, offset = _read_string(data, offset)
+            arguments.append(text)
+        elif tag == "T":
+            arguments.append(True)
+        elif tag == "F":
+            arguments.append(False)
+        else:
+            arguments.append(None)
+    return address, arguments
+
+
+class UDPClient:
+    def __init__(self, port):
+        self.port = port
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind((HOST, 0))
+        self.socket.settimeout(5)
+
+    def send(self, address, *arguments):
+        self.socket.sendto(osc_message(address, *arguments), (HOST, self.port))
+
+    def wait_for(self, predicate, what):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                data, _ = self.socket.recvfrom(65536)
+            except socket.timeout:
+                continue
+            message = osc_decode(data)
+            if predicate(message):
+                return message
+        raise CheckFailed(f"no {what} over UDP within 10 s")
+
+    def query(self, address):
+        self.send(address)
+        return self.wait_for(lambda m: m[0] == address, f"answer to the query {address}")[1][0]
+
+    def set_applied(self, address, value):
+        self.send(address, value)
+        return self.wait_for(lambda m: m[0] == "/state" and m[1][0] == address and m[1][1] in ("applied", "failed", "superseded"),
+                             f"terminal /state for {address}")
+
+
+# --- HTTP ---------------------------------------------------------------------------------------
+
+def get(port, path):
+    connection = http.client.HTTPConnection(HOST, port, timeout=10)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, response.getheader("Content-Type"), body
+
+
+def get_json(port, path, status=200):
+    code, content_type, body = get(port, path)
+    check(code == status, f"GET {path}: {code} {body[:200]!r}, expected {status}")
+    check(content_type == "application/json", f"GET {path}: content type {content_type}")
+    return json.loads(body)
+
+
+def raw_http(port, data, read_timeout=10):
+    """Sends raw bytes, returns everything the server answers until it closes."""
+    sock = socket.create_connection((HOST, port), timeout=read_timeout)
+    sock.sendall(data)
+    answer = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    except (ConnectionResetError, socket.timeout):
+        pass
+    sock.close()
+    return answer
+
+
+def status_of(answer):
+    line = answer.split(b"\r\n", 1)[0].decode(errors="replace")
+    parts = line.split(" ")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def body_of(answer):
+    return answer.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in answer else b""
+
+
+# --- WebSocket (RFC 6455, client side) ------------------------------------------------------------
+
+class WebSocket:
+    def __init__(self, port, path="/"):
+        self.socket = socket.create_connection((HOST, port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.socket.sendall((f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nUpgrade: websocket\r\n"
+                             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.socket.recv(1)
+            check(chunk, "the server closed the WebSocket handshake")
+            head += chunk
+        check(head.startswith(b"HTTP/1.1 101"), f"WebSocket handshake answered {head[:100]!r}")
+        self.buffer = b""
+
+    def send_frame(self, opcode, payload, fin=True):
+        mask = os.urandom(4)
+        header = bytes([(0x80 if fin else 0) | opcode])
+        if len(payload) < 126:
+            header += bytes([0x80 | len(payload)])
+        elif len(payload) < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", len(payload))
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.socket.sendall(header + mask + masked)
+
+    def send_text(self, text):
+        self.send_frame(0x1, text.encode())
+
+    def send_osc(self, address, *arguments):
+        self.send_frame(0x2, osc_message(address, *arguments))
+
+    def _read(self, count):
+        while len(self.buffer) < count:
+            chunk = self.socket.recv(65536)
+            if not chunk:
+                raise EOFError("the server closed the WebSocket")
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:count], self.buffer[count:]
+        return data
+
+    def receive(self, timeout=10):
+        """(opcode, payload) of the next frame; pings are answered and skipped."""
+        self.socket.settimeout(timeout)
+        while True:
+            first, second = self._read(2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack(">H", self._read(2))[0]
+            elif length == 127:
+                length = struct.unpack(">Q", self._read(8))[0]
+            payload = self._read(length)
+            opcode = first & 0x0F
+            if opcode == 0x9:
+                self.send_frame(0xA, payload)
+                continue
+            return opcode, payload
+
+    def wait_for_osc(self, predicate, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            opcode, payload = self.receive(timeout=max(0.1, deadline - time.monotonic()))
+            if opcode == 0x2:
+                message = osc_decode(payload)
+                if predicate(message):
+                    return message
+        raise CheckFailed(f"no {what} over the WebSocket")
+
+    def wait_for_text(self):
+        opcode, payload = self.receive()
+        check(opcode == 0x1, f"expected a text frame, got opcode {opcode}: {payload[:100]!r}")
+        return json.loads(payload)
+
+    def sync(self):
+        """Every frame sent before is handled once /pong answers (frames are handled in order)."""
+        self.send_osc("/ping", "sync")
+        self.wait_for_osc(lambda m: m[0] == "/pong", "/pong")
+
+    def close(self):
+        self.socket.close()
+
+
+# --- Checks -----------------------------------------------------------------------------------
+
+def parameters_of(node, found):
+    if "TYPE" in node:
+        found[node["FULL_PATH"]] = node
+    for child in node.get("CONTENTS", {}).values():
+        parameters_of(child, found)
+    return found
+
+
+def udp_list(udp):
+    udp.send("/list")
+    listed = {}
+    while True:
+        address, arguments = udp.wait_for(lambda m: m[0] in ("/list/param", "/list/end"), "/list")
+        if address == "/list/end":
+            check(arguments[0] == len(listed), f"/list/end counts {arguments[0]}, {len(listed)} listed")
+            return listed
+        listed[arguments[0]] = arguments
+
+
+def close_enough(a, b):
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def check_namespace(args):
+    udp = UDPClient(args.osc)
+    root = get_json(args.http, "/")
+    check(root.get("FULL_PATH") == "/", f"root FULL_PATH {root.get('FULL_PATH')}")
+    nodes = parameters_of(root, {})
+    listed = udp_list(udp)
+    check(set(nodes) == set(listed), f"namespace {sorted(nodes)} differs from /list {sorted(listed)}")
+    kinds = {"bool": "T", "float": "f", "int": "i", "string": "s"}
+    for address, row in listed.items():
+        node = nodes[address]
+        kind, access = row[1], row[2]
+        check(node["TYPE"] == kinds[kind], f"{address}: TYPE {node['TYPE']} for /list type {kind}")
+        check(node["ACCESS"] == (3 if access == "rw" else 1), f"{address}: ACCESS {node['ACCESS']} for /list access {access}")
+        if kind == "string":
+            check(node["RANGE"] == [{"VALS": row[3].split(" ")}], f"{address}: RANGE {node.get('RANGE')} for /list {row[3]}")
+        elif kind == "bool":
+            check("RANGE" not in node, f"{address}: a boolean has no RANGE, got {node.get('RANGE')}")
+        else:
+            rng = node["RANGE"][0]
+            check(close_enough(rng["MIN"], row[3]) and close_enough(rng["MAX"], row[4]),
+                  f"{address}: RANGE {rng} for /list {row[3]}…{row[4]}")
+        value = udp.query(address)
+        check("VALUE" in node, f"{address}: no VALUE")
+        served = node["VALUE"][0]
+        if kind == "bool":
+            check(served is (value == 1), f"{address}: VALUE {served} for the UDP answer {value}")
+        elif kind == "float":
+            check(close_enough(served, value), f"{address}: VALUE {served} for the UDP answer {value}")
+        else:
+            check(served == value, f"{address}: VALUE {served} for the UDP answer {value}")
+        check(node["DESCRIPTION"], f"{address}: no DESCRIPTION")
+        print(f"ok {address} TYPE {node['TYPE']} ACCESS {node['ACCESS']} RANGE {node.get('RANGE')} VALUE {served}")
+    # One attribute at a time, and a container.
+    udp.set_applied("/filter/cutoff", 1234.0)
+    check(get_json(args.http, "/filter/cutoff?VALUE") == {"VALUE": [1234]}, "?VALUE does not follow a UDP set")
+    check(get_json(args.http, "/filter/cutoff?TYPE") == {"TYPE": "f"}, "?TYPE")
+    check(get_json(args.http, "/filter/cutoff?UNIT") == {"UNIT": ["frequency.hz"]}, "?UNIT")
+    check(get_json(args.http, "/filter?FULL_PATH") == {"FULL_PATH": "/filter"}, "container ?FULL_PATH")
+    check(sorted(get_json(args.http, "/filter")["CONTENTS"]) == ["cutoff", "enabled", "gain", "q", "type"], "/filter CONTENTS")
+    code, _, _ = get(args.http, "/filter/q?UNIT")
+    check(code == 204, f"?UNIT of a unitless parameter: {code}, expected 204")
+    info = get_json(args.http, "/?HOST_INFO")
+    check(info["OSC_PORT"] == args.osc and info["OSC_TRANSPORT"] == "UDP" and info["WS_PORT"] == args.http,
+          f"HOST_INFO {info}")
+    check(info["EXTENSIONS"].get("LISTEN") is True and info["EXTENSIONS"].get("VALUE") is True, f"EXTENSIONS {info}")
+    print(f"ok HOST_INFO {json.dumps(info)}")
+
+
+def check_listen(args):
+    udp = UDPClient(args.osc)
+    ws = WebSocket(args.http)
+    ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/filter/cutoff"}))
+    ws.sync()
+    udp.set_applied("/filter/cutoff", 2500.0)
+    address, arguments = ws.wait_for_osc(lambda m: m[0] == "/filter/cutoff", "LISTEN value of /filter/cutoff")
+    check(arguments == [2500.0], f"LISTEN streamed {arguments}")
+    print(f"ok LISTEN /filter/cutoff streamed {arguments} after a UDP set")
+    ws.send_text(json.dumps({"COMMAND": "IGNORE", "DATA": "/filter/cutoff"}))
+    ws.sync()
+    udp.set_applied("/filter/cutoff", 3000.0)
+    try:
+        ws.wait_for_osc(lambda m: m[0] == "/filter/cutoff", "value after IGNORE", timeout=1)
+        streamed = True
+    except (CheckFailed, socket.timeout):
+        streamed = False
+    check(not streamed, "a change was streamed after IGNORE")
+    print("ok IGNORE stops the stream")
+    ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/no/such/path"}))
+    answer = ws.wait_for_text()
+    check(answer.get("COMMAND") == "ERROR" and "/no/such/path" in answer.get("DATA", ""), f"LISTEN unknown path: {answer}")
+    print(f"ok LISTEN of an unknown path: {answer}")
+    ws.close()
+
+
+def check_websocket_set(args):
+    udp = UDPClient(args.osc)
+    ws = WebSocket(args.http)
+    ws.send_osc("/filter/cutoff", 3210.0)
+    states = []
+    while not states or states[-1] not in ("applied", "failed", "superseded"):
+        address, arguments = ws.wait_for_osc(lambda m: m[0] == "/state", "/state over the WebSocket")
+        check(arguments[0] == "/filter/cutoff", f"/state for {arguments}")
+        states.append(arguments[1])
+        check(arguments[2] == 3210.0, f"/state value {arguments}")
+    check(states[-1] == "applied" and all(s == "applying" for s in states[:-1]), f"states {states}")
+    check(udp.query("/filter/cutoff") == 3210.0, "the WebSocket set is not the value over UDP")
+    print(f"ok a set over the WebSocket: /state {states}, UDP reads 3210")
+    ws.send_osc("/filter/cutoff")
+    _, arguments = ws.wait_for_osc(lambda m: m[0] == "/filter/cutoff", "query answer")
+    check(arguments == [3210.0], f"query over the WebSocket answered {arguments}")
+    ws.send_osc("/filter/cutoff", 99999.0)
+    _, arguments = ws.wait_for_osc(lambda m: m[0] == "/error", "/error for an out-of-range set")
+    check(arguments[0] == "/filter/cutoff", f"/error {arguments}")
+    check(udp.query("/filter/cutoff") == 3210.0, "a refused set changed the value")
+    print(f"ok an out-of-range set over the WebSocket: /error {arguments}")
+    ws.close()
+
+
+def check_bad_websocket(args):
+    udp = UDPClient(args.osc)
+    before = udp.query("/filter/cutoff")
+    ws = WebSocket(args.http)
+    ws.send_frame(0x2, b"not an OSC packet")
+    _, arguments = ws.wait_for_osc(lambda m: m[0] == "/error", "/error for a binary frame that is not OSC")
+    print(f"ok a binary frame that is not OSC: /error {arguments}")
+    ws.send_text("this is not JSON")
+    answer = ws.wait_for_text()
+    check(answer.get("COMMAND") == "ERROR", f"non-JSON text answered {answer}")
+    print(f"ok a text frame that is not JSON: {answer}")
+    ws.send_text(json.dumps({"COMMAND": "DANCE", "DATA": "/filter/cutoff"}))
+    answer = ws.wait_for_text()
+    check(answer.get("COMMAND") == "ERROR" and "DANCE" in answer["DATA"], f"unknown command answered {answer}")
+    print(f"ok an unknown command: {answer}")
+    ws.send_frame(0x2, osc_message("/filter/cutoff", 555.0) + b"\0" * (20 * 1024))
+    opcode, payload = ws.receive()
+    check(opcode == 0x8 and struct.unpack(">H", payload[:2])[0] == 1009, f"oversized frame answered {opcode} {payload!r}")
+    print("ok an oversized frame: close 1009")
+    ws.close()
+    ws = WebSocket(args.http)
+    ws.send_frame(0x3, b"reserved opcode")
+    opcode, payload = ws.receive()
+    check(opcode == 0x8 and struct.unpack(">H", payload[:2])[0] == 1002, f"a reserved opcode answered {opcode} {payload!r}")
+    print("ok a reserved opcode: close 1002")
+    ws.close()
+    check(udp.query("/filter/cutoff") == before, "bad WebSocket input changed /filter/cutoff")
+    print(f"ok /filter/cutoff still {before}")
+
+
+def check_bad_http(args):
+    udp = UDPClient(args.osc)
+    before = udp.query("/filter/cutoff")
+    answer = raw_http(args.http, b"GARBAGE\r\n\r\n")
+    check(status_of(answer) == 400 and body_of(answer), f"a malformed request line answered {answer[:200]!r}")
+    print(f"ok malformed request line: 400 {body_of(answer)!r}")
+    answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 16384 + b"\r\n\r\n")
+    check(status_of(answer) == 431, f"an oversized header answered {answer[:200]!r}")
+    print(f"ok oversized header: 431 {body_of(answer)!r}")
+    code, _, body = get(args.http, "/no/such/path")
+    check(code == 404 and "error" in json.loads(body), f"an unknown path answered {code} {body!r}")
+    print(f"ok unknown path: 404 {body!r}")
+    code, _, body = get(args.http, "/filter/cutoff?NOPE")
+    check(code == 400 and "NOPE" in json.loads(body)["error"], f"an unknown attribute answered {code} {body!r}")
+    print(f"ok unknown attribute: 400 {body!r}")
+    for path in ["/ui/../Package.swift", "/ui/%2e%2e/Package.swift", "/ui/..%2fPackage.swift", "/ui//etc/passwd"]:
+        answer = raw_http(args.http, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        check(status_of(answer) in (403, 404) and b"swift-tools-version" not in answer and b"root:" not in answer,
+              f"{path} answered {answer[:300]!r}")
+        print(f"ok {path}: {status_of(answer)} {body_of(answer)!r}")
+    code, content_type, body = get(args.http, "/ui")
+    check(code == 200 and content_type.startswith("text/html") and b"<html" in body.lower(), f"/ui answered {code} {content_type}")
+    print(f"ok /ui: 200 {content_type}")
+    answer = raw_http(args.http, b"POST /filter/cutoff HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\n9999")
+    check(status_of(answer) == 405, f"a POST answered {answer[:200]!r}")
+    print(f"ok POST: 405 {body_of(answer)!r}")
+    answer = raw_http(args.http, b"POST /ui/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000)
+    check(status_of(answer) == 413, f"an oversized body answered {answer[:200]!r}")
+    print(f"ok oversized body: 413 {body_of(answer)!r}")
+    check(udp.query("/filter/cutoff") == before, "bad HTTP input changed /filter/cutoff")
+    check(get_json(args.http, "/filter/cutoff?VALUE")["VALUE"][0] == before, "the namespace no longer answers")
+    print(f"ok /filter/cutoff still {before}")
+
+
+def check_too_many(args):
+    udp = UDPClient(args.osc)
+    before = udp.query("/filter/cutoff")
+    held = []
+    for _ in range(args.max_connections):
+        connection = http.client.HTTPConnection(HOST, args.http, timeout=10)
+        connection.request("GET", "/filter/cutoff?VALUE")
+        check(connection.getresponse().read(), "a connection within the limit was not answered")
+        held.append(connection)
+    answer = raw_http(args.http, b"", read_timeout=5)
+    check(status_of(answer) == 503 and b"too many connections" in answer, f"connection {args.max_connections + 1} answered {answer[:200]!r}")
+    print(f"ok connection {args.max_connections + 1}: 503 {body_of(answer)!r}")
+    for connection in held:
+        connection.close()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            get_json(args.http, "/filter/cutoff?VALUE")
+            break
+        except CheckFailed:
+            check(time.monotonic() < deadline, "the server did not answer again after the connections closed")
+            time.sleep(0.1)
+    check(udp.query("/filter/cutoff") == before, "the connection flood changed /filter/cutoff")
+    print("ok answered again once the connections closed; /filter/cutoff unchanged")
+
+
+def check_refused(args):
+    answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", read_timeout=5)
+    check(answer == b"", f"a refused source was answered {answer[:200]!r}")
+    print("ok a source outside --osc-allow: closed without an answer")
+
+
+CHECKS = {
+    "namespace": check_namespace, "listen": check_listen, "websocket-set": check_websocket_set,
+    "bad-http": check_bad_http, "bad-websocket": check_bad_websocket, "too-many": check_too_many,
+    "refused": check_refused,
+}
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("check", choices=sorted(CHECKS))
+    parser.add_argument("--http", type=int, required=True)
+    parser.add_argument("--osc", type=int, required=True)
+    parser.add_argument("--max-connections", type=int, default=32)
+    arguments = parser.parse_args()
+    try:
+        CHECKS[arguments.check](arguments)
+    except (CheckFailed, EOFError, OSError, ValueError, KeyError) as error:
+        print(f"FAILED {arguments.check}: {type(error).__name__}: {error}")
+        sys.exit(1)
+    print(f"passed {arguments.check}")
