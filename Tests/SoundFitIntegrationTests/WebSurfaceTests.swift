@@ -6,11 +6,11 @@ extension SoundFitIntegration {
     /// (`Tests/Browser/web_surface_driver.py`), against the real binary on a jackd dummy, checked
     /// over UDP OSC and measured through JACK. Screenshots go to `.build/screenshots/`.
     @Suite("Web surface in a browser") struct WebSurface {
-        /// A rig with the HTTP server on a free port, and the page open in Chromium.
+        /// A rig (its HTTP server on a free port: `--http-port 0`), and the page open in Chromium.
         static func open() throws -> (SoundFitRig, BrowserDriver) {
-            let rig = try SoundFitRig(extraArguments: ["--http-port", "0"])
+            let rig = try SoundFitRig()
             do {
-                guard let port = webPort(rig.ready) else {
+                guard let port = rig.ready.httpPort else {
                     throw IntegrationError("the ready line names no HTTP port: \(rig.ready.fields)")
                 }
                 return (rig, try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/"))
@@ -18,17 +18,6 @@ extension SoundFitIntegration {
                 rig.stop()
                 throw error
             }
-        }
-
-        /// The HTTP port of the ready line (`http=http://127.0.0.1:PORT`).
-        static func webPort(_ ready: ReadyLine) -> UInt16? {
-            guard let url = ready.fields["http"], let colon = url.lastIndex(of: ":") else { return nil }
-            return UInt16(url[url.index(after: colon)...].prefix { $0.isNumber })
-        }
-
-        /// The page's control of `path` (tag, type, value, slider position, update state).
-        static func control(_ page: BrowserDriver, _ path: String) throws -> [String: Any] {
-            try page.call("control", ["path": path]) as? [String: Any] ?? [:]
         }
 
         @Test("Every parameter of /list has a control of its kind; the cutoff slider sets the value (UDP) and the audio (JACK); a UDP change moves the slider")
