@@ -3,7 +3,8 @@
 RFC 6455 WebSocket client and a small OSC codec, nothing of SoundFit's own code.
 
 Usage: oscquery_client.py CHECK --http PORT --osc PORT
-CHECK is one of: namespace, listen, websocket-set, bad-http, bad-websocket, too-many, refused.
+CHECK is one of: namespace, listen, websocket-set, bad-http, bad-websocket, too-many, refused, slow-reader,
+or measure (round-trip medians for BENCHMARKS.md, not a check).
 Prints one line per thing checked; exits 1 with the reason at the first failure.
 """
 import argparse
@@ -170,8 +171,12 @@ def body_of(answer):
 # --- WebSocket (RFC 6455, client side) ------------------------------------------------------------
 
 class WebSocket:
-    def __init__(self, port, path="/"):
-        self.socket = socket.create_connection((HOST, port), timeout=10)
+    def __init__(self, port, path="/", receive_buffer=None):
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.socket.settimeout(10)
+        self.socket.connect((HOST, port))
         key = base64.b64encode(os.urandom(16)).decode()
         self.socket.sendall((f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nUpgrade: websocket\r\n"
                              f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
@@ -464,16 +469,66 @@ def check_too_many(args):
     print("ok answered again once the connections closed; /filter/cutoff unchanged")
 
 
+def check_slow_reader(args):
+    udp = UDPClient(args.osc)
+    before = udp.query("/filter/cutoff")
+    ws = WebSocket(args.http, receive_buffer=4096)
+    payload = "x" * 15000
+    sent = 0
+    try:
+        for _ in range(4000):  # 60 MB of /pong answers, far beyond every buffer on the way
+            ws.send_osc("/ping", payload)
+            sent += 1
+        closed = False
+    except OSError:
+        closed = True
+    check(closed, f"a client that reads nothing was still connected after {sent} pings of 15 kB")
+    print(f"ok a client that reads nothing was closed after {sent} pings of 15 kB")
+    check(get_json(args.http, "/filter/cutoff?VALUE")["VALUE"][0] == before, "the namespace no longer answers")
+    check(udp.query("/filter/cutoff") == before, "/filter/cutoff changed")
+    print("ok the server answers others; /filter/cutoff unchanged")
+
+
 def check_refused(args):
     answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", read_timeout=5)
     check(answer == b"", f"a refused source was answered {answer[:200]!r}")
     print("ok a source outside --osc-allow: closed without an answer")
 
 
+def measure(args):
+    """Not a check: medians of 200 round trips, for BENCHMARKS.md (no timing goal in tests)."""
+    def median(samples):
+        return sorted(samples)[len(samples) // 2]
+    connection = http.client.HTTPConnection(HOST, args.http, timeout=10)
+    times, size = [], 0
+    for _ in range(200):
+        start = time.perf_counter()
+        connection.request("GET", "/")
+        size = len(connection.getresponse().read())
+        times.append(time.perf_counter() - start)
+    print(f"measured: GET / ({size} bytes, keep-alive) median {median(times) * 1e6:.0f} us")
+    ws = WebSocket(args.http)
+    times = []
+    for _ in range(200):
+        start = time.perf_counter()
+        ws.send_osc("/ping")
+        ws.wait_for_osc(lambda m: m[0] == "/pong", "/pong")
+        times.append(time.perf_counter() - start)
+    print(f"measured: OSC /ping over the WebSocket, round trip median {median(times) * 1e6:.0f} us")
+    udp = UDPClient(args.osc)
+    times = []
+    for _ in range(200):
+        start = time.perf_counter()
+        udp.send("/ping")
+        udp.wait_for(lambda m: m[0] == "/pong", "/pong")
+        times.append(time.perf_counter() - start)
+    print(f"measured: OSC /ping over UDP (same client code), round trip median {median(times) * 1e6:.0f} us")
+
+
 CHECKS = {
     "namespace": check_namespace, "listen": check_listen, "websocket-set": check_websocket_set,
     "bad-http": check_bad_http, "bad-websocket": check_bad_websocket, "too-many": check_too_many,
-    "refused": check_refused,
+    "refused": check_refused, "slow-reader": check_slow_reader, "measure": measure,
 }
 
 if __name__ == "__main__":

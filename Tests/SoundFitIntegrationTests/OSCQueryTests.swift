@@ -87,6 +87,16 @@ extension SoundFitIntegration {
             try runClient("too-many", rig, extra: ["--max-connections", "32"])
         }
 
+        @Test("a WebSocket client that never reads its answers is closed once its queue passes the bound; others are answered")
+        func slowReaderIsDropped() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            try runClient("slow-reader", rig)
+            #expect(rig.soundfit.process.standardError.contains("does not read what it is sent"),
+                    "\(rig.soundfit.process.standardError.suffix(2000))")
+            try rig.osc.ping()
+        }
+
         @Test("a source outside --osc-allow is closed at accept, without an answer")
         func refusedSource() throws {
             let server = try TestJackServer()

@@ -9,10 +9,13 @@ import Testing
 @Suite struct SoundFitApplicationTests {
     @Test func theReadyLineIsTheOneScriptsRead() throws {
         let peer = try #require(OSCPeer(host: "127.0.0.1", port: 7700))
-        var ready = SoundFitReady(osc: peer, oscTCP: peer, clientName: "soundfit", serverName: "default", channelCount: 2)
-        #expect(ready.line == "soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 client=soundfit server=default channels=2")
+        let web = try #require(OSCPeer(host: "127.0.0.1", port: 7701))
+        var ready = SoundFitReady(osc: peer, oscTCP: peer, http: web, clientName: "soundfit", serverName: "default", channelCount: 2)
+        #expect(ready.line == "soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 http=http://127.0.0.1:7701 "
+            + "client=soundfit server=default channels=2")
         ready.oscTCP = nil
-        #expect(ready.line == "soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=off client=soundfit server=default channels=2")
+        ready.http = nil
+        #expect(ready.line == "soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=off http=off client=soundfit server=default channels=2")
     }
 
     @Test func withoutAServerRunEndsWithTheJackErrorAndReleasesTheOSCPort() async throws {

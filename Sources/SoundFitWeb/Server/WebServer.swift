@@ -150,12 +150,14 @@ public final class WebServer: Sendable {
         parserLimits.maxHeaderFieldCount = 100
         return channel.eventLoop.makeCompletedFuture {
             let encoder = HTTPResponseEncoder()
-            let decoder = HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: parserLimits)
+            let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes,
+                                                                  limitConfiguration: parserLimits))
             let pipelining = HTTPServerPipelineHandler()
             let http = HTTPConnectionHandler(responder: responder, peer: peer)
             let upgrade = HTTPServerUpgradeHandler(upgraders: [upgrader], httpEncoder: encoder,
-                                                   extraHTTPHandlers: [pipelining, http], upgradeCompletionHandler: { _ in })
-            try channel.pipeline.syncOperations.addHandlers([encoder, ByteToMessageHandler(decoder), pipelining, upgrade, http])
+                                                   extraHTTPHandlers: [decoder, pipelining, http],
+                                                   upgradeCompletionHandler: { _ in })
+            try channel.pipeline.syncOperations.addHandlers([encoder, decoder, pipelining, upgrade, http])
         }
     }
 }
