@@ -43,6 +43,7 @@ async function start() {
     buildControls($("#parameters"), parameters, connection, refreshResponse);
     // A new profile, session or patch changes the chain too.
     for (const address of ["/profile/presets", "/session", "/patch/current", "#open"]) connection.on(address, refreshResponse);
+    refreshResponse();
   } catch (error) {
     $("#connection").textContent = `cannot read the namespace: ${error.message}`;
   }

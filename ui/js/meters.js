@@ -70,6 +70,7 @@ export function buildMeters(container, connection) {
   connection.on("/meters/subscribed", () => { container.dataset.streaming = "true"; });
 
   const subscribe = () => connection.send("/meters/subscribe", float(RATE_HZ));
-  connection.on("#open", subscribe);  // a new socket is a new listener
+  subscribe();
+  connection.on("#open", subscribe);  // a new socket (a reconnection) is a new listener
   setInterval(subscribe, RENEW_MS);
 }
