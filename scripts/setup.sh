@@ -8,7 +8,7 @@ set -euo pipefail
 # What building and running SoundFit needs.
 packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-config avahi-utils)
 # What only the test suite needs, on top.
-test_packages=(man-db)
+test_packages=(man-db chromium chromium-driver python3-selenium)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do

@@ -6,7 +6,8 @@ import SoundFitRuntime
 /// The OSCQuery namespace (the Vidvox OSCQueryProposal, as libossia and VRChat serve it),
 /// generated from the parameter model and the live values: a container node per address
 /// segment (`/filter`), a parameter node per entry with `FULL_PATH`, `TYPE`, `RANGE`, `ACCESS`,
-/// `VALUE`, `DESCRIPTION`, `UNIT` and `CLIPMODE`.
+/// `VALUE`, `DESCRIPTION`, `UNIT` and `CLIPMODE`, and two extensions: `DISPLAY_NAME` (the model's
+/// label) and `TAPER` (its fader taper).
 ///
 /// Types as OSCQuery clients expect: `f` floats, `i` ints, `s` choices (`RANGE` `VALS` lists every
 /// choice, as `/list` does), `T` booleans (no `RANGE`). `ACCESS` 3 read-write, 1 read-only.
@@ -18,7 +19,7 @@ import SoundFitRuntime
 public struct OSCQueryNamespace: Sendable {
     /// The attributes a node can be asked for one at a time (`GET /filter/cutoff?VALUE`).
     public static let attributes = ["FULL_PATH", "CONTENTS", "TYPE", "RANGE", "ACCESS", "VALUE", "DESCRIPTION",
-                                    "UNIT", "CLIPMODE"]
+                                    "UNIT", "CLIPMODE", "DISPLAY_NAME", "TAPER"]
 
     let runtime: SoundFitRuntime
 
@@ -83,7 +84,24 @@ public struct OSCQueryNamespace: Sendable {
         node.append("CLIPMODE", descriptor.kind == .bool ? nil : JSONValue.array([.string("both")]))
         node.append("UNIT", Self.unit(descriptor.unit).map { JSONValue.array([.string($0)]) })
         node.append("DESCRIPTION", .string(descriptor.summary))
+        // Extensions for surfaces that draw their own controls (the web page): the model's
+        // label and its fader taper, so a slider moves as `<address>/normalized` does.
+        node.append("DISPLAY_NAME", .string(descriptor.displayName))
+        node.append("TAPER", .string(Self.taperName(descriptor.taper)))
         return node
+    }
+
+    /// The `TAPER` extension attribute: `logarithmic` (frequencies), `decibel` (linear in dB),
+    /// `linear`, `integer` (linear, rounded), `toggle` or `steps` (choices in order).
+    static func taperName(_ taper: FaderTaper) -> String {
+        switch taper {
+        case .logarithmic: "logarithmic"
+        case .decibel: "decibel"
+        case .linear: "linear"
+        case .integer: "integer"
+        case .toggle: "toggle"
+        case .steps: "steps"
+        }
     }
 
     /// The OSC type tag OSCQuery clients expect for a kind.

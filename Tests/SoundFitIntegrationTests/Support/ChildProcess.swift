@@ -22,8 +22,11 @@ final class ChildProcess: @unchecked Sendable {
     private let stdoutText = Mutex<[UInt8]>([])
     private let stderrText = Mutex<[UInt8]>([])
     private let readersDone = DispatchGroup()
+    /// The child's stdin, when it was started with `input: true` (otherwise /dev/null).
+    private let inputPipe: Pipe?
 
-    init(label: String, executable: String, arguments: [String], environment: [String: String]? = nil) throws {
+    init(label: String, executable: String, arguments: [String], environment: [String: String]? = nil,
+         input: Bool = false) throws {
         self.label = label
         let setpriv = "/usr/bin/setpriv"
         if FileManager.default.isExecutableFile(atPath: setpriv) {
@@ -36,7 +39,8 @@ final class ChildProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment ?? [:] { env[key] = value }
         process.environment = env
-        process.standardInput = FileHandle.nullDevice
+        inputPipe = input ? Pipe() : nil
+        process.standardInput = inputPipe ?? FileHandle.nullDevice
         let outPipe = Pipe(), errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
@@ -75,6 +79,12 @@ final class ChildProcess: @unchecked Sendable {
     /// The exit status (or terminating signal number) once the process has exited.
     var termination: (status: Int32, bySignal: Bool)? {
         process.isRunning ? nil : (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    }
+
+    /// Writes `line` and a newline to the child's stdin (started with `input: true`).
+    func writeLine(_ line: String) throws {
+        guard let inputPipe else { throw IntegrationError("\(label) was started without stdin") }
+        try inputPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Sends `signal` to the process (if it still runs).
