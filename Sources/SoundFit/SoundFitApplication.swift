@@ -29,6 +29,8 @@ public final class SoundFitApplication: Service, Sendable {
     /// OSC over TCP on the socket's port number; nil when turned off.
     public let tcpListener: OSCTCPListener?
     public let surface: OSCControlSurface
+    /// The hearing test the surface drives; cancelled when the server starts freewheeling.
+    private let hearingTest: HearingTestRunner
     /// Patches and durable state; `nil` without persistence.
     public let stateKeeper: StateKeeper?
     private let store: DurableStateStore?
@@ -101,7 +103,10 @@ public final class SoundFitApplication: Service, Sendable {
         }
         let host = self.host, socket = self.socket, tcpListener = self.tcpListener
         let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
-                                            settings: HearingTestSettings(earphone: configuration.earphone))
+                                            settings: HearingTestSettings(earphone: configuration.earphone)) {
+            host.isFreewheeling ? "the JACK server is freewheeling (faster than real time)" : nil
+        }
+        self.hearingTest = hearingTest
         surface = OSCControlSurface(runtime: runtime, socket: socket, tcp: tcpListener, logger: logger,
                                     allowList: configuration.osc.allowList, exposure: configuration.osc.exposure,
                                     subscriptionLease: configuration.osc.subscriptionLease, hearingTest: hearingTest) {
@@ -209,6 +214,11 @@ public final class SoundFitApplication: Service, Sendable {
                 firstConnectionHandled.finish()
             case .disconnected:
                 await runtime.audioSystemDisconnected()
+            case .freewheeling(let freewheeling):
+                // Tones would play faster than real time to nobody: a running test ends.
+                if freewheeling, hearingTest.state.isActive, (try? hearingTest.cancel()) != nil {
+                    logger.warning("hearing test cancelled: the JACK server started freewheeling")
+                }
             }
         }
         firstConnectionHandled.finish()
@@ -250,6 +260,8 @@ extension SurfaceStatus {
             ("sample_rate", .int32(Int32(status.sampleRate))),
             ("buffer_size", .int32(Int32(status.bufferSize))),
             ("xruns", .int64(Int64(status.xruns))),
+            ("freewheeling", .int32(status.isFreewheeling ? 1 : 0)),
+            ("freewheel_cycles", .int64(Int64(status.freewheelCycles))),
             ("callback_load", .float(Float(status.callbackLoad))),
             ("callback_p50_us", .float(Float(status.callbackTimes.p50 / 1000))),
             ("callback_p99_us", .float(Float(status.callbackTimes.p99 / 1000))),
