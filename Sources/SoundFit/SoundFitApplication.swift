@@ -32,6 +32,8 @@ public final class SoundFitApplication: Service, Sendable {
     public let surface: OSCControlSurface
     /// The HTTP and WebSocket port (OSCQuery, the web page, OSC over WebSocket); nil when off.
     public let web: WebServer?
+    /// The hearing test the surface drives; cancelled when the server starts freewheeling.
+    private let hearingTest: HearingTestRunner
     /// Patches and durable state; `nil` without persistence.
     public let stateKeeper: StateKeeper?
     /// MIDI control: the JACK MIDI input's mappings, learn and program changes.
@@ -122,7 +124,10 @@ public final class SoundFitApplication: Service, Sendable {
         }
         let web = self.web
         let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
-                                            settings: HearingTestSettings(earphone: configuration.earphone))
+                                            settings: HearingTestSettings(earphone: configuration.earphone)) {
+            host.isFreewheeling ? "the JACK server is freewheeling (faster than real time)" : nil
+        }
+        self.hearingTest = hearingTest
         let streams: [any OSCTransport] = (tcpListener.map { [$0] } ?? []) + (web.map { [$0.transport] } ?? [])
         surface = OSCControlSurface(runtime: runtime, transport: socket, streams: streams, logger: logger,
                                     allowList: configuration.osc.allowList, exposure: configuration.osc.exposure,
@@ -249,6 +254,11 @@ public final class SoundFitApplication: Service, Sendable {
                 firstConnectionHandled.finish()
             case .disconnected:
                 await runtime.audioSystemDisconnected()
+            case .freewheeling(let freewheeling):
+                // Tones would play faster than real time to nobody: a running test ends.
+                if freewheeling, hearingTest.state.isActive, (try? hearingTest.cancel()) != nil {
+                    logger.warning("hearing test cancelled: the JACK server started freewheeling")
+                }
             }
         }
         firstConnectionHandled.finish()
@@ -305,6 +315,8 @@ extension SurfaceStatus {
             ("sample_rate", .int32(Int32(status.sampleRate))),
             ("buffer_size", .int32(Int32(status.bufferSize))),
             ("xruns", .int64(Int64(status.xruns))),
+            ("freewheeling", .int32(status.isFreewheeling ? 1 : 0)),
+            ("freewheel_cycles", .int64(Int64(status.freewheelCycles))),
             ("callback_load", .float(Float(status.callbackLoad))),
             ("callback_p50_us", .float(Float(status.callbackTimes.p50 / 1000))),
             ("callback_p99_us", .float(Float(status.callbackTimes.p99 / 1000))),

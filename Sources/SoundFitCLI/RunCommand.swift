@@ -78,6 +78,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Output safety limit in dB SPL (40…130, through the calibration): no output sample exceeds it.")
     var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
 
+    @Option(help: "With $NSM_URL set (SoundFit started by an NSM session manager): seconds to wait for the manager's /nsm/client/open before failing (1…300). The session's path replaces --state-dir, its client id --name.")
+    var nsmOpenTimeout = 10
+
     func validate() throws {
         if let channels, !DocumentSettings.channelRange.contains(channels) {
             throw ValidationError("--channels must be between 1 and 64, got \(channels)")
@@ -116,6 +119,9 @@ struct RunCommand: AsyncParsableCommand {
         if let server, server == name {
             throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
         }
+        guard (1...300).contains(nsmOpenTimeout) else {
+            throw ValidationError("--nsm-open-timeout must be 1…300 seconds, got \(nsmOpenTimeout)")
+        }
     }
 
     func run() async throws {
@@ -127,10 +133,12 @@ struct RunCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "soundfit")
         do {
+            if let url = ProcessInfo.processInfo.environment[NSMClient.environmentVariable], !url.isEmpty {
+                try await runInSession(url: url, logger: logger)
+                return
+            }
             let application = try makeApplication(logger: logger)
-            let services = ServiceGroup(configuration: ServiceGroupConfiguration(
-                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await services.run()
+            try await Self.serve(application, logger: logger)
         } catch let error as CLIError {
             logger.critical("\(error.description)")
             throw ExitCode(1)
@@ -143,9 +151,19 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
+    /// Runs SoundFit until SIGTERM or SIGINT (a graceful shutdown), then returns.
+    static func serve(_ application: SoundFitApplication, logger: Logger) async throws {
+        let services = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await services.run()
+    }
+
     /// SoundFit configured from the command line; prints the ready line when it is ready.
-    private func makeApplication(logger: Logger) throws -> SoundFitApplication {
-        let stateURL = try StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
+    /// `session`: an NSM session's state directory and JACK client name, which replace
+    /// `--state-dir` and `--name`.
+    func makeApplication(logger: Logger, session: NSMOpen? = nil) throws -> SoundFitApplication {
+        let name = session?.clientID ?? name
+        let stateURL = try StateDirectory.prepare(session?.path ?? stateDir ?? StateDirectory.defaultPath)
         // One SoundFit per state directory: the lock is held as long as the process lives.
         let stateLock = try StateDirectory.lock(stateURL)
         logger.info("state directory \(stateURL.path)")

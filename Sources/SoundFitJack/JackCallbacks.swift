@@ -20,8 +20,15 @@ func soundfitProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPo
     let start = soundfit_monotonic_time_ns()
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef { connection in
         let rate = Double(connection.serverSampleRate.load(ordering: .relaxed))
-        _ = connection.processState.pointee.process(client: connection.client, frames: frames, serverSampleRate: rate)
-        connection.timings.record(nanoseconds: soundfit_monotonic_time_ns() &- start)
+        let freewheeling = connection.freewheeling.load(ordering: .relaxed)
+        _ = connection.processState.pointee.process(client: connection.client, frames: frames, serverSampleRate: rate,
+                                                    freewheeling: freewheeling)
+        // A freewheeling cycle has no deadline: its time says nothing about real-time load.
+        if freewheeling {
+            connection.freewheelCycles.add(1, ordering: .relaxed)
+        } else {
+            connection.timings.record(nanoseconds: soundfit_monotonic_time_ns() &- start)
+        }
     }
     soundfit_realtime_section_leave()
     return 0
@@ -52,13 +59,25 @@ func soundfitBufferSizeCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRa
     return 0
 }
 
-/// Notification thread.
+/// Notification thread. While freewheeling there is no deadline to miss: what JACK reports
+/// then (also around entering and leaving freewheel mode) is not an xrun of the audio path.
 func soundfitXrunCallback(_ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        guard !$0.freewheeling.load(ordering: .relaxed) else { return }
         $0.xruns.add(1, ordering: .relaxed)
     }
     return 0
+}
+
+/// The server enters (`starting` non-zero) or leaves freewheel mode. JACK calls it before the
+/// first freewheeling cycle and after the last; it only flags the mode (real-time safe, in
+/// case a JACK version calls it from the process thread).
+func soundfitFreewheelCallback(_ starting: Int32, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.freewheeling.store(starting != 0, ordering: .relaxed)
+    }
 }
 
 /// The server went away (or kicked us out). Called on a JACK thread; only flags it:

@@ -22,6 +22,12 @@ final class JackClientConnection: @unchecked Sendable {
     let serverSampleRate = Atomic<UInt32>(0)
     let serverBufferSize = Atomic<UInt32>(0)
     let xruns = Atomic<UInt64>(0)
+    /// Whether the server runs in freewheel mode (`jack_set_freewheel_callback`): cycles come
+    /// as fast as the graph computes them, not at the period. Read by the process callback.
+    let freewheeling = Atomic<Bool>(false)
+    /// Cycles processed while freewheeling (not in `timings`, whose statistics are about
+    /// real-time cycles).
+    let freewheelCycles = Atomic<UInt64>(0)
     let serverWentAway = Atomic<Bool>(false)
     let timings = CallbackTimings()
     /// Our ports' connections, from the port-connect callback (a notification thread).
@@ -132,6 +138,7 @@ final class JackClientConnection: @unchecked Sendable {
             jack_set_sample_rate_callback(client, soundfitSampleRateCallback, context),
             jack_set_buffer_size_callback(client, soundfitBufferSizeCallback, context),
             jack_set_xrun_callback(client, soundfitXrunCallback, context),
+            jack_set_freewheel_callback(client, soundfitFreewheelCallback, context),
             jack_set_latency_callback(client, soundfitLatencyCallback, context),
             jack_set_port_connect_callback(client, soundfitPortConnectCallback, context),
         ]

@@ -28,6 +28,8 @@ public struct JackHostConfiguration: Sendable {
 public enum JackHostEvent: Sendable, Equatable {
     case connected(server: String, sampleRate: Int, bufferSize: Int)
     case disconnected(reason: String)
+    /// The server entered (true) or left (false) freewheel mode.
+    case freewheeling(Bool)
 }
 
 /// A snapshot of the host for `/status` and logs.
@@ -37,8 +39,13 @@ public struct JackHostStatus: Sendable {
     public var clientName: String
     public var sampleRate: Int
     public var bufferSize: Int
-    /// Xruns reported by the server since SoundFit started.
+    /// Xruns reported by the server since SoundFit started (none are counted while freewheeling).
     public var xruns: UInt64
+    /// Whether the server runs in freewheel mode (faster than real time, no deadlines).
+    public var isFreewheeling: Bool
+    /// Cycles processed while freewheeling, since the client connected; `callbackTimes` and
+    /// `callbackLoad` leave them out.
+    public var freewheelCycles: UInt64
     public var reconnections: Int
     public var usesPrivateServer: Bool
     public var callbackTimes: TimingSummary
@@ -175,12 +182,23 @@ public final class JackEngineHost: @unchecked Sendable {
     private func superviseConnection() {
         defer { supervisorDone.signal() }
         var lastReport = ContinuousClock.now - .seconds(60)
+        var reportedFreewheeling = false
         while !stopping.load(ordering: .acquiring) {
             Thread.sleep(forTimeInterval: 0.05)
             let current = connection.withLock { $0 }
             if let current {
                 if current.serverWentAway.load(ordering: .acquiring) {
                     handleLostServer(current)
+                    reportedFreewheeling = false
+                    continue
+                }
+                let freewheeling = current.freewheeling.load(ordering: .relaxed)
+                if freewheeling != reportedFreewheeling {
+                    reportedFreewheeling = freewheeling
+                    eventContinuation.yield(.freewheeling(freewheeling))
+                    logger.notice(freewheeling
+                        ? "JACK server '\(serverName)' freewheels: processing runs faster than real time; callback timings and xruns are not counted"
+                        : "JACK server '\(serverName)' runs in real time again")
                 }
                 continue
             }
@@ -238,13 +256,18 @@ public final class JackEngineHost: @unchecked Sendable {
         eventContinuation.finish()
     }
 
+    /// Whether the server runs in freewheel mode now (false without a connection). Any thread.
+    public var isFreewheeling: Bool {
+        connection.withLock { $0?.freewheeling.load(ordering: .relaxed) ?? false }
+    }
+
     public var status: JackHostStatus {
         let life = lifetime.withLock { $0 }
         return connection.withLock { client in
             guard let client else {
                 return JackHostStatus(
                     isConnected: false, serverName: serverName, clientName: configuration.clientName,
-                    sampleRate: 0, bufferSize: 0, xruns: life.xrunsOfClosedClients,
+                    sampleRate: 0, bufferSize: 0, xruns: life.xrunsOfClosedClients, isFreewheeling: false, freewheelCycles: 0,
                     reconnections: life.reconnections, usesPrivateServer: privateServer != nil,
                     callbackTimes: TimingSummary([]), captureLatency: 0...0, playbackLatency: 0...0,
                     inputPorts: [], outputPorts: [])
@@ -255,6 +278,8 @@ public final class JackEngineHost: @unchecked Sendable {
                 sampleRate: Int(client.serverSampleRate.load(ordering: .relaxed)),
                 bufferSize: Int(client.serverBufferSize.load(ordering: .relaxed)),
                 xruns: life.xrunsOfClosedClients + client.xruns.load(ordering: .relaxed),
+                isFreewheeling: client.freewheeling.load(ordering: .relaxed),
+                freewheelCycles: client.freewheelCycles.load(ordering: .relaxed),
                 reconnections: life.reconnections, usesPrivateServer: privateServer != nil,
                 callbackTimes: TimingSummary(client.timings.recent()),
                 captureLatency: latency.capture, playbackLatency: latency.playback,

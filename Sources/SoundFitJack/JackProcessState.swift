@@ -44,8 +44,15 @@ struct JackProcessState: ~Copyable {
     /// One JACK cycle of `client`. Real-time safe: may only be called from the process callback.
     /// The cycle's span on JACK's clock (`jack_get_cycle_times`, a read of the server's timer
     /// in shared memory) places scheduled changes on their frames.
+    ///
+    /// Freewheeling, a cycle's frames stand for no span of wall-clock time (cycles follow each
+    /// other as fast as they are computed) and JACK's cycle-time estimate follows the nominal
+    /// period, not the cycles. A change scheduled for a moment then takes effect at the first
+    /// frame of the first cycle that starts at or after that moment: the cycle's span is the
+    /// present microsecond (`jack_get_time`, a vDSO clock read on the engine clock).
     @inline(__always)
-    mutating func process(client: OpaquePointer, frames: jack_nframes_t, serverSampleRate: Double) -> UInt64 {
+    mutating func process(client: OpaquePointer, frames: jack_nframes_t, serverSampleRate: Double,
+                          freewheeling: Bool = false) -> UInt64 {
         if serverSampleRate != sampleRate, serverSampleRate > 0 {
             sampleRate = serverSampleRate
             renderer.setSampleRate(serverSampleRate)
@@ -57,11 +64,17 @@ struct JackProcessState: ~Copyable {
             outputBuffers[channel] = output.assumingMemoryBound(to: Float.self)
         }
         receiveMIDI(frames: frames)
-        var firstFrame: jack_nframes_t = 0
-        var start: jack_time_t = 0, end: jack_time_t = 0
-        var period: Float = 0
-        let time: CycleTime? = jack_get_cycle_times(client, &firstFrame, &start, &end, &period) == 0
-            ? CycleTime(startMicroseconds: start, endMicroseconds: end) : nil
+        let time: CycleTime?
+        if freewheeling {
+            let now = jack_get_time()
+            time = CycleTime(startMicroseconds: now, endMicroseconds: now &+ 1)
+        } else {
+            var firstFrame: jack_nframes_t = 0
+            var start: jack_time_t = 0, end: jack_time_t = 0
+            var period: Float = 0
+            time = jack_get_cycle_times(client, &firstFrame, &start, &end, &period) == 0
+                ? CycleTime(startMicroseconds: start, endMicroseconds: end) : nil
+        }
         return renderer.render(inputs: inputBuffers, outputs: outputBuffers, frameCount: Int(frames), time: time)
     }
 

@@ -289,10 +289,24 @@ public final class StateKeeper: Sendable {
         return patch
     }
 
+    /// Writes the complete state now, with what every parameter holds now, atomically
+    /// (`state.json`, through the durable store) together with `document.json`, and waits for the
+    /// disk: a session manager's save. Returns the parameter values written.
+    @discardableResult
+    public func save() async throws -> [String: ParameterValue] {
+        let values = appliedValues
+        var saved = document
+        saved.parameters = values
+        store.submit(saved)
+        try await store.flush()
+        try saveDocumentSettings()
+        return values
+    }
+
     /// Every writable parameter's applied value: what the parameter holds now (a change reported
     /// `applied` reaches the keeper's own map from the change feed a moment later), else the
     /// value kept for it (a session value while no session is active).
-    private var appliedValues: [String: ParameterValue] {
+    public var appliedValues: [String: ParameterValue] {
         var values = state.withLock { $0.values }
         for descriptor in Self.writableDescriptors {
             if let value = try? runtime.parameter(at: descriptor.address)?.currentValue() { values[descriptor.address] = value }

@@ -202,6 +202,50 @@ extension SoundFitIntegration {
             #expect(!learnt.isEmpty, "no learn finished during the stream")
         }
 
+        @Test("No heap calls on the JACK thread while the server freewheels, timed bundles among the changes", .optimizedCodeOnly)
+        func noHeapCallsWhileFreewheeling() throws {
+            soundfit_allocation_counter_install()
+            let server = try TestJackServer(period: 64)
+            defer { server.stop() }
+            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sffw", label: "soundfit.integration.freewheel")
+            let engine = soundfit.engine
+            try soundfit.start()
+            defer { soundfit.stop() }
+            let osc = try OSCTestClient(port: soundfit.socket.boundPeer.port)
+            try osc.ping()
+            let audio = try TestJackClient(server: server.name, channels: 2)
+            defer { audio.close() }
+            try audio.connect(toClient: "sffw")
+            try audio.startPlaying([Capture.tone(1000, amplitude: 0.3)])
+            expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
+
+            try JackTools.run("jack_freewheel", server: server.name, "y")
+            defer { _ = try? JackTools.run("jack_freewheel", server: server.name, "n") }
+            _ = try osc.waitForStatus(timeout: .seconds(10)) { $0["freewheeling"] == .int(1) }
+            let heapBefore = soundfit_realtime_heap_calls()
+            let startCycles = engine.cycleCount
+            var timed: Int32 = 0
+            for step in 0..<60 {
+                osc.send("/filter/cutoff", .float(Float(200 + 100 * step)))
+                timed += 1
+                osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-(step % 20))), .int(1000 + timed)])],
+                               timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.005))
+                _ = osc.collect(for: .milliseconds(5))
+            }
+            _ = try osc.waitForTerminalState("/output/gain")
+            let cycles = engine.cycleCount - startCycles
+            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            try JackTools.run("jack_freewheel", server: server.name, "n")
+            report("freewheeling cycles during OSC changes", Double(cycles), unit: "cycles")
+            report("realtime heap calls while freewheeling", Double(heapCalls), unit: "calls")
+            #expect(heapCalls == 0, "heap calls inside the JACK process callback while freewheeling")
+            #expect(cycles >= 1000, "only \(cycles) cycles")
+            let timedDone = osc.log.filter {
+                $0.address == "/state" && ["applied", "superseded"].contains($0.string(1) ?? "") && ($0.requestID ?? 0) > 1000
+            }
+            #expect(timedDone.count >= Int(timed) - 3, "only \(timedDone.count) of \(timed) timed changes applied")
+        }
+
         @Test("No heap calls on the JACK thread while the hearing test plays tones in test mode", .optimizedCodeOnly)
         func noHeapCallsDuringHearingTest() throws {
             soundfit_allocation_counter_install()

@@ -61,11 +61,19 @@ public final class HearingTestRunner: Sendable {
         case failed(String)
     }
 
-    /// `stateDirectory` keeps each finished test (nil: not kept); `settings` must be valid.
-    public init(runtime: SoundFitRuntime, stateDirectory: URL? = nil, settings: HearingTestSettings = HearingTestSettings()) {
+    /// Why the audio path cannot present tones to a listener now (nil: it can). The JACK host
+    /// says so while the server freewheels: tones then last fewer milliseconds than their
+    /// frames and go nowhere a listener hears.
+    private let audioUnavailable: @Sendable () -> String?
+
+    /// `stateDirectory` keeps each finished test (nil: not kept); `settings` must be valid;
+    /// `audioUnavailable` refuses a start while it gives a reason.
+    public init(runtime: SoundFitRuntime, stateDirectory: URL? = nil, settings: HearingTestSettings = HearingTestSettings(),
+                audioUnavailable: @escaping @Sendable () -> String? = { nil }) {
         precondition((try? settings.validate()) != nil, "invalid hearing test settings \(settings)")
         self.runtime = runtime
         self.stateDirectory = stateDirectory
+        self.audioUnavailable = audioUnavailable
         shared = Mutex(Shared(settings: settings))
     }
 
@@ -105,6 +113,7 @@ public final class HearingTestRunner: Sendable {
     /// 125…8000 Hz): interrupts the session and puts the engine in test mode. Throws when a test
     /// runs, without a session, or for a frequency the profile could not hold.
     public func start(ears: [Ear], frequencies: [Double] = PureToneAudiometry.defaultFrequencies) async throws {
+        if let reason = audioUnavailable() { throw ControlError("the hearing test cannot start: \(reason)") }
         for frequency in frequencies where !Audiogram.standardFrequencies.contains(frequency) {
             throw ControlError("\(frequency) Hz is not a standard audiometric frequency "
                 + "(\(Audiogram.standardFrequencies.map { String(Int($0)) }.joined(separator: ", ")) Hz)")

@@ -92,8 +92,9 @@ extension OSCCommandTable {
             "/status", section: .discovery,
             summary: "Engine and connection status.",
             reply: "`/status` followed by key/value pairs (`,s key <value>` each): connected, server, client, "
-                + "sample_rate, buffer_size, xruns, callback_load, callback timing percentiles (how long the "
-                + "process callback took, monotonic clock), "
+                + "sample_rate, buffer_size, xruns, freewheeling (1 while the JACK server freewheels; xruns and "
+                + "callback timings then stay as they were), freewheel_cycles, callback_load, callback timing "
+                + "percentiles (how long the process callback took, monotonic clock), "
                 + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, http (`http://host:port` or `off`), "
                 + "http_connections, session, "
                 + "cycles, version, …",

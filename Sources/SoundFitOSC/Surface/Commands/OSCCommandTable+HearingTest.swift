@@ -34,6 +34,8 @@ extension OSCCommandTable {
             errors: [
                 "unknown ear", "a nonstandard, repeated or out-of-range frequency", "a test is already running",
                 "no processing session (not connected to JACK)",
+                "the JACK server is freewheeling (tones would play faster than real time; a running test is "
+                    + "cancelled when freewheeling starts)",
             ],
             examples: ["oscsend localhost 7700 /test/start s both", "oscsend localhost 7700 /test/start sff left 1000 4000"]),
         requests: [OSCMessageForm("/test/start", .any)],

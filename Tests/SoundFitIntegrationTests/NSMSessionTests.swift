@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+import Testing
+
+extension SoundFitIntegration {
+    /// SoundFit in an NSM session: the real binary started with `NSM_URL` pointing at a
+    /// protocol-exact NSM server in the test (Debian 12 ships none), on a real jackd.
+    @Suite("NSM session") struct NSMSession {
+        /// Starts `soundfit run` as an NSM server would (only `NSM_URL` tells it about the session).
+        private func launch(_ nsm: TestNSMServer, server: TestJackServer, arguments: [String] = []) throws -> ChildProcess {
+            try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(),
+                             arguments: ["run", "--osc-port", "0", "--server", server.name, "--no-start-server"] + arguments,
+                             environment: [NSMTestProtocol.environmentVariable: nsm.url])
+        }
+
+        /// Answers the announce and opens `path` as `clientID`; returns the ready line.
+        private func open(_ nsm: TestNSMServer, _ process: ChildProcess, path: URL, clientID: String) throws -> ReadyLine {
+            try nsm.send("/reply", .string("/nsm/server/announce"), .string("Howdy, what took you so long?"),
+                         .string("test-nsm"), .string(":server-control:"))
+            try nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string(clientID))
+            let reply = try nsm.waitFor("/reply to open") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(reply.address == "/reply" && reply.string(0) == "/nsm/client/open" && reply.arguments.count == 2,
+                    "\(reply); stderr: \(process.standardError)")
+            guard let ready = process.waitForOutput(timeout: .seconds(30), ReadyLine.find(in:)) else {
+                throw IntegrationError("no ready line after open; stderr: \(process.standardError)")
+            }
+            return ready
+        }
+
+        @Test("Announce, open a new path as the JACK client id, dirty, save, clean, restart from the saved path")
+        func openSaveRestart() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let root = try UniqueName.temporaryDirectory("nsm-session")
+            defer { try? FileManager.default.removeItem(at: root) }
+            let path = root.appendingPathComponent("SoundFit.nTEST1")
+            let clientID = "SoundFit.nTEST1"
+
+            let nsm = try TestNSMServer()
+            let process = try launch(nsm, server: server)
+            defer { process.stop() }
+            let announce = try nsm.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }.match
+            #expect(announce.arguments.map(\.description).count == 6, "\(announce)")
+            #expect(announce.string(0) == "SoundFit")
+            #expect(announce.string(1) == ":switch:dirty:")
+            #expect(announce.string(2).map { URL(fileURLWithPath: $0).lastPathComponent } == "soundfit", "\(announce)")
+            #expect(announce.arguments[3] == .int(1) && announce.arguments[4] == .int(2), "\(announce)")
+            #expect(announce.arguments[5] == .int(Int32(process.pid)), "\(announce) pid \(process.pid)")
+            // Nothing joins JACK before the session opened.
+            #expect(try !JackTools.run("jack_lsp", server: server.name).contains("\(clientID):"))
+
+            let ready = try open(nsm, process, path: path, clientID: clientID)
+            #expect(ready.fields["client"] == clientID)
+            let ports = try JackTools.run("jack_lsp", server: server.name)
+            #expect(ports.contains("\(clientID):input_1") && ports.contains("\(clientID):output_2"), "\(ports)")
+
+            let osc = try OSCTestClient(port: ready.oscPort)
+            try osc.ping()
+            try osc.waitForSession()
+            // Opening is clean: nothing reported dirty yet.
+            #expect(!nsm.collect(for: .milliseconds(500)).contains { $0.address == "/nsm/client/is_dirty" })
+
+            expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            _ = try nsm.waitFor("/nsm/client/is_dirty") { $0.address == "/nsm/client/is_dirty" }
+
+            // A forged save from another port of this host is ignored: no reply, no save.
+            let forger = try OSCTestClient(port: UInt16(bigEndian: try #require(nsm.client).sin_port))
+            forger.send("/nsm/client/save")
+            #expect(!nsm.collect(for: .milliseconds(500)).contains { $0.address == "/reply" })
+
+            try nsm.send("/nsm/client/save")
+            let saved = try nsm.waitFor("/reply to save") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(saved.address == "/reply" && saved.string(0) == "/nsm/client/save", "\(saved)")
+            _ = try nsm.waitFor("/nsm/client/is_clean") { $0.address == "/nsm/client/is_clean" }
+            #expect(savedNumber(path, "/filter/cutoff") == 2500, "\(String(describing: savedParameters(path)))")
+            #expect(FileManager.default.fileExists(atPath: path.appendingPathComponent("document.json").path))
+
+            // A change back to the saved value is clean again without a save.
+            expectApplied(try osc.set("/filter/cutoff", .float(1200)), "/filter/cutoff", .float(1200))
+            _ = try nsm.waitFor("/nsm/client/is_dirty") { $0.address == "/nsm/client/is_dirty" }
+            expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            _ = try nsm.waitFor("/nsm/client/is_clean") { $0.address == "/nsm/client/is_clean" }
+
+            // :switch: — an open while running moves SoundFit to the new path and client id in
+            // the same process: the old JACK client is gone, the new one has the defaults.
+            let otherPath = root.appendingPathComponent("SoundFit.nTEST2")
+            let readyLines = process.standardOutput.components(separatedBy: "soundfit ready").count
+            try nsm.send("/nsm/client/open", .string(otherPath.path), .string("SoundFit"), .string("SoundFit.nTEST2"))
+            let switched = try nsm.waitFor("/reply to the switch") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(switched.address == "/reply" && switched.string(0) == "/nsm/client/open", "\(switched); \(process.standardError)")
+            let secondReady = process.waitForOutput(timeout: .seconds(30)) { output -> ReadyLine? in
+                let parts = output.components(separatedBy: "soundfit ready")
+                return parts.count > readyLines ? ReadyLine.find(in: "soundfit ready" + parts[readyLines]) : nil
+            }
+            let switchedReady = try #require(secondReady, "no second ready line; \(process.standardError)")
+            #expect(switchedReady.fields["client"] == "SoundFit.nTEST2")
+            #expect(process.isRunning)
+            let switchedPorts = try JackTools.run("jack_lsp", server: server.name)
+            #expect(switchedPorts.contains("SoundFit.nTEST2:input_1") && !switchedPorts.contains("\(clientID):"), "\(switchedPorts)")
+            let oscSwitched = try OSCTestClient(port: switchedReady.oscPort)
+            try oscSwitched.ping()
+            try oscSwitched.waitForSession()
+            #expect(try oscSwitched.query("/filter/cutoff").number == 1000)
+            #expect(FileManager.default.fileExists(atPath: otherPath.appendingPathComponent("soundfit.lock").path))
+            // And back: the first path comes with its saved value (its lock was released).
+            try nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string(clientID))
+            let back = try nsm.waitFor("/reply to the switch back") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(back.address == "/reply" && back.string(0) == "/nsm/client/open", "\(back); \(process.standardError)")
+            let thirdReady = process.waitForOutput(timeout: .seconds(30)) { output -> ReadyLine? in
+                let parts = output.components(separatedBy: "soundfit ready")
+                return parts.count > readyLines + 1 ? ReadyLine.find(in: "soundfit ready" + parts[readyLines + 1]) : nil
+            }
+            let backReady = try #require(thirdReady, "no third ready line; \(process.standardError)")
+            #expect(backReady.fields["client"] == clientID)
+            let oscBack = try OSCTestClient(port: backReady.oscPort)
+            try oscBack.ping()
+            try oscBack.waitForSession()
+            #expect(try oscBack.query("/filter/cutoff").number == 2500)
+
+            // The session manager ends the client with SIGTERM and starts it again on the same path.
+            process.stop()
+            let nsm2 = try TestNSMServer()
+            let second = try launch(nsm2, server: server)
+            defer { second.stop() }
+            _ = try nsm2.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
+            let again = try open(nsm2, second, path: path, clientID: clientID)
+            let osc2 = try OSCTestClient(port: again.oscPort)
+            try osc2.ping()
+            try osc2.waitForSession()
+            #expect(try osc2.query("/filter/cutoff").number == 2500)
+        }
+
+        @Test("No session manager answers: a clear message and exit 1 after the bounded wait")
+        func noAnswer() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let silent = try TestNSMServer()
+            let process = try launch(silent, server: server, arguments: ["--nsm-open-timeout", "1"])
+            defer { process.stop() }
+            _ = try silent.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
+            #expect(process.waitForExit(timeout: .seconds(15)))
+            #expect(process.termination?.status == 1 && process.termination?.bySignal == false, "\(String(describing: process.termination))")
+            #expect(process.standardError.contains("did not send /nsm/client/open within 1 s"), "\(process.standardError)")
+            #expect(try !JackTools.run("jack_lsp", server: server.name).contains("soundfit:"))
+        }
+
+        @Test("The session manager refuses the announce: its reason and exit 1")
+        func refusedAnnounce() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let nsm = try TestNSMServer()
+            let process = try launch(nsm, server: server)
+            defer { process.stop() }
+            _ = try nsm.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
+            try nsm.send("/error", .string("/nsm/server/announce"), .int(-2), .string("incompatible API version"))
+            #expect(process.waitForExit(timeout: .seconds(15)))
+            #expect(process.termination?.status == 1 && process.termination?.bySignal == false)
+            #expect(process.standardError.contains("incompatible API version"), "\(process.standardError)")
+        }
+    }
+}
+
+/// The protocol's fixed names, spelled out in the test (not taken from SoundFit).
+enum NSMTestProtocol {
+    static let environmentVariable = "NSM_URL"
+}
