@@ -1,3 +1,4 @@
+import Foundation
 import SoundFitRuntime
 import SoundFitWeb
 
@@ -11,5 +12,13 @@ extension SoundFitApplication {
             routes.append(StaticFiles(root: page).route)
         }
         return routes
+    }
+
+    /// The web surface's page, `http://HOST:PORT/ui/` (the loopback address when the port is
+    /// bound to every address); nil without the HTTP port or a page to serve.
+    public var webPage: URL? {
+        guard let web, configuration.web?.pageDirectory != nil else { return nil }
+        let host = web.boundPeer.host == "0.0.0.0" ? "127.0.0.1" : web.boundPeer.host
+        return URL(string: "http://\(host):\(web.boundPeer.port)/ui/")
     }
 }

@@ -18,7 +18,7 @@ extension RunCommand {
         defer { client.close() }
         let executable = ProcessInfo.processInfo.arguments.first ?? "soundfit"
         logger.notice("NSM_URL is set: announcing SoundFit to the session manager at \(client.server) and waiting up to \(nsmOpenTimeout) s for /nsm/client/open")
-        client.announce(name: "SoundFit", executable: executable)
+        client.announce(name: "SoundFit", executable: executable, optionalGUI: !noHttp && webPageDirectory != nil)
 
         var open = try await waitForOpen(client, logger: logger)
         // Each open runs one SoundFit; an open while it runs stops it (its state is flushed,
@@ -51,7 +51,8 @@ extension RunCommand {
             client.error(to: NSMOpen.address, .general, "SoundFit runs without persistence")
             throw CLIError("NSM: SoundFit runs without persistence")
         }
-        let session = NSMSession(client: client, runtime: application.runtime, stateKeeper: stateKeeper, logger: logger)
+        let session = NSMSession(client: client, runtime: application.runtime, stateKeeper: stateKeeper,
+                                 webPage: application.webPage, logger: logger)
         client.reply(to: NSMOpen.address, "SoundFit state opened in \(open.path)")
 
         let services = ServiceGroup(configuration: ServiceGroupConfiguration(

@@ -42,6 +42,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Directory of the web page served at /ui (default: $SOUNDFIT_UI, else the ui/ folder of the SoundFit checkout or installation).")
     var uiDir: String?
 
+    /// The web page's folder: `--ui-dir`, else `$SOUNDFIT_UI`, else the checkout's or installation's `ui/`.
+    var webPageDirectory: URL? {
+        ResourceDirectory.resolve(explicit: uiDir, environmentVariable: "SOUNDFIT_UI", folder: "ui")
+    }
+
     @Option(help: "Address to listen on for OSC. Anything but 127.0.0.1 lets other hosts control SoundFit (default: document.json's, else 127.0.0.1).")
     var oscHost: String?
 
@@ -199,7 +204,7 @@ struct RunCommand: AsyncParsableCommand {
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
         configuration.maximumOutputSPL = maxOutput
         if !noHttp {
-            let page = ResourceDirectory.resolve(explicit: uiDir, environmentVariable: "SOUNDFIT_UI", folder: "ui")
+            let page = webPageDirectory
             if let uiDir, page.map({ !FileManager.default.fileExists(atPath: $0.path) }) ?? true {
                 throw CLIError("--ui-dir \(uiDir) does not exist")
             }

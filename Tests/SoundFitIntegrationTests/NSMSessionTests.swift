@@ -7,10 +7,12 @@ extension SoundFitIntegration {
     /// protocol-exact NSM server in the test (Debian 12 ships none), on a real jackd.
     @Suite("NSM session") struct NSMSession {
         /// Starts `soundfit run` as an NSM server would (only `NSM_URL` tells it about the session).
-        private func launch(_ nsm: TestNSMServer, server: TestJackServer, arguments: [String] = []) throws -> ChildProcess {
+        private func launch(_ nsm: TestNSMServer, server: TestJackServer, arguments: [String] = [],
+                            environment: [String: String] = [:]) throws -> ChildProcess {
             try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(),
-                             arguments: ["run", "--osc-port", "0", "--server", server.name, "--no-start-server"] + arguments,
-                             environment: [NSMTestProtocol.environmentVariable: nsm.url])
+                             arguments: ["run", "--osc-port", "0", "--http-port", "0", "--server", server.name,
+                                         "--no-start-server"] + arguments,
+                             environment: environment.merging([NSMTestProtocol.environmentVariable: nsm.url]) { $1 })
         }
 
         /// Answers the announce and opens `path` as `clientID`; returns the ready line.
@@ -42,7 +44,7 @@ extension SoundFitIntegration {
             let announce = try nsm.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }.match
             #expect(announce.arguments.map(\.description).count == 6, "\(announce)")
             #expect(announce.string(0) == "SoundFit")
-            #expect(announce.string(1) == ":switch:dirty:")
+            #expect(announce.string(1) == ":switch:dirty:optional-gui:")
             #expect(announce.string(2).map { URL(fileURLWithPath: $0).lastPathComponent } == "soundfit", "\(announce)")
             #expect(announce.arguments[3] == .int(1) && announce.arguments[4] == .int(2), "\(announce)")
             #expect(announce.arguments[5] == .int(Int32(process.pid)), "\(announce) pid \(process.pid)")
@@ -128,6 +130,54 @@ extension SoundFitIntegration {
             try osc2.ping()
             try osc2.waitForSession()
             #expect(try osc2.query("/filter/cutoff").number == 2500)
+        }
+
+        @Test("The optional GUI is the web surface: initially hidden, show opens its page with xdg-open, hide reports it hidden; without the HTTP port none is announced")
+        func optionalGUI() throws {
+            let server = try TestJackServer()
+            defer { server.stop() }
+            let root = try UniqueName.temporaryDirectory("nsm-gui")
+            defer { try? FileManager.default.removeItem(at: root) }
+            // The desktop's browser launcher, which CI has none of: this one writes down the URL
+            // it was asked to open; the test then loads that URL itself.
+            let bin = root.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            let opened = root.appendingPathComponent("opened.txt")
+            let opener = bin.appendingPathComponent("xdg-open")
+            try "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '\(opened.path)'\n".write(to: opener, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
+            let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+
+            let nsm = try TestNSMServer()
+            let process = try launch(nsm, server: server, environment: ["PATH": "\(bin.path):\(path)"])
+            defer { process.stop() }
+            let announce = try nsm.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }.match
+            #expect(announce.string(1) == ":switch:dirty:optional-gui:", "\(announce)")
+            let ready = try open(nsm, process, path: root.appendingPathComponent("SoundFit.nGUI"), clientID: "SoundFit.nGUI")
+            _ = try nsm.waitFor("initial /nsm/client/gui_is_hidden") { $0.address == "/nsm/client/gui_is_hidden" }
+
+            try nsm.send("/nsm/client/show_optional_gui")
+            _ = try nsm.waitFor("/nsm/client/gui_is_shown") { $0.address == "/nsm/client/gui_is_shown" }
+            let httpPort = try #require(ready.httpPort, "no http port in \(ready.fields)")
+            var url = ""
+            for _ in 0..<50 where url.isEmpty {
+                url = (try? String(contentsOf: opened, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                if url.isEmpty { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            #expect(url == "http://127.0.0.1:\(httpPort)/ui/", "xdg-open was asked for '\(url)'")
+            let page = try PlainHTTP.get(port: httpPort, "/ui/")
+            #expect(page.status == 200 && String(decoding: page.body, as: UTF8.self).contains("<html"), "GET /ui/: \(page.status)")
+
+            try nsm.send("/nsm/client/hide_optional_gui")
+            _ = try nsm.waitFor("/nsm/client/gui_is_hidden after hide") { $0.address == "/nsm/client/gui_is_hidden" }
+            process.stop()
+
+            // No web page to show: the capability is not announced.
+            let nsm2 = try TestNSMServer()
+            let plain = try launch(nsm2, server: server, arguments: ["--no-http"])
+            defer { plain.stop() }
+            let plainAnnounce = try nsm2.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }.match
+            #expect(plainAnnounce.string(1) == ":switch:dirty:", "\(plainAnnounce)")
         }
 
         @Test("No session manager answers: a clear message and exit 1 after the bounded wait")

@@ -425,7 +425,7 @@ extension SoundFitIntegration {
             #expect(!presets.succeeded && presets.standardError.contains("4000"), "presets: \(presets)")
             let run = try SoundFitCommandLine.run([
                 "run", "--profile", bad.path, "--state-dir", directory.appendingPathComponent("state").path, "--osc-port", "0",
-                "--server", UniqueName.make("sf-absent"), "--no-start-server",
+                "--http-port", "0", "--server", UniqueName.make("sf-absent"), "--no-start-server",
             ])
             #expect(!run.succeeded && run.standardError.contains("4000") && run.standardError.contains("bad.json"), "run: \(run)")
             #expect(!run.standardOutput.contains("soundfit ready"))

@@ -17,7 +17,7 @@ extension SoundFitIntegration {
             waitUntilSaved(directory, "/output/gain", -4)
 
             let second = try SoundFitCommandLine.run([
-                "run", "--state-dir", directory.path, "--osc-port", "0", "--server", server.name, "--no-start-server",
+                "run", "--state-dir", directory.path, "--osc-port", "0", "--http-port", "0", "--server", server.name, "--no-start-server",
                 "--name", "soundfit-second",
             ])
             #expect(!second.succeeded, "a second instance started on the same state directory")

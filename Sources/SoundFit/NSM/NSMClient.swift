@@ -21,9 +21,12 @@ public final class NSMClient: Sendable {
     /// The API version announced: 1.2 (new-session-manager).
     public static let apiVersion: (major: Int32, minor: Int32) = (1, 2)
     /// What SoundFit implements of the protocol's optional parts: an `open` while running
-    /// (another state directory and JACK client name, without restarting the process), and
-    /// dirty and clean reports. (`:optional-gui:` is not announced: SoundFit has no window.)
-    public static let capabilities = ":switch:dirty:"
+    /// (another state directory and JACK client name, without restarting the process), dirty and
+    /// clean reports, and — when it serves the web page — an optional GUI: the web surface,
+    /// opened in the desktop's browser.
+    public static func capabilities(optionalGUI: Bool) -> String {
+        optionalGUI ? ":switch:dirty:optional-gui:" : ":switch:dirty:"
+    }
     /// NSM messages are a few hundred bytes; bigger datagrams are dropped.
     public static let maximumMessageBytes = 4096
     /// Messages waiting for the session task at most; older ones are dropped.
@@ -136,8 +139,8 @@ public final class NSMClient: Sendable {
     }
 
     /// `/nsm/server/announce ,sssiii name capabilities executable api_major api_minor pid`.
-    public func announce(name: String, executable: String) {
-        send("/nsm/server/announce", [.string(name), .string(Self.capabilities), .string(executable),
+    public func announce(name: String, executable: String, optionalGUI: Bool) {
+        send("/nsm/server/announce", [.string(name), .string(Self.capabilities(optionalGUI: optionalGUI)), .string(executable),
                                       .int32(Self.apiVersion.major), .int32(Self.apiVersion.minor), .int32(getpid())])
     }
 

@@ -17,6 +17,10 @@ import SoundFitRuntime
 /// An `/nsm/client/open` while running ends `run()` with the open: the owner stops this
 /// SoundFit and opens the new path (`:switch:`).
 ///
+/// The optional GUI is the web surface: `show_optional_gui` opens its page in the desktop's
+/// browser (`xdg-open`); a browser tab cannot be closed from here, so `hide_optional_gui` only
+/// reports it hidden (the session manager's button follows; the tab stays until closed).
+///
 /// Thread rules: `run()` in one task for the application's lifetime; ends when cancelled.
 public final class NSMSession: Sendable {
     public static let saveAddress = "/nsm/client/save"
@@ -24,6 +28,8 @@ public final class NSMSession: Sendable {
     private let client: NSMClient
     private let stateKeeper: StateKeeper
     private let logger: Logger
+    /// The web surface's page, shown as the optional GUI; nil without the HTTP port.
+    private let webPage: URL?
     private let changes: AsyncStream<ParameterChange<ParameterValue>>
     private let state: Mutex<Tracking>
     /// "Values changed": at most one waits (a burst of changes is one evaluation).
@@ -57,8 +63,9 @@ public final class NSMSession: Sendable {
 
     /// Follows `runtime`'s changes from now on; the values now are the clean state (they were
     /// just opened from the state directory).
-    public init(client: NSMClient, runtime: SoundFitRuntime, stateKeeper: StateKeeper, logger: Logger) {
+    public init(client: NSMClient, runtime: SoundFitRuntime, stateKeeper: StateKeeper, webPage: URL?, logger: Logger) {
         self.client = client
+        self.webPage = webPage
         self.stateKeeper = stateKeeper
         self.logger = logger
         changes = runtime.changeUpdates()
@@ -70,7 +77,9 @@ public final class NSMSession: Sendable {
     /// Saves and reports until cancelled (nil) or until the session manager opens another
     /// path (returned: the owner switches to it).
     public func run() async -> NSMOpen? {
-        await withTaskGroup(of: NSMOpen?.self) { group in
+        // A client with an optional GUI tells its initial state once it is open.
+        if webPage != nil { client.send(Self.guiHiddenAddress) }
+        return await withTaskGroup(of: NSMOpen?.self) { group in
             group.addTask {
                 await self.followChanges()
                 return nil
@@ -117,6 +126,10 @@ public final class NSMSession: Sendable {
             switch message.address {
             case Self.saveAddress:
                 await save()
+            case "/nsm/client/show_optional_gui" where webPage != nil:
+                showWebPage()
+            case "/nsm/client/hide_optional_gui" where webPage != nil:
+                client.send(Self.guiHiddenAddress)
             case NSMOpen.address:
                 client.error(to: NSMOpen.address, .general, "/nsm/client/open takes ,sss path display_name client_id")
             case "/nsm/client/session_is_loaded", "/reply", "/error":
@@ -144,6 +157,34 @@ public final class NSMSession: Sendable {
         } catch {
             client.error(to: Self.saveAddress, .general, "the state could not be saved: \(error)")
             logger.error("NSM: the state could not be saved: \(error)")
+        }
+    }
+
+    static let guiShownAddress = "/nsm/client/gui_is_shown"
+    static let guiHiddenAddress = "/nsm/client/gui_is_hidden"
+
+    /// Opens the web page with `xdg-open` (found on `PATH`) and reports it shown; reports it
+    /// hidden, with the reason in the log, when no browser could be asked to open it.
+    private func showWebPage() {
+        guard let webPage else { return }
+        let opener = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            .split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("xdg-open") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        guard let opener else {
+            logger.warning("NSM: cannot show the web surface: no xdg-open on PATH; open \(webPage.absoluteString) in a browser")
+            client.send(Self.guiHiddenAddress)
+            return
+        }
+        let process = Process()
+        process.executableURL = opener
+        process.arguments = [webPage.absoluteString]
+        do {
+            try process.run()
+            logger.notice("NSM: showing the web surface at \(webPage.absoluteString)")
+            client.send(Self.guiShownAddress)
+        } catch {
+            logger.warning("NSM: cannot show the web surface (\(opener.path): \(error)); open \(webPage.absoluteString) in a browser")
+            client.send(Self.guiHiddenAddress)
         }
     }
 
