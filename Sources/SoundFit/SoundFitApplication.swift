@@ -167,7 +167,8 @@ public final class SoundFitApplication: Service, Sendable {
                 logger.notice("OSC listening on udp://\(socket.boundPeer)\(tcpListener.map { " and tcp://\($0.boundPeer)" } ?? "")")
                 let status = host.status
                 onReady(SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, clientName: status.clientName,
-                                      serverName: status.serverName, channelCount: host.configuration.channelCount))
+                                      serverName: status.serverName, channelCount: host.configuration.channelCount,
+                                      usesPrivateServer: status.usesPrivateServer))
 
                 // Returns on graceful shutdown, throws when cancelled: either way, stop in order.
                 // Stopping the host ends `followConnection` once the session was deactivated.
