@@ -8,7 +8,7 @@ set -euo pipefail
 # What building and running SoundFit needs.
 packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools pkg-config)
 # What only the test suite needs, on top.
-test_packages=()
+test_packages=(iproute2)   # ip: the README test brings up loopback in its own network namespace
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do
