@@ -251,9 +251,9 @@ public enum OSCDocumentation {
             changes in this form. The sender's fader is kept where the parameter is: a position \
             that snaps to a step (a choice, an integer, a boolean) is answered, after `/state … \
             applied`, with the position it snapped to (`/filter/type/normalized ,f 0.3` selects \
-            bandpass and gets `/filter/type/normalized ,f 0.2857`); a rejected fader move (out of \
-            range, wrong type, not allowed now) gets, after its `/error`, the current position to \
-            jump back to, and so does a change that ends `failed`.
+            bandpass and gets `/filter/type/normalized ,f 0.2857`); a position out of range (or not \
+            finite) gets, after its `/error`, the current position to jump back to, and so does a \
+            change that ends `failed`.
             """,
             faderTable(parameters),
             "### Examples",

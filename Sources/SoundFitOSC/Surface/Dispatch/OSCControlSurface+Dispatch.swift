@@ -42,7 +42,6 @@ extension OSCControlSurface {
         if case .bundle = packet, let rejection = Self.firstRejection(in: routes) {
             replies.reject(rejection.address, "bundle element \(rejection.element): \(rejection.reason); "
                 + "nothing in the bundle was applied", to: sender)
-            if let snapBack = rejection.snapBack { parameters.snapBack(snapBack, to: sender) }
             return
         }
         switch timing(of: packet, routes: routes) {

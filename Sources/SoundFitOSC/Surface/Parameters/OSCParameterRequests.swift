@@ -88,7 +88,6 @@ struct OSCParameterRequests: Sendable {
         if arguments.isEmpty {
             return .query(ParameterQuery(control: control, address: address, normalized: normalized))
         }
-        // A rejected fader move is answered with the position to jump back to, too.
         let snapBack = normalized ? ParameterQuery(control: control, address: address, normalized: true) : nil
         // An optional trailing int is a request id, echoed in the /state reports.
         var requestID: Int32?
@@ -97,8 +96,7 @@ struct OSCParameterRequests: Sendable {
             arguments.removeLast()
         }
         guard arguments.count == 1 else {
-            return .rejected(address: address, reason: "\(address) takes one value (and an optional int request id), got \(message.arguments.count) arguments",
-                             snapBack: snapBack)
+            return .rejected(address: address, reason: "\(address) takes one value (and an optional int request id), got \(message.arguments.count) arguments")
         }
         let value: ParameterValue
         var position: Float?
@@ -111,14 +109,19 @@ struct OSCParameterRequests: Sendable {
                 value = try descriptor.kind.coerce(arguments[0], address: descriptor.address)
             }
         } catch {
-            return .rejected(address: address, reason: error.description, snapBack: snapBack)
+            // An out-of-range fader position is answered with the position to jump back to, too.
+            let outOfRange = switch error {
+            case .outOfRange, .notFinite: true
+            default: false
+            }
+            return .rejected(address: address, reason: error.description, snapBack: outOfRange ? snapBack : nil)
         }
         // Whether the parameter takes the value now (range, session, interruption, can_enable), so
         // a bundle is rejected whole before anything of it is requested; the request checks again.
         do {
             try control.check(value)
         } catch {
-            return .rejected(address: address, reason: "\(error)", snapBack: snapBack)
+            return .rejected(address: address, reason: "\(error)")
         }
         return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID,
                                            position: position))
