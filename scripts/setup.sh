@@ -8,7 +8,9 @@ set -euo pipefail
 # What building and running SoundFit needs.
 packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-config avahi-utils)
 # What only the test suite needs, on top.
-test_packages=(man-db chromium chromium-driver python3-selenium)
+# iproute2 (`ip`: the README test brings up loopback in its own network namespace), curl and sox:
+# what the README's commands use.
+test_packages=(man-db chromium chromium-driver python3-selenium iproute2 curl sox)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do

@@ -210,7 +210,8 @@ public final class SoundFitApplication: Service, Sendable {
                 }
                 zeroconf?.start()
                 onReady(SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, http: web?.boundPeer, clientName: status.clientName,
-                                      serverName: status.serverName, channelCount: host.configuration.channelCount))
+                                      serverName: status.serverName, channelCount: host.configuration.channelCount,
+                                      usesPrivateServer: status.usesPrivateServer))
 
                 // Returns on graceful shutdown, throws when cancelled: either way, stop in order.
                 // Stopping the host ends `followConnection` once the session was deactivated.

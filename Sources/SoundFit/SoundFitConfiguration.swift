@@ -116,23 +116,39 @@ public struct SoundFitReady: Sendable {
     public var clientName: String
     public var serverName: String
     public var channelCount: Int
+    /// The server is SoundFit's own private dummy-backend server (none was running): silent,
+    /// and named `soundfit-private-UID-K`, so JACK's tools reach it only by that name.
+    public var usesPrivateServer: Bool
 
     public init(osc: OSCPeer, oscTCP: OSCPeer? = nil, http: OSCPeer? = nil, clientName: String, serverName: String,
-                channelCount: Int) {
+                channelCount: Int, usesPrivateServer: Bool = false) {
         self.osc = osc
         self.oscTCP = oscTCP
         self.http = http
         self.clientName = clientName
         self.serverName = serverName
         self.channelCount = channelCount
+        self.usesPrivateServer = usesPrivateServer
     }
 
     /// The line `soundfit run` prints on stdout for scripts:
     /// `soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 http=http://127.0.0.1:7701 client=… server=… channels=2`
-    /// (`osc_tcp=off` with `--no-osc-tcp`, `http=off` with `--no-http`).
+    /// (`osc_tcp=off` with `--no-osc-tcp`, `http=off` with `--no-http`; ` private_server=dummy` at
+    /// the end when the server is SoundFit's own).
     public var line: String {
         "soundfit ready osc=udp://\(osc) osc_tcp=\(oscTCP.map { "tcp://\($0)" } ?? "off") "
             + "http=\(http.map { "http://\($0)" } ?? "off") client=\(clientName) "
-            + "server=\(serverName) channels=\(channelCount)"
+            + "server=\(serverName) channels=\(channelCount)" + (usesPrivateServer ? " private_server=dummy" : "")
+    }
+
+    /// For a person at the terminal, with a private server: how JACK's tools reach it (they look
+    /// for `$JACK_DEFAULT_SERVER`, else "default", and fail with "server is not running"), and
+    /// that it makes no sound. Nil with a server the user started.
+    public var privateServerHint: String? {
+        guard usesPrivateServer else { return nil }
+        return "JACK server '\(serverName)' is SoundFit's own, with the dummy backend: it makes no sound and "
+            + "stops with SoundFit. JACK tools reach it by name: `jack_lsp -s \(serverName)`, or "
+            + "`export JACK_DEFAULT_SERVER=\(serverName)` first. To hear SoundFit, start JACK on your sound card "
+            + "before SoundFit (README, \"Using a sound card\")."
     }
 }

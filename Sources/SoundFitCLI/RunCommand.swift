@@ -218,6 +218,7 @@ struct RunCommand: AsyncParsableCommand {
             // One machine-readable line on stdout for scripts and tests.
             print(ready.line)
             fflush(nil)
+            if let hint = ready.privateServerHint { logger.notice("\(hint)") }
         }
         if osc.exposure == .network {
             logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllowEntries.isEmpty ? " (restrict them with --osc-allow)" : ""); answers are budgeted per source address")

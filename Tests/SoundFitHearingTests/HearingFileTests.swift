@@ -113,7 +113,7 @@ import Testing
         // The error the README shows for a quoted number is the one SoundFit gives.
         let quoted = example.replacingOccurrences(of: "\"db_hl\": 40", with: "\"db_hl\": \"40\"")
         #expect(profileProblems(quoted) == [#"profile.json: line 3, column 60: left[1].db_hl: expected a number, got "40""#])
-        #expect(text.contains(#"`profile.json: line 3, column 60: left[1].db_hl: expected a number, got "40"`"#))
+        #expect(text.contains(#"left[1].db_hl: expected a number, got "40""#))
     }
 
     @Test func presetsRoundTripAndNameTheFieldAtFault() throws {

@@ -23,6 +23,18 @@ extension SoundFitIntegration {
             #expect(ready.server != absent)
             let jackds = ProcessTable.pids(commandLineContaining: "jackd --no-realtime -n \(ready.server) ")
             #expect(jackds.count == 1, "private jackd processes: \(jackds)")
+            // A newcomer's next step, `jack_lsp`, needs the server's name: the ready line marks the
+            // server as SoundFit's own, and the line after it says how JACK's tools reach it.
+            #expect(ready.fields["private_server"] == "dummy", "\(ready.fields)")
+            let hintLogged = ContinuousClock.now + .seconds(10)  // logged on stderr just after the ready line
+            while !soundfit.process.standardError.contains("JACK_DEFAULT_SERVER"), ContinuousClock.now < hintLogged {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            #expect(soundfit.process.standardError.contains("`jack_lsp -s \(ready.server)`")
+                    && soundfit.process.standardError.contains("`export JACK_DEFAULT_SERVER=\(ready.server)`"),
+                    "stderr: \(soundfit.process.standardError)")
+            let ports = try JackTools.run("jack_lsp", server: ready.server)
+            #expect(ports.contains("\(ready.client):input_1") && ports.contains("\(ready.client):output_2"), "jack_lsp: \(ports)")
 
             let osc = try OSCTestClient(port: ready.oscPort)
             try osc.ping()

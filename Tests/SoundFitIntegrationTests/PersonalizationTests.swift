@@ -430,6 +430,16 @@ extension SoundFitIntegration {
             #expect(!run.succeeded && run.standardError.contains("4000") && run.standardError.contains("bad.json"), "run: \(run)")
             #expect(!run.standardOutput.contains("soundfit ready"))
             print("note: run --profile bad.json → \(run.standardError.trimmingCharacters(in: .whitespacesAndNewlines))")
+
+            // Broken JSON (the README's old example had `"right": [...]`): the line, the column and
+            // what is wrong, not Foundation's "The given data was not valid JSON."
+            let broken = directory.appendingPathComponent("broken.json")
+            try "{\"version\": 1,\n \"left\": [{\"hz\": 500, \"db_hl\": 35}],\n \"right\": [...]}\n"
+                .write(to: broken, atomically: true, encoding: .utf8)
+            let syntax = try SoundFitCommandLine.run(["presets", "--audiogram", broken.path])
+            #expect(syntax.status == 1 && syntax.standardError.contains("broken.json: line 3, column"), "presets: \(syntax)")
+            #expect(!syntax.standardError.contains("not valid JSON."), "\(syntax)")
+            print("note: presets --audiogram broken.json → \(syntax.standardError.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
 
         @Test("`presets --personalization` takes the OSC contract's single_preset and fine_tuning, and the hyphenated spellings")

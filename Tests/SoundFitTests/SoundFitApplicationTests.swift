@@ -16,6 +16,13 @@ import Testing
         ready.oscTCP = nil
         ready.http = nil
         #expect(ready.line == "soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=off http=off client=soundfit server=default channels=2")
+        #expect(ready.privateServerHint == nil)
+        // With no server running, SoundFit's own: the line says so, the hint names the server for JACK's tools.
+        ready.serverName = "soundfit-private-1000-1"
+        ready.usesPrivateServer = true
+        #expect(ready.line.hasSuffix(" server=soundfit-private-1000-1 channels=2 private_server=dummy"))
+        let hint = try #require(ready.privateServerHint)
+        #expect(hint.contains("jack_lsp -s soundfit-private-1000-1") && hint.contains("export JACK_DEFAULT_SERVER=soundfit-private-1000-1"))
     }
 
     @Test func withoutAServerRunEndsWithTheJackErrorAndReleasesTheOSCPort() async throws {

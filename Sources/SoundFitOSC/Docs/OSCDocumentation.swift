@@ -251,7 +251,12 @@ public enum OSCDocumentation {
             spread evenly in the order listed (the nearest one is selected). A normalized set is an \
             ordinary change: its `/state` reports name the parameter's own address and carry the \
             native value. Subscribers that asked for `normalized` or `both` feedback receive \
-            changes in this form.
+            changes in this form. The sender's fader is kept where the parameter is: a position \
+            that snaps to a step (a choice, an integer, a boolean) is answered, after `/state … \
+            applied`, with the position it snapped to (`/filter/type/normalized ,f 0.3` selects \
+            bandpass and gets `/filter/type/normalized ,f 0.2857`); a position out of range (or not \
+            finite) gets, after its `/error`, the current position to jump back to, and so does a \
+            change that ends `failed`.
             """,
             faderTable(parameters),
             "### Examples",

@@ -22,6 +22,8 @@ import Testing
         await expectRejected(OSCMessage("/processing/intensity", [.double(-1e-300)]), "out of range", on: surface)
         await expectRejected(OSCMessage("/filter/cutoff", [.int64(Int64(Int32.max) + 5)]), "out of range", on: surface)
         await expectRejected(OSCMessage("/filter/cutoff/normalized", [.double(1.0000000001)]), "0…1", on: surface)
+        // A rejected fader move is followed by the position to jump back to.
+        #expect(await surface.next()?.address == "/filter/cutoff/normalized")
         await expectRejected(OSCMessage("/config/delivery", [.string("discrete"), .double(1e-9)]), "0.001", on: surface)
         #expect(surface.runtime.engine.settings.filter.cutoff == 1000, "a rejected value was applied")
         // Inside the range a double is converted and applied as before.

@@ -63,7 +63,8 @@ extension OSCCommandTable {
             errors: ["no patch with that number or name",
                      "the patch needs a hearing profile (its personalization preset) that is missing, or a preset variant the session's mode does not offer: nothing is changed",
                      "a parameter of the patch could not be applied (e.g. no JACK server)"],
-            examples: ["oscsend localhost 7700 /patch/load i 0", "oscsend localhost 7700 /patch/load s bright"]),
+            examples: ["oscsend localhost 7700 /patch/load i 0",
+                       "oscsend localhost 7700 /patch/load s Transparent   # a factory patch by name (patches/00-transparent.json)"]),
         requests: [OSCMessageForm("/patch/load", .any)],
         replies: currentPatchReplies,
         prepare: { request in

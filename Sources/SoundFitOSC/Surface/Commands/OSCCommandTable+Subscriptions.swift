@@ -26,8 +26,8 @@ extension OSCCommandTable {
                 + "subscribing its own address and port (no URL) needs no confirmation, except on an exposed port "
                 + "(see Security), where every target outside 127.0.0.0/8 confirms.",
             arguments: [
-                Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default: the sender's address and port "
-                    + "(over TCP: the sender's connection, until it closes). Its host must be admitted by `--osc-allow`.",
+                Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default, or `\"\"`: the sender's address and port "
+                    + "(over TCP: the sender's connection, until it closes), which needs no confirmation. Its host must be admitted by `--osc-allow`.",
                     optional: true),
                 Arg("s", "feedback", "`native` (default): `<address> <value>`; `normalized`: `<address>/normalized ,f position`; `both`.",
                     optional: true),
@@ -63,6 +63,7 @@ extension OSCCommandTable {
                     + "send it back with /subscribe/confirm",
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 normalized",
                 "oscsend localhost 7700 /subscribe ss osc.udp://127.0.0.1:9000 /filter",
+                "oscsend localhost 7700 /subscribe ss \"\" normalized   # \"\": the sender itself (a surface that listens on its sending port)",
             ]),
         requests: [OSCMessageForm("/subscribe", .any)],
         replies: [OSCMessageForm("/subscribed", .any), OSCMessageForm("/subscribe/pending", .any),

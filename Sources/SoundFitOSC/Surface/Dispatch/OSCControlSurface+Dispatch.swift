@@ -72,8 +72,9 @@ extension OSCControlSurface {
                 sets.append(request)
             case .sets(let requests):
                 sets += requests
-            case .rejected(let address, let reason):
+            case .rejected(let address, let reason, let snapBack):
                 replies.reject(address, reason, to: sender)
+                if let snapBack { parameters.snapBack(snapBack, to: sender) }
             }
         }
         guard !sets.isEmpty else { return }
@@ -96,9 +97,10 @@ extension OSCControlSurface {
 
     /// The first rejected element of a bundle (1-based, counting the messages of nested bundles
     /// in order), with its address and reason.
-    private static func firstRejection(in routes: [RoutedMessage]) -> (element: Int, address: String, reason: String)? {
+    private static func firstRejection(in routes: [RoutedMessage])
+        -> (element: Int, address: String, reason: String, snapBack: ParameterQuery?)? {
         for (index, routed) in routes.enumerated() {
-            if case .rejected(let address, let reason) = routed { return (index + 1, address, reason) }
+            if case .rejected(let address, let reason, let snapBack) = routed { return (index + 1, address, reason, snapBack) }
         }
         return nil
     }

@@ -13,6 +13,7 @@ enum RoutedMessage: Sendable {
     case set(RoutedParameterRequest)
     /// An address pattern's set: every matching parameter that accepts the value.
     case sets([RoutedParameterRequest])
-    /// Rejected: answered with `/error ,s address ,s reason`.
-    case rejected(address: String, reason: String)
+    /// Rejected: answered with `/error ,s address ,s reason`, then, for a fader (a normalized
+    /// set), with the parameter's current position (`snapBack`) so the fader jumps back to it.
+    case rejected(address: String, reason: String, snapBack: ParameterQuery? = nil)
 }

@@ -37,22 +37,41 @@ extension FaderTaper {
     /// the parameter's kind and lies in its range; read-only access is the caller's check.
     public static func value(from argument: OSCArgument,
                              for descriptor: ParameterDescriptor) throws(ParameterError) -> ParameterValue {
+        try FaderTaper(descriptor).value(normalized: position(from: argument, for: descriptor),
+                                         address: descriptor.normalizedAddress)
+    }
+
+    /// The fader position an argument of a normalized set asks for (float, double, int or T/F;
+    /// anything else is a type error), not yet checked against 0…1 except a double's.
+    public static func position(from argument: OSCArgument,
+                                for descriptor: ParameterDescriptor) throws(ParameterError) -> Float {
         let address = descriptor.normalizedAddress
-        let position: Float
         switch argument {
-        case .float(let v): position = v
+        case .float(let v): return v
         case .double(let v):
             // Checked as received: a double just outside 0…1 never rounds into it.
             guard v.isNaN || v.isInfinite || (0...1).contains(v) else {
                 throw .outOfRange(address: address, value: "\(v)", range: "0…1")
             }
-            position = Float(v)
-        case .int32(let v): position = Float(v)
-        case .int64(let v): position = Float(v)
-        case .bool(let on): position = on ? 1 : 0
+            return Float(v)
+        case .int32(let v): return Float(v)
+        case .int64(let v): return Float(v)
+        case .bool(let on): return on ? 1 : 0
         default: throw .wrongType(address: address, expected: "float 0…1")
         }
-        return try FaderTaper(descriptor).value(normalized: position, address: address)
+    }
+
+    /// Two positions closer than this are the same place on a fader: what float rounding leaves
+    /// of a continuous taper's round trip (position → value → position).
+    public static let positionTolerance: Float = 1e-4
+
+    /// The message that moves a fader to where `value` puts it, when that is not where the
+    /// client left it, `position`: a choice, integer or toggle snaps to its nearest step
+    /// (`/filter/type/normalized 0.3` → bandpass at 0.2857). Nil when the fader is there already.
+    public static func snapped(from position: Float, to value: ParameterValue,
+                               for descriptor: ParameterDescriptor) -> OSCMessage? {
+        let actual = normalized(value, for: descriptor)
+        return abs(actual - position) > positionTolerance ? message(value, for: descriptor) : nil
     }
 
     /// `<address>/normalized ,f <position>`: the reply to a normalized query and the normalized

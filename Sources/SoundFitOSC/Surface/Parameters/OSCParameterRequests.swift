@@ -70,7 +70,7 @@ struct OSCParameterRequests: Sendable {
             switch route(message, at: match.address, to: match.control, normalized: match.normalized) {
             case .query(let query): queries.append(query)
             case .set(let request): sets.append(request)
-            case .rejected(_, let reason) where !refusals.contains(reason): refusals.append(reason)
+            case .rejected(_, let reason, _) where !refusals.contains(reason): refusals.append(reason)
             default: continue
             }
         }
@@ -88,6 +88,7 @@ struct OSCParameterRequests: Sendable {
         if arguments.isEmpty {
             return .query(ParameterQuery(control: control, address: address, normalized: normalized))
         }
+        let snapBack = normalized ? ParameterQuery(control: control, address: address, normalized: true) : nil
         // An optional trailing int is a request id, echoed in the /state reports.
         var requestID: Int32?
         if arguments.count == 2, case .int32(let id) = arguments[1] {
@@ -98,10 +99,17 @@ struct OSCParameterRequests: Sendable {
             return .rejected(address: address, reason: "\(address) takes one value (and an optional int request id), got \(message.arguments.count) arguments")
         }
         let value: ParameterValue
+        var position: Float?
         do throws(ParameterError) {
             value = try descriptor.requestedValue(from: arguments[0], normalized: normalized)
+            if normalized { position = try FaderTaper.position(from: arguments[0], for: descriptor) }
         } catch {
-            return .rejected(address: address, reason: error.description)
+            // An out-of-range fader position is answered with the position to jump back to, too.
+            let outOfRange = switch error {
+            case .outOfRange, .notFinite: true
+            default: false
+            }
+            return .rejected(address: address, reason: error.description, snapBack: outOfRange ? snapBack : nil)
         }
         // Whether the parameter takes the value now (range, session, interruption, can_enable), so
         // a bundle is rejected whole before anything of it is requested; the request checks again.
@@ -110,7 +118,8 @@ struct OSCParameterRequests: Sendable {
         } catch {
             return .rejected(address: address, reason: "\(error)")
         }
-        return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID))
+        return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID,
+                                           position: position))
     }
 
     /// Whether `set` can take effect at a later moment (kernel parameters can; the processing
@@ -133,6 +142,14 @@ struct OSCParameterRequests: Sendable {
         } catch {
             replies.reject(query.address, "\(error)", to: sender)
         }
+    }
+
+    /// Sends a fader the position of the parameter's current value, after its move was rejected,
+    /// so it jumps back to where the parameter is; nothing when the value cannot be read now (the
+    /// `/error` already said why).
+    func snapBack(_ query: ParameterQuery, to sender: OSCSender) {
+        guard let value = try? query.control.currentValue() else { return }
+        replies.send(FaderTaper.message(value, for: query.control.descriptor), to: sender)
     }
 
     /// `/state ,s address` → `/state ,s address ,s state <value> [,s error]`: the update state of
@@ -164,16 +181,19 @@ struct OSCParameterRequests: Sendable {
             ?? runtime.requestBatch(changes, origin: RequestOrigin(sender))
         for (routed, result) in zip(sets, results) {
             switch result {
-            case .success(let request): report(request, requestID: routed.requestID, to: sender, feedback: feedback)
+            case .success(let request): report(request, of: routed, to: sender, feedback: feedback)
             case .failure(let error): replies.reject(routed.address, "\(error)", to: sender)
             }
         }
     }
 
     /// `/state ,s address ,s state <value> [,s error] [,i request_id]` for every state of the
-    /// request, to its sender; the terminal one also to subscribers (not to the sender).
-    private func report(_ request: ParameterRequest<ParameterValue>, requestID: Int32?, to sender: OSCSender,
-                        feedback: SubscriberFeedback) {
+    /// request, to its sender; the terminal one also to subscribers (not to the sender). A fader
+    /// (a normalized set) also gets its position when it has to move: to the step its value
+    /// snapped to once applied, back to the current value when the change failed.
+    private func report(_ request: ParameterRequest<ParameterValue>, of routed: RoutedParameterRequest,
+                        to sender: OSCSender, feedback: SubscriberFeedback) {
+        let requestID = routed.requestID
         Task { [replies] in
             for await state in request.states {
                 var arguments: [OSCArgument] = [.string(request.address), .string(state.name.rawValue),
@@ -181,6 +201,9 @@ struct OSCParameterRequests: Sendable {
                 if let reason = state.reason { arguments.append(.string(reason)) }
                 if let requestID { arguments.append(.int32(requestID)) }
                 replies.send(OSCMessage("/state", arguments), to: sender)
+                if let position = routed.position, let move = Self.faderMove(routed.control, from: position, after: state) {
+                    replies.send(move, to: sender)
+                }
                 if state.isTerminal {
                     feedback.enqueue {
                         $0.enqueueTerminalState(address: request.address, state: state.name.rawValue,
@@ -188,6 +211,22 @@ struct OSCParameterRequests: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// Where a fader left at `position` must go after its change reached `state`: to the applied
+    /// value's position when that is another (a snapped step), to the current value's when the
+    /// change failed; nil otherwise (superseded: a newer value is on its way).
+    private static func faderMove(_ control: any ControlParameter, from position: Float,
+                                  after state: ParameterUpdateState<ParameterValue>) -> OSCMessage? {
+        switch state.name {
+        case .applied:
+            return FaderTaper.snapped(from: position, to: state.value, for: control.descriptor)
+        case .failed:
+            guard let current = try? control.currentValue() else { return nil }
+            return FaderTaper.message(current, for: control.descriptor)
+        default:
+            return nil
         }
     }
 
@@ -222,6 +261,8 @@ struct RoutedParameterRequest: Sendable {
     let address: String
     let value: ParameterValue
     let requestID: Int32?
+    /// The fader position a normalized set asked for; nil for a native set.
+    let position: Float?
 }
 
 /// One applied change of a parameter, and who asked for it (nil: no client, e.g. a patch load

@@ -84,17 +84,18 @@ public struct SubscriptionRequest: Equatable, Sendable {
         self.selection = selection
     }
 
-    /// Parses `/subscribe` arguments: at most one each of a URL (it contains `://`), an address
-    /// pattern (it starts with `/`) and a feedback form, in any order.
+    /// Parses `/subscribe` arguments: at most one each of a URL (it contains `://`, or is empty:
+    /// the sender itself, so `/subscribe ss "" normalized` picks a form without naming a URL), an
+    /// address pattern (it starts with `/`) and a feedback form, in any order.
     public init(subscribe arguments: [OSCArgument]) throws(SubscriptionError) {
         self.init()
         let strings = try Self.strings(arguments, address: "/subscribe")
         var seenURL = false, seenForm = false, seenPattern = false
         for text in strings {
-            if text.contains("://") {
+            if text.isEmpty || text.contains("://") {
                 guard !seenURL else { throw Self.wrongArguments("/subscribe", arguments) }
                 seenURL = true
-                do throws(OSCURLError) { url = try OSCPeer(oscURL: text) } catch { throw .invalidURL(error) }
+                url = try Self.url(text)
             } else if text.hasPrefix("/") {
                 guard !seenPattern else { throw Self.wrongArguments("/subscribe", arguments) }
                 seenPattern = true
@@ -108,14 +109,20 @@ public struct SubscriptionRequest: Equatable, Sendable {
         }
     }
 
-    /// Parses `/unsubscribe` arguments: none, or a URL. The feedback form is irrelevant here.
+    /// Parses `/unsubscribe` arguments: none, or a URL (empty: the sender itself). The feedback
+    /// form is irrelevant here.
     public init(unsubscribe arguments: [OSCArgument]) throws(SubscriptionError) {
         self.init()
         let strings = try Self.strings(arguments, address: "/unsubscribe")
         guard strings.count <= 1 else { throw Self.wrongArguments("/unsubscribe", arguments) }
-        if let text = strings.first {
-            do throws(OSCURLError) { url = try OSCPeer(oscURL: text) } catch { throw .invalidURL(error) }
-        }
+        if let text = strings.first { url = try Self.url(text) }
+    }
+
+    /// The subscriber a URL argument names; nil (the sender's own address and port) for `""`,
+    /// so an empty URL is never a third party that must confirm.
+    private static func url(_ text: String) throws(SubscriptionError) -> OSCPeer? {
+        guard !text.isEmpty else { return nil }
+        do throws(OSCURLError) { return try OSCPeer(oscURL: text) } catch { throw .invalidURL(error) }
     }
 
     private static func strings(_ arguments: [OSCArgument], address: String) throws(SubscriptionError) -> [String] {

@@ -41,6 +41,18 @@ import Testing
                 == SubscriptionRequest(url: url, feedback: .both))
     }
 
+    /// `/subscribe ss "" normalized`: an empty URL is the sender itself (no confirmation), so a
+    /// client can choose the feedback form without naming its own address.
+    @Test func anEmptyURLIsTheSender() throws {
+        #expect(try SubscriptionRequest(subscribe: [.string(""), .string("normalized")])
+                == SubscriptionRequest(url: nil, feedback: .normalized))
+        #expect(try SubscriptionRequest(subscribe: [.string("/filter"), .string("")]).url == nil)
+        #expect(try SubscriptionRequest(unsubscribe: [.string("")]) == SubscriptionRequest())
+        #expect(throws: SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "ss")) {
+            try SubscriptionRequest(subscribe: [.string(""), .string("osc.udp://127.0.0.1:9000")])
+        }
+    }
+
     @Test func badSubscribeArguments() throws {
         #expect(throws: SubscriptionError.wrongArguments(address: "/subscribe", typeTags: "i")) {
             try SubscriptionRequest(subscribe: [.int32(9000)])
