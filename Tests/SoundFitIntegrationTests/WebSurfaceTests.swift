@@ -79,11 +79,13 @@ extension SoundFitIntegration {
             let before = try #require(try page.call("now") as? Double)
             // The plot must follow this change: only a refresh the page asks for after it counts.
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
-            let plotted = try #require(try page.call("response", ["after": before]) as? [String: [Double]])
-            let frequencies = try #require(plotted["frequencies"])
+            // What GET /response answered and the chart drew: frequencies, left, right (and the
+            // sample rate, point count and stages beside them).
+            let plotted = try #require(try page.call("response", ["after": before]) as? [String: Any])
+            let frequencies = try #require(plotted["frequencies"] as? [Double])
             #expect(frequencies.count >= 128)
             for ear in ["left", "right"] {
-                let levels = try #require(plotted[ear])
+                let levels = try #require(plotted[ear] as? [Double])
                 let at4k = Self.interpolated(frequencies, levels, at: 4000), at1k = Self.interpolated(frequencies, levels, at: 1000)
                 report("web response plot, \(ear), 4 kHz", at4k)
                 report("web response plot, \(ear), 1 kHz", at1k)

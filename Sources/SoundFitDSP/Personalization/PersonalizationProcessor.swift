@@ -140,11 +140,12 @@ public struct PersonalizationProcessor: ~Copyable {
     public var meteredBandCount: Int { bypassed ? 0 : image.halfCount &* 2 }
 
     /// Band `band` (0 ..< `meteredBandCount`) of channel `channel` at the last control update:
-    /// the gain it applies (dB, after intensity) and its gain reduction — how many dB its
-    /// dynamics (compression above the knee, expansion, the band output limit) take off the
-    /// gain the preset's law gives below the knee (capped at its maximum gain), before
-    /// intensity scales it; 0 for a linear band. The first channel of a pair is the left ear.
-    /// Real-time safe: reads preallocated state.
+    /// the gain it applies (dB, after intensity) and its gain reduction as a compressor's meter
+    /// shows it — how many dB compression above the knee and the band output limit take off the
+    /// gain the preset's law gives below the knee (capped at its maximum gain), before intensity
+    /// scales it; 0 for a linear band. Downward expansion of quiet input (the law's noise floor
+    /// handling) is not reduction: silence reads 0, not the tens of dB the expander takes.
+    /// The first channel of a pair is the left ear. Real-time safe: reads preallocated state.
     @inline(__always)
     public func bandMeter(channel: Int, band: Int) -> (gain: Float, reduction: Float) {
         let pair = channel >> 1, ear = channel & 1, vector = band >> 1
@@ -152,7 +153,9 @@ public struct PersonalizationProcessor: ~Copyable {
         let state = bandStates[pair &* PersonalizationImage.maximumHalfCount &+ vector]
         let law = image.laws[vector]
         let unreduced = min(law.intercept[lane] + law.slope[lane] * law.knee[lane], law.maximumGain[lane])
-        return (state.appliedDecibels[lane], max(unreduced - state.gainDecibels[lane], 0))
+        let level = law.level(ofPower: state.envelope)[lane]
+        let expansion = law.expansionSlope[lane] * max(law.expansionKnee[lane] - level, 0)
+        return (state.appliedDecibels[lane], max(unreduced - expansion - state.gainDecibels[lane], 0))
     }
 
     // MARK: - Control

@@ -114,4 +114,18 @@ struct ChainResponseTests {
         let flat = linear.personalizationBandMeter(channel: 0, band: 1)
         #expect(abs(Double(flat.gain) - 20 * log10(5.5)) < 0.05 && flat.reduction == 0)
     }
+
+    /// Downward expansion of a quiet band lowers its gain, but a compressor's meter shows no
+    /// reduction for it: only compression and the output limit count.
+    @Test("band meters: expansion below its knee is not gain reduction")
+    func expansionIsNotReduction() throws {
+        // 2:1 expansion below 30 dB SPL: a 15 dB SPL tone loses 15 dB of gain to the expander.
+        let preset = Personalization.uniformPreset(techLevel: 1, gain: 20, ratio: 2, expansionKnee: 30, expansionRatio: 2)
+        var chain = try Personalization.chain(preset, channels: 2, intensity: 1)
+        defer { Personalization.finish(&chain) }
+        _ = Personalization.sineGain(&chain, channels: 2, frequency: 1000, level: 15)
+        let meter = chain.personalizationBandMeter(channel: 0, band: 1)
+        #expect(Double(meter.gain) < 32.5 - 10, "the expander lowers the 1 kHz band's gain: \(meter.gain) dB")
+        #expect(abs(Double(meter.reduction)) < 0.5, "1 kHz band reduction \(meter.reduction) dB")
+    }
 }
