@@ -106,7 +106,7 @@ public final class SoundFitApplication: Service, Sendable {
         if let webConfiguration = configuration.web {
             do {
                 web = try WebServer(
-                    host: configuration.osc.host, port: webConfiguration.port, runtime: runtime,
+                    host: configuration.osc.host, port: webConfiguration.port, runtime: runtime, stateKeeper: stateKeeper,
                     routes: Self.webRoutes(configuration: configuration, runtime: runtime),
                     hostInfo: { webPort in
                         OSCQueryHostInfo(name: "SoundFit \(host.status.clientName)", oscHost: socket.boundPeer.host,

@@ -52,6 +52,13 @@ extension SoundFitIntegration {
             try runClient("namespace", rig)
         }
 
+        @Test("/patch/load and /patch/delete list the patches as /patch/list does; a save or delete over UDP or the WebSocket sends PATH_CHANGED to every WebSocket")
+        func patchNodesFollowTheLibrary() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            try runClient("patch-changes", rig)
+        }
+
         @Test("LISTEN streams a change made over UDP as the subscriber's OSC message; IGNORE stops it; an unknown path is an ERROR")
         func listenStreamsUDPChanges() throws {
             let rig = try SoundFitRig(channels: 1)

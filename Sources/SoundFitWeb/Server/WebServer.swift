@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import SoundFitJSON
 import SoundFitModel
 import SoundFitOSC
 import SoundFitRuntime
@@ -36,7 +37,9 @@ public final class WebServer: Sendable {
     private let logger: Logger
 
     /// Listens on `host:port` (0 picks a free port). Throws when the address is taken.
-    public init(host: String, port: UInt16, runtime: SoundFitRuntime, routes: [HTTPRoute],
+    /// `stateKeeper`: the patches, served as command nodes (`OSCQueryPatchNodes`) whose changes
+    /// every WebSocket hears (`PATH_CHANGED`); nil without a state directory.
+    public init(host: String, port: UInt16, runtime: SoundFitRuntime, stateKeeper: StateKeeper? = nil, routes: [HTTPRoute],
                 hostInfo: @escaping @Sendable (_ webPort: UInt16) -> OSCQueryHostInfo,
                 allowList: OSCAllowList = .everyone, limits: WebLimits = WebLimits(), logger: Logger) throws(OpenError) {
         guard OSCPeer(host: host, port: port) != nil else {
@@ -44,7 +47,7 @@ public final class WebServer: Sendable {
         }
         let transport = WebSocketOSCTransport()
         let listens = WebSocketListens()
-        let namespace = OSCQueryNamespace(runtime: runtime)
+        let namespace = OSCQueryNamespace(runtime: runtime, stateKeeper: stateKeeper)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let boundPort = BoundPort()
         let responder = WebResponder(
@@ -76,6 +79,11 @@ public final class WebServer: Sendable {
         self.connections = connections
         self.runtime = runtime
         self.logger = logger
+        stateKeeper?.onLibraryChange { [transport] in
+            for path in OSCQueryPatchNodes.changingPaths {
+                transport.sendToAll(text: JSONValue.object(JSONObject(["COMMAND": .string("PATH_CHANGED"), "DATA": .string(path)])))
+            }
+        }
     }
 
     /// Open connections now (HTTP and WebSocket).
