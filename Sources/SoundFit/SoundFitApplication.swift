@@ -143,6 +143,7 @@ public final class SoundFitApplication: Service, Sendable {
             return status
         }
         if let stateKeeper { surface.attach(stateKeeper) }
+        web?.attach(surface, channelCount: configuration.jack.channelCount)
         midiControl = MIDIControl(runtime: runtime, input: midiInput, keeper: stateKeeper)
         surface.attach(midiControl)
     }

@@ -259,8 +259,9 @@ class WebSocket:
 # --- Checks -----------------------------------------------------------------------------------
 
 def parameters_of(node, found):
-    """Every parameter node (ACCESS 1 or 3) under `node`; command nodes (ACCESS 2) are left out."""
-    if "TYPE" in node and node["ACCESS"] != 2:
+    """Every parameter node under `node`: command nodes (ACCESS 2) and meter nodes (streams, not
+    values) are left out."""
+    if "TYPE" in node and node["ACCESS"] != 2 and not node["FULL_PATH"].startswith("/meters/"):
         found[node["FULL_PATH"]] = node
     for child in node.get("CONTENTS", {}).values():
         parameters_of(child, found)
@@ -499,6 +500,54 @@ def check_websocket_meters(args):
     ws.close()
 
 
+def check_listen_meters(args):
+    """Run while a tone plays into the input: 0.1 (-20 dBFS) on channel 1, 0.05 (-26.02) on channel 2."""
+    for path, kind in (("/meters/input", "ffff"), ("/meters/output", "ffff"), ("/meters/reduction", "i")):
+        node = get_json(args.http, path)
+        check(node["TYPE"] == kind and node["ACCESS"] == 1 and "VALUE" not in node and node["DESCRIPTION"], f"{path} node {node}")
+    check(sorted(get_json(args.http, "/meters")["CONTENTS"]) == ["input", "output", "reduction"], "/meters CONTENTS")
+    ws = WebSocket(args.http)
+    ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/input"}))
+    ws.wait_for_osc(lambda m: m[0] == "/meters/input", "/meters/input after LISTEN")
+    start = time.monotonic()
+    inputs, others = [], set()
+    while len(inputs) < 21:
+        opcode, payload = ws.receive()
+        check(opcode == 0x2, f"expected binary OSC, got opcode {opcode}: {payload[:100]!r}")
+        address, levels = osc_decode(payload)
+        if address == "/meters/input":
+            inputs.append(levels)
+        else:
+            others.add(address)
+    rate = (len(inputs) - 1) / (time.monotonic() - start)
+    check(not others, f"only /meters/input was LISTENed to, also got {others}")
+    expected = [-20.0, -23.01, -26.02, -29.03]
+    last = inputs[-1]
+    check(len(last) == 4 and all(abs(a - b) <= 0.5 for a, b in zip(last, expected)), f"input meters {last}, expected {expected}")
+    check(15 <= rate <= 35, f"{rate:.1f} /meters/input messages per second (the LISTEN rate is 25)")
+    print(f"ok LISTEN /meters/input: {len(inputs)} messages at {rate:.1f}/s, last {last}")
+    ws.send_text(json.dumps({"COMMAND": "IGNORE", "DATA": "/meters/input"}))
+    ws.sync()
+    try:
+        ws.wait_for_osc(lambda m: m[0].startswith("/meters/"), "a meter message after IGNORE", timeout=1)
+        streamed = True
+    except (CheckFailed, socket.timeout):
+        streamed = False
+    check(not streamed, "meter messages were streamed after IGNORE")
+    print("ok IGNORE /meters/input stops the stream")
+    ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/nothing"}))
+    answer = ws.wait_for_text()
+    check(answer.get("COMMAND") == "ERROR", f"LISTEN /meters/nothing: {answer}")
+    ws.close()
+    # Closing the socket ends its stream: another socket's LISTEN still streams (nothing leaked).
+    other = WebSocket(args.http)
+    other.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/output"}))
+    _, levels = other.wait_for_osc(lambda m: m[0] == "/meters/output", "/meters/output after LISTEN")
+    check(len(levels) == 4, f"/meters/output {levels}")
+    other.close()
+    print(f"ok LISTEN /meters/output on a new socket: {levels}")
+
+
 def check_bad_websocket(args):
     udp = UDPClient(args.osc)
     before = udp.query("/filter/cutoff")
@@ -648,6 +697,7 @@ def measure(args):
 CHECKS = {
     "namespace": check_namespace, "listen": check_listen, "websocket-set": check_websocket_set,
     "websocket-meters": check_websocket_meters, "patch-changes": check_patch_changes,
+    "listen-meters": check_listen_meters,
     "bad-http": check_bad_http, "bad-websocket": check_bad_websocket, "too-many": check_too_many,
     "refused": check_refused, "slow-reader": check_slow_reader, "measure": measure,
 }

@@ -59,6 +59,17 @@ extension SoundFitIntegration {
             try runClient("patch-changes", rig)
         }
 
+        @Test("LISTEN /meters/input while a tone plays through JACK streams the meter messages as binary OSC at 25 Hz with the tone's level; IGNORE stops them")
+        func listenToMeters() throws {
+            let rig = try SoundFitRig(channels: 2)
+            defer { rig.stop() }
+            let audio = try rig.audio()
+            try audio.startPlaying([Capture.tone(1000, amplitude: 0.1), Capture.tone(440, amplitude: 0.05)])
+            defer { try? audio.stopPlaying() }
+            Thread.sleep(forTimeInterval: 0.3)  // the detectors settle on the tone
+            try runClient("listen-meters", rig)
+        }
+
         @Test("LISTEN streams a change made over UDP as the subscriber's OSC message; IGNORE stops it; an unknown path is an ERROR")
         func listenStreamsUDPChanges() throws {
             let rig = try SoundFitRig(channels: 1)

@@ -25,15 +25,18 @@ public struct OSCQueryNamespace: Sendable {
     let runtime: SoundFitRuntime
     /// The patch command nodes; nil without a state directory.
     let patchNodes: OSCQueryPatchNodes?
+    /// The meter nodes (once the OSC surface is attached).
+    let meterNodes: OSCQueryMeterNodes
 
-    public init(runtime: SoundFitRuntime, stateKeeper: StateKeeper? = nil) {
+    init(runtime: SoundFitRuntime, stateKeeper: StateKeeper? = nil, meterNodes: OSCQueryMeterNodes = OSCQueryMeterNodes()) {
         self.runtime = runtime
         patchNodes = stateKeeper.map { OSCQueryPatchNodes(keeper: $0) }
+        self.meterNodes = meterNodes
     }
 
     /// The path of every leaf node: the parameters, then the command nodes.
     private var leafPaths: [String] {
-        runtime.descriptors.map(\.address) + (patchNodes == nil ? [] : OSCQueryPatchNodes.paths)
+        runtime.descriptors.map(\.address) + (patchNodes == nil ? [] : OSCQueryPatchNodes.paths) + meterNodes.paths
     }
 
     /// Whether `path` is a node of the namespace (the root, a container, a parameter or a command).
@@ -66,6 +69,7 @@ public struct OSCQueryNamespace: Sendable {
     func node(at path: String) -> JSONObject {
         if let descriptor = ParameterModel.entry(at: path) { return parameterNode(descriptor) }
         if let command = patchNodes?.node(at: path) { return command }
+        if let meter = meterNodes.node(at: path) { return meter }
         var container = JSONObject()
         container.append("FULL_PATH", .string(path))
         container.append("ACCESS", .number(0))

@@ -35,6 +35,7 @@ public final class WebServer: Sendable {
     private let connections: ConnectionCount
     private let runtime: SoundFitRuntime
     private let logger: Logger
+    private let meterNodes: OSCQueryMeterNodes
 
     /// Listens on `host:port` (0 picks a free port). Throws when the address is taken.
     /// `stateKeeper`: the patches, served as command nodes (`OSCQueryPatchNodes`) whose changes
@@ -47,7 +48,8 @@ public final class WebServer: Sendable {
         }
         let transport = WebSocketOSCTransport()
         let listens = WebSocketListens()
-        let namespace = OSCQueryNamespace(runtime: runtime, stateKeeper: stateKeeper)
+        let meterNodes = OSCQueryMeterNodes()
+        let namespace = OSCQueryNamespace(runtime: runtime, stateKeeper: stateKeeper, meterNodes: meterNodes)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let boundPort = BoundPort()
         let responder = WebResponder(
@@ -79,11 +81,18 @@ public final class WebServer: Sendable {
         self.connections = connections
         self.runtime = runtime
         self.logger = logger
+        self.meterNodes = meterNodes
         stateKeeper?.onLibraryChange { [transport] in
             for path in OSCQueryPatchNodes.changingPaths {
                 transport.sendToAll(text: JSONValue.object(JSONObject(["COMMAND": .string("PATH_CHANGED"), "DATA": .string(path)])))
             }
         }
+    }
+
+    /// Serves the meter messages as LISTENable nodes (`OSCQueryMeterNodes`), streamed by
+    /// `surface` (the OSC surface this server's `transport` belongs to) for `channelCount` channels.
+    public func attach(_ surface: OSCControlSurface, channelCount: Int) {
+        meterNodes.attach(surface, channelCount: channelCount)
     }
 
     /// Open connections now (HTTP and WebSocket).
