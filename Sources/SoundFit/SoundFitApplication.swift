@@ -106,7 +106,7 @@ public final class SoundFitApplication: Service, Sendable {
         if let webConfiguration = configuration.web {
             do {
                 web = try WebServer(
-                    host: configuration.osc.host, port: webConfiguration.port, runtime: runtime,
+                    host: configuration.osc.host, port: webConfiguration.port, runtime: runtime, stateKeeper: stateKeeper,
                     routes: Self.webRoutes(configuration: configuration, runtime: runtime),
                     hostInfo: { webPort in
                         OSCQueryHostInfo(name: "SoundFit \(host.status.clientName)", oscHost: socket.boundPeer.host,
@@ -143,6 +143,7 @@ public final class SoundFitApplication: Service, Sendable {
             return status
         }
         if let stateKeeper { surface.attach(stateKeeper) }
+        web?.attach(surface, channelCount: configuration.jack.channelCount)
         midiControl = MIDIControl(runtime: runtime, input: midiInput, keeper: stateKeeper)
         surface.attach(midiControl)
     }

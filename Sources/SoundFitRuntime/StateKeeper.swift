@@ -22,6 +22,8 @@ public final class StateKeeper: Sendable {
     private let runtime: SoundFitRuntime
     private let state: Mutex<State>
     private let currentPatchChanges: @Sendable (CurrentPatch?) -> Void
+    /// Told after every save or delete of a user patch (`onLibraryChange`).
+    private let libraryObservers = Mutex<[@Sendable () -> Void]>([])
     /// Subscribed at creation, followed by `run()`.
     private let changes: AsyncStream<ParameterChange<ParameterValue>>
     private let sessions: AsyncStream<ProcessingSession?>
@@ -286,6 +288,7 @@ public final class StateKeeper: Sendable {
         }
         currentPatchChanges(current)
         persist()
+        libraryChanged()
         return patch
     }
 
@@ -322,6 +325,24 @@ public final class StateKeeper: Sendable {
         }
         if changed { currentPatchChanges(current) }
         persist()
+        libraryChanged()
         return patch
+    }
+
+    /// The name of every loadable patch, factory then user, in `/patch/list` order.
+    public var patchNames: [String] { library.patches.map(\.name) }
+
+    /// The name of every user patch (the ones that can be deleted), in `/patch/list` order.
+    public var userPatchNames: [String] { library.userPatches.map(\.name) }
+
+    /// Calls `observer` after every save or delete of a user patch, whoever asked for it (any
+    /// transport, the web page), on the thread that saved or deleted: the OSCQuery server tells
+    /// its WebSockets that `/patch/load`'s choices changed.
+    public func onLibraryChange(_ observer: @escaping @Sendable () -> Void) {
+        libraryObservers.withLock { $0.append(observer) }
+    }
+
+    private func libraryChanged() {
+        for observer in libraryObservers.withLock({ $0 }) { observer() }
     }
 }

@@ -259,7 +259,9 @@ class WebSocket:
 # --- Checks -----------------------------------------------------------------------------------
 
 def parameters_of(node, found):
-    if "TYPE" in node:
+    """Every parameter node under `node`: command nodes (ACCESS 2) and meter nodes (streams, not
+    values) are left out."""
+    if "TYPE" in node and node["ACCESS"] != 2 and not node["FULL_PATH"].startswith("/meters/"):
         found[node["FULL_PATH"]] = node
     for child in node.get("CONTENTS", {}).values():
         parameters_of(child, found)
@@ -326,7 +328,108 @@ def check_namespace(args):
     check(info["OSC_PORT"] == args.osc and info["OSC_TRANSPORT"] == "UDP" and info["WS_PORT"] == args.http,
           f"HOST_INFO {info}")
     check(info["EXTENSIONS"].get("LISTEN") is True and info["EXTENSIONS"].get("VALUE") is True, f"EXTENSIONS {info}")
+    check(info["EXTENSIONS"].get("PATH_CHANGED") is True, f"EXTENSIONS lack PATH_CHANGED: {info}")
     print(f"ok HOST_INFO {json.dumps(info)}")
+
+
+def udp_patches(udp):
+    """[(number, name)] of every patch, in /patch/list order (all pages)."""
+    patches, offset = [], 0
+    while offset != -1:
+        udp.send("/patch/list", offset)
+        while True:
+            address, arguments = udp.wait_for(lambda m: m[0] in ("/patch/item", "/patch/end"), "/patch/list")
+            if address == "/patch/end":
+                offset = arguments[1]
+                break
+            patches.append((arguments[0], arguments[1]))
+    return patches
+
+
+def wait_for_path_changes(ws, paths):
+    """Reads text frames until a PATH_CHANGED has named each of `paths`; binary frames are skipped."""
+    seen = set()
+    deadline = time.monotonic() + 10
+    while not set(paths) <= seen:
+        check(time.monotonic() < deadline, f"PATH_CHANGED for {sorted(set(paths) - seen)} did not arrive")
+        opcode, payload = ws.receive(timeout=max(0.1, deadline - time.monotonic()))
+        if opcode != 0x1:
+            continue
+        command = json.loads(payload)
+        check(command.get("COMMAND") == "PATH_CHANGED", f"unexpected text frame {command}")
+        seen.add(command["DATA"])
+    return seen
+
+
+def check_patch_nodes(udp, http_port, what):
+    """/patch/load lists every patch as /patch/list does; /patch/delete the user patches; /patch/save none."""
+    patches = udp_patches(udp)
+    load = get_json(http_port, "/patch/load")
+    check(load["TYPE"] == "s" and load["ACCESS"] == 2 and "VALUE" not in load, f"/patch/load node {load}")
+    check(load["RANGE"] == [{"VALS": [name for _, name in patches]}],
+          f"{what}: /patch/load VALS {load['RANGE']} for /patch/list {patches}")
+    delete = get_json(http_port, "/patch/delete")
+    check(delete["TYPE"] == "s" and delete["ACCESS"] == 2, f"/patch/delete node {delete}")
+    check(delete["RANGE"] == [{"VALS": [name for number, name in patches if number < 0]}],
+          f"{what}: /patch/delete VALS {delete['RANGE']} for /patch/list {patches}")
+    save = get_json(http_port, "/patch/save")
+    check(save["TYPE"] == "s" and save["ACCESS"] == 2 and "RANGE" not in save and save["DESCRIPTION"], f"/patch/save node {save}")
+    return [name for _, name in patches]
+
+
+def check_patch_changes(args):
+    udp = UDPClient(args.osc)
+    names = check_patch_nodes(udp, args.http, "at start")
+    check(len(names) > 0, "no patch is loadable")
+    check(sorted(get_json(args.http, "/patch")["CONTENTS"]) == ["delete", "load", "save"], "/patch CONTENTS")
+    print(f"ok /patch/load VALS {names}")
+    watcher = WebSocket(args.http)
+    watcher.sync()
+    # Saved over UDP: every WebSocket hears that the choices changed, and they hold the new patch.
+    udp.send("/patch/save", "ns evening")
+    _, saved = udp.wait_for(lambda m: m[0] in ("/patch/saved", "/error"), "/patch/saved")
+    check(saved[1] == "ns evening", f"/patch/save answered {saved}")
+    changed = wait_for_path_changes(watcher, ["/patch/load", "/patch/delete"])
+    names = check_patch_nodes(udp, args.http, "after a save over UDP")
+    check("ns evening" in names, f"the saved patch is not among /patch/load VALS {names}")
+    print(f"ok a save over UDP: PATH_CHANGED {sorted(changed)}; VALS {names}")
+    # Saved as binary OSC over another WebSocket (as the web page does): the watcher hears it too.
+    page = WebSocket(args.http)
+    page.send_osc("/patch/save", "ns morning")
+    page.wait_for_osc(lambda m: m[0] == "/patch/saved" and m[1][1] == "ns morning", "/patch/saved over the WebSocket")
+    wait_for_path_changes(watcher, ["/patch/load", "/patch/delete"])
+    names = check_patch_nodes(udp, args.http, "after a save over the WebSocket")
+    check("ns morning" in names, f"the patch saved over the WebSocket is not among {names}")
+    # Sending to the node is the command: a load by name over the WebSocket.
+    page.send_osc("/patch/load", "ns evening")
+    _, current = page.wait_for_osc(lambda m: m[0] in ("/patch/current", "/error"), "/patch/current")
+    check(current[1] == "ns evening", f"/patch/load over the WebSocket answered {current}")
+    print(f"ok a save and a load over the WebSocket: /patch/current {current}")
+    # Deleted over UDP (by number): PATH_CHANGED again, and the patch is gone from both nodes.
+    number = next(number for number, name in udp_patches(udp) if name == "ns evening")
+    udp.send("/patch/delete", number)
+    _, deleted = udp.wait_for(lambda m: m[0] in ("/patch/deleted", "/error"), "/patch/deleted")
+    check(deleted == [number], f"/patch/delete answered {deleted}")
+    wait_for_path_changes(watcher, ["/patch/load", "/patch/delete"])
+    names = check_patch_nodes(udp, args.http, "after a delete over UDP")
+    check("ns evening" not in names and "ns morning" in names, f"after the delete /patch/load VALS {names}")
+    print(f"ok a delete over UDP: PATH_CHANGED; VALS {names}")
+    # A refused save changes nothing and tells nobody.
+    udp.send("/patch/save", "")
+    _, refused = udp.wait_for(lambda m: m[0] == "/error" and m[1][0] == "/patch/save", "/error for an empty name")
+    check(check_patch_nodes(udp, args.http, "after a refused save") == names, "a refused save changed the patches")
+    try:
+        opcode, payload = watcher.receive(timeout=0.5)
+        check(opcode != 0x1, f"a refused save sent {payload!r}")
+    except socket.timeout:
+        pass
+    print(f"ok a refused save: /error {refused}; nothing changed")
+    # A command node is not a parameter: LISTEN to it is an ERROR.
+    watcher.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/patch/load"}))
+    answer = watcher.wait_for_text()
+    check(answer.get("COMMAND") == "ERROR", f"LISTEN /patch/load: {answer}")
+    watcher.close()
+    page.close()
 
 
 def check_listen(args):
@@ -395,6 +498,54 @@ def check_websocket_meters(args):
     check(10 <= rate <= 40, f"{rate:.1f} meter messages per second at 25")
     print(f"ok meters over the WebSocket: {len(inputs)} /meters/input at {rate:.1f}/s, silence {inputs[-1]}")
     ws.close()
+
+
+def check_listen_meters(args):
+    """Run while a tone plays into the input: 0.1 (-20 dBFS) on channel 1, 0.05 (-26.02) on channel 2."""
+    for path, kind in (("/meters/input", "ffff"), ("/meters/output", "ffff"), ("/meters/reduction", "i")):
+        node = get_json(args.http, path)
+        check(node["TYPE"] == kind and node["ACCESS"] == 1 and "VALUE" not in node and node["DESCRIPTION"], f"{path} node {node}")
+    check(sorted(get_json(args.http, "/meters")["CONTENTS"]) == ["input", "output", "reduction"], "/meters CONTENTS")
+    ws = WebSocket(args.http)
+    ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/input"}))
+    ws.wait_for_osc(lambda m: m[0] == "/meters/input", "/meters/input after LISTEN")
+    start = time.monotonic()
+    inputs, others = [], set()
+    while len(inputs) < 21:
+        opcode, payload = ws.receive()
+        check(opcode == 0x2, f"expected binary OSC, got opcode {opcode}: {payload[:100]!r}")
+        address, levels = osc_decode(payload)
+        if address == "/meters/input":
+            inputs.append(levels)
+        else:
+            others.add(address)
+    rate = (len(inputs) - 1) / (time.monotonic() - start)
+    check(not others, f"only /meters/input was LISTENed to, also got {others}")
+    expected = [-20.0, -23.01, -26.02, -29.03]
+    last = inputs[-1]
+    check(len(last) == 4 and all(abs(a - b) <= 0.5 for a, b in zip(last, expected)), f"input meters {last}, expected {expected}")
+    check(15 <= rate <= 35, f"{rate:.1f} /meters/input messages per second (the LISTEN rate is 25)")
+    print(f"ok LISTEN /meters/input: {len(inputs)} messages at {rate:.1f}/s, last {last}")
+    ws.send_text(json.dumps({"COMMAND": "IGNORE", "DATA": "/meters/input"}))
+    ws.sync()
+    try:
+        ws.wait_for_osc(lambda m: m[0].startswith("/meters/"), "a meter message after IGNORE", timeout=1)
+        streamed = True
+    except (CheckFailed, socket.timeout):
+        streamed = False
+    check(not streamed, "meter messages were streamed after IGNORE")
+    print("ok IGNORE /meters/input stops the stream")
+    ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/nothing"}))
+    answer = ws.wait_for_text()
+    check(answer.get("COMMAND") == "ERROR", f"LISTEN /meters/nothing: {answer}")
+    ws.close()
+    # Closing the socket ends its stream: another socket's LISTEN still streams (nothing leaked).
+    other = WebSocket(args.http)
+    other.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/output"}))
+    _, levels = other.wait_for_osc(lambda m: m[0] == "/meters/output", "/meters/output after LISTEN")
+    check(len(levels) == 4, f"/meters/output {levels}")
+    other.close()
+    print(f"ok LISTEN /meters/output on a new socket: {levels}")
 
 
 def check_bad_websocket(args):
@@ -545,7 +696,8 @@ def measure(args):
 
 CHECKS = {
     "namespace": check_namespace, "listen": check_listen, "websocket-set": check_websocket_set,
-    "websocket-meters": check_websocket_meters,
+    "websocket-meters": check_websocket_meters, "patch-changes": check_patch_changes,
+    "listen-meters": check_listen_meters,
     "bad-http": check_bad_http, "bad-websocket": check_bad_websocket, "too-many": check_too_many,
     "refused": check_refused, "slow-reader": check_slow_reader, "measure": measure,
 }

@@ -38,12 +38,16 @@ function parameter(node) {
   };
 }
 
-/** The namespace's parameters, in its order. */
+/** The namespace's parameters, in its order: command nodes (ACCESS 2, write-only, such as
+ *  `/patch/load`) are left out (the page has its own patch panel), and so are the meter nodes
+ *  (`/meters/…`: streams the page draws as meters). */
 export async function loadNamespace() {
   const response = await fetch("/");
   if (!response.ok) throw new Error(`GET / answered ${response.status}: ${await response.text()}`);
   const root = await response.json();
-  return [...valueNodes(root)].filter((node) => !node.FULL_PATH.endsWith("/normalized")).map(parameter);
+  return [...valueNodes(root)]
+    .filter((node) => node.ACCESS !== 2 && !node.FULL_PATH.startsWith("/meters/") && !node.FULL_PATH.endsWith("/normalized"))
+    .map(parameter);
 }
 
 /** The slider position 0…1 of a native value, as the model's taper maps it. */

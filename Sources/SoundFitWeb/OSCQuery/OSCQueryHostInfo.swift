@@ -22,7 +22,7 @@ public struct OSCQueryHostInfo: Sendable {
     }
 
     /// The extensions implemented, each `true` (the proposal's form).
-    public static let extensions = ["ACCESS", "VALUE", "RANGE", "DESCRIPTION", "UNIT", "CLIPMODE", "LISTEN"]
+    public static let extensions = ["ACCESS", "VALUE", "RANGE", "DESCRIPTION", "UNIT", "CLIPMODE", "LISTEN", "PATH_CHANGED"]
 
     public var json: JSONValue {
         var extensions = JSONObject()

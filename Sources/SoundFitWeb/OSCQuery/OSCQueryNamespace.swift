@@ -6,7 +6,8 @@ import SoundFitRuntime
 /// The OSCQuery namespace (the Vidvox OSCQueryProposal, as libossia and VRChat serve it),
 /// generated from the parameter model and the live values: a container node per address
 /// segment (`/filter`), a parameter node per entry with `FULL_PATH`, `TYPE`, `RANGE`, `ACCESS`,
-/// `VALUE`, `DESCRIPTION`, `UNIT` and `CLIPMODE`, and two extensions: `DISPLAY_NAME` (the model's
+/// `VALUE`, `DESCRIPTION`, `UNIT` and `CLIPMODE`, the patch commands as write-only nodes
+/// (`OSCQueryPatchNodes`), and two extensions: `DISPLAY_NAME` (the model's
 /// label) and `TAPER` (its fader taper).
 ///
 /// Types as OSCQuery clients expect: `f` floats, `i` ints, `s` choices (`RANGE` `VALS` lists every
@@ -22,14 +23,25 @@ public struct OSCQueryNamespace: Sendable {
                                     "UNIT", "CLIPMODE", "DISPLAY_NAME", "TAPER"]
 
     let runtime: SoundFitRuntime
+    /// The patch command nodes; nil without a state directory.
+    let patchNodes: OSCQueryPatchNodes?
+    /// The meter nodes (once the OSC surface is attached).
+    let meterNodes: OSCQueryMeterNodes
 
-    public init(runtime: SoundFitRuntime) {
+    init(runtime: SoundFitRuntime, stateKeeper: StateKeeper? = nil, meterNodes: OSCQueryMeterNodes = OSCQueryMeterNodes()) {
         self.runtime = runtime
+        patchNodes = stateKeeper.map { OSCQueryPatchNodes(keeper: $0) }
+        self.meterNodes = meterNodes
     }
 
-    /// Whether `path` is a node of the namespace (the root, a container or a parameter).
+    /// The path of every leaf node: the parameters, then the command nodes.
+    private var leafPaths: [String] {
+        runtime.descriptors.map(\.address) + (patchNodes == nil ? [] : OSCQueryPatchNodes.paths) + meterNodes.paths
+    }
+
+    /// Whether `path` is a node of the namespace (the root, a container, a parameter or a command).
     public func contains(_ path: String) -> Bool {
-        path == "/" || runtime.descriptors.contains { $0.address == path || $0.address.hasPrefix(path + "/") }
+        path == "/" || leafPaths.contains { $0 == path || $0.hasPrefix(path + "/") }
     }
 
     /// Whether `path` is a parameter node (one LISTEN can follow).
@@ -56,14 +68,16 @@ public struct OSCQueryNamespace: Sendable {
     /// The node at `path` (which must be in the namespace), with everything below it.
     func node(at path: String) -> JSONObject {
         if let descriptor = ParameterModel.entry(at: path) { return parameterNode(descriptor) }
+        if let command = patchNodes?.node(at: path) { return command }
+        if let meter = meterNodes.node(at: path) { return meter }
         var container = JSONObject()
         container.append("FULL_PATH", .string(path))
         container.append("ACCESS", .number(0))
         if path == "/" { container.append("DESCRIPTION", .string("SoundFit: hearing personalization for JACK")) }
         let prefix = path == "/" ? "/" : path + "/"
         var contents = JSONObject()
-        for descriptor in runtime.descriptors where descriptor.address.hasPrefix(prefix) {
-            let name = String(descriptor.address.dropFirst(prefix.count).prefix { $0 != "/" })
+        for leaf in leafPaths where leaf.hasPrefix(prefix) {
+            let name = String(leaf.dropFirst(prefix.count).prefix { $0 != "/" })
             guard contents[name] == nil else { continue }
             contents.append(name, .object(node(at: prefix + name)))
         }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import SoundFitJSON
 import SoundFitModel
 import SoundFitOSC
 import SoundFitRuntime
@@ -34,9 +35,12 @@ public final class WebServer: Sendable {
     private let connections: ConnectionCount
     private let runtime: SoundFitRuntime
     private let logger: Logger
+    private let meterNodes: OSCQueryMeterNodes
 
     /// Listens on `host:port` (0 picks a free port). Throws when the address is taken.
-    public init(host: String, port: UInt16, runtime: SoundFitRuntime, routes: [HTTPRoute],
+    /// `stateKeeper`: the patches, served as command nodes (`OSCQueryPatchNodes`) whose changes
+    /// every WebSocket hears (`PATH_CHANGED`); nil without a state directory.
+    public init(host: String, port: UInt16, runtime: SoundFitRuntime, stateKeeper: StateKeeper? = nil, routes: [HTTPRoute],
                 hostInfo: @escaping @Sendable (_ webPort: UInt16) -> OSCQueryHostInfo,
                 allowList: OSCAllowList = .everyone, limits: WebLimits = WebLimits(), logger: Logger) throws(OpenError) {
         guard OSCPeer(host: host, port: port) != nil else {
@@ -44,7 +48,8 @@ public final class WebServer: Sendable {
         }
         let transport = WebSocketOSCTransport()
         let listens = WebSocketListens()
-        let namespace = OSCQueryNamespace(runtime: runtime)
+        let meterNodes = OSCQueryMeterNodes()
+        let namespace = OSCQueryNamespace(runtime: runtime, stateKeeper: stateKeeper, meterNodes: meterNodes)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let boundPort = BoundPort()
         let responder = WebResponder(
@@ -76,6 +81,18 @@ public final class WebServer: Sendable {
         self.connections = connections
         self.runtime = runtime
         self.logger = logger
+        self.meterNodes = meterNodes
+        stateKeeper?.onLibraryChange { [transport] in
+            for path in OSCQueryPatchNodes.changingPaths {
+                transport.sendToAll(text: JSONValue.object(JSONObject(["COMMAND": .string("PATH_CHANGED"), "DATA": .string(path)])))
+            }
+        }
+    }
+
+    /// Serves the meter messages as LISTENable nodes (`OSCQueryMeterNodes`), streamed by
+    /// `surface` (the OSC surface this server's `transport` belongs to) for `channelCount` channels.
+    public func attach(_ surface: OSCControlSurface, channelCount: Int) {
+        meterNodes.attach(surface, channelCount: channelCount)
     }
 
     /// Open connections now (HTTP and WebSocket).

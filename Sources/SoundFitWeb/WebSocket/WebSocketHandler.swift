@@ -7,7 +7,8 @@ import SoundFitOSC
 
 /// One WebSocket connection of the OSCQuery server. Binary frames are OSC packets for the
 /// surface (`WebSocketOSCTransport`); text frames are OSCQuery commands, JSON
-/// `{"COMMAND": "LISTEN" | "IGNORE", "DATA": "/filter/cutoff"}`. A text frame that is not such a
+/// `{"COMMAND": "LISTEN" | "IGNORE", "DATA": "/filter/cutoff"}` (a parameter, or a meter node:
+/// its stream, as binary OSC, ends with IGNORE or the socket). A text frame that is not such a
 /// command, or names a path that is not a parameter, is answered with a JSON text frame
 /// `{"COMMAND": "ERROR", "DATA": "reason"}` and changes nothing.
 ///
@@ -90,6 +91,12 @@ final class WebSocketHandler: ChannelInboundHandler {
             return
         }
         switch command {
+        case "LISTEN" where namespace.meterNodes.isMeter(path):
+            if let refusal = namespace.meterNodes.follow(path, for: OSCSender(peer: peer, transport: transport)) {
+                sendError("LISTEN \(path): \(refusal)", context: context)
+            }
+        case "IGNORE" where namespace.meterNodes.isMeter(path):
+            namespace.meterNodes.unfollow(path, for: OSCSender(peer: peer, transport: transport))
         case "LISTEN":
             guard namespace.isParameter(path) else {
                 sendError("LISTEN \(path): not a parameter of the namespace (GET / lists them)", context: context)

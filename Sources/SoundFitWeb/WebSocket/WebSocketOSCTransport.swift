@@ -1,5 +1,7 @@
+import Foundation
 import NIOCore
 import NIOWebSocket
+import SoundFitJSON
 import SoundFitOSC
 import Synchronization
 
@@ -38,6 +40,17 @@ public final class WebSocketOSCTransport: OSCTransport {
         buffer.writeBytes(packet)
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
         return true
+    }
+
+    /// Sends `text` (an OSCQuery notification such as `PATH_CHANGED`) to every open WebSocket as
+    /// one text frame each. Any thread except the JACK process callback.
+    func sendToAll(text: JSONValue) {
+        let bytes = text.compactData()
+        for channel in channels.withLock({ Array($0.values) }) where channel.isActive {
+            var buffer = channel.allocator.buffer(capacity: bytes.count)
+            buffer.writeBytes(bytes)
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: buffer), promise: nil)
+        }
     }
 
     /// Nothing sent over a WebSocket can arrive at SoundFit itself.
