@@ -10,10 +10,11 @@ import Testing
 /// **Tolerance.** FMA rounds `a·b + c` once where the baseline rounds the product and the sum
 /// separately, so the two differ in the last bits of every filter update (≈ 1 ulp, 6e-8
 /// relative); the recursive filters carry such differences on, and the detectors' control loop
-/// turns them into slightly different gains. Measured worst case over these inputs: see each
-/// expectation. The bound, 1e-4 of the output peak (−80 dB), is far below anything audible and
-/// far above float rounding noise, so a real difference in the loops (a wrong coefficient,
-/// lane or sample) fails it by orders of magnitude.
+/// turns them into slightly different gains. Measured worst case (24 Nov 2026): 3e-7 / 7e-7 of
+/// the peak at tech level 1 (static EQ), 1.1e-5…1.2e-5 on noise and 1.6e-5…1.9e-5 on the sines
+/// at tech levels 2–4 (the detectors' loop). The bound, 1e-4 of the output peak (−80 dB), keeps a
+/// 5× margin, is far below anything audible, and a real fault in the loops fails it by orders of
+/// magnitude (dropping one ramp's advance in the C cascade gave 0.4–0.8).
 @Suite("SIMD paths of the personalization processor")
 struct SIMDPathTests {
     static let fs = 48000.0
