@@ -67,10 +67,12 @@ let package = Package(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
         .target(name: "CRealtimeSupport", path: "Sources/CRealtimeSupport"),
+        // AVX2/FMA builds of DSP loops, chosen at run time (per-function target attributes, no flags).
+        .target(name: "CSoundFitSIMD", path: "Sources/CSoundFitSIMD"),
 
         // Swift modules.
         .target(name: "SoundFitModel"),
-        .target(name: "SoundFitDSP"),
+        .target(name: "SoundFitDSP", dependencies: ["CSoundFitSIMD"]),
         .target(name: "SoundFitEngine", dependencies: ["SoundFitModel", "SoundFitDSP"]),
         .target(name: "SoundFitJSON"),
         .target(name: "SoundFitAudioFile", dependencies: ["CSndfile"]),

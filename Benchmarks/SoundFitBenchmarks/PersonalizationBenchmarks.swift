@@ -41,6 +41,11 @@ struct PersonalizationBenchmarks {
         return MultibandPreset(techLevel: techLevel, bands: bands)
     }
 
+    /// The table row of the processor at `techLevel` on `path` (the baseline keeps the old name).
+    static func rowName(_ techLevel: Int, _ path: SIMDPath) -> String {
+        path == .baseline ? "SoundFit TL\(techLevel)" : "SoundFit TL\(techLevel), \(path.rawValue)"
+    }
+
     private typealias FaustNew = @convention(c) (Int32, Int32) -> UnsafeMutableRawPointer?
     private typealias FaustCompute = @convention(c) (UnsafeMutableRawPointer?, Int32, Int32,
                                                      UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
@@ -63,16 +68,20 @@ struct PersonalizationBenchmarks {
             for channels in channelCounts {
                 for block in blockSizes {
                     let spec = ProcessingSpec(sampleRate: sampleRate, maximumFrameCount: block, channelCount: channels)
-                    var processor = PersonalizationProcessor(
-                        spec: spec, settings: PersonalizationSettings(isEnabled: true, intensity: 1), techLevel: techLevel)
-                    let prepared = Unmanaged.passRetained(try! PreparedPersonalization(preset: Self.preset(techLevel: techLevel), sampleRate: sampleRate))
-                    _ = processor.install(prepared)
-                    let swift = kernels.measureInPlace(channels: channels, block: block) { buffers, n in
-                        processor.process(buffers, frameCount: n)
+                    // Both builds of the per-sample loops (`SIMDPath`) that this CPU runs, in one run.
+                    for path in SIMDPath.allCases where path.isAvailable {
+                        var processor = PersonalizationProcessor(
+                            spec: spec, settings: PersonalizationSettings(isEnabled: true, intensity: 1), techLevel: techLevel,
+                            simdPath: path)
+                        let prepared = Unmanaged.passRetained(try! PreparedPersonalization(preset: Self.preset(techLevel: techLevel), sampleRate: sampleRate))
+                        _ = processor.install(prepared)
+                        let swift = kernels.measureInPlace(channels: channels, block: block) { buffers, n in
+                            processor.process(buffers, frameCount: n)
+                        }
+                        rows.append(.init(kernel: Self.rowName(techLevel, path), channels: channels, block: block, nanosecondsPerSampleChannel: swift))
+                        _ = processor.removePreset()
+                        prepared.release()
                     }
-                    rows.append(.init(kernel: "SoundFit TL\(techLevel)", channels: channels, block: block, nanosecondsPerSampleChannel: swift))
-                    _ = processor.removePreset()
-                    prepared.release()
                     for peer in peers {
                         let instances = (0..<channels).map { _ in peer.new(Int32(techLevel), Int32(sampleRate)) }
                         let io = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 1)
@@ -90,8 +99,18 @@ struct PersonalizationBenchmarks {
             }
         }
         var out = KernelBenchmarks.table(rows)
-        if peers.isEmpty { out += "\n(Faust peers not built: run Benchmarks/Faust/build.sh)\n" }
         let columns = channelCounts.flatMap { c in blockSizes.map { (c, $0) } }
+        if SIMDPath.avx2FMA.isAvailable {
+            for techLevel in 1...4 {
+                let baseName = Self.rowName(techLevel, .baseline), wideName = Self.rowName(techLevel, .avx2FMA)
+                let ratios: [String] = columns.map { c, b in
+                    let base = rows.first { $0.kernel == baseName && $0.channels == c && $0.block == b }!
+                    let wide = rows.first { $0.kernel == wideName && $0.channels == c && $0.block == b }!
+                    return String(format: "%.2f", wide.nanosecondsPerSampleChannel / base.nanosecondsPerSampleChannel)
+                }
+                out += "| \(wideName) / baseline | " + ratios.joined(separator: " | ") + " |\n"
+            }
+        }
         for peer in peers {
             for techLevel in 1...4 {
                 out += "| \(peer.name) / SoundFit TL\(techLevel) | " + columns.map { c, b in
@@ -101,6 +120,8 @@ struct PersonalizationBenchmarks {
                 }.joined(separator: " | ") + " |\n"
             }
         }
+        if peers.isEmpty { out += "\n(Faust peers not built: run Benchmarks/Faust/build.sh)\n" }
+        if !SIMDPath.avx2FMA.isAvailable { out += "\n(this CPU lacks AVX2 or FMA: only the baseline path ran)\n" }
         out += "\nGroup delay of the cascade (ms, analytic, equal to the impulse-response measurement in the tests) "
             + "at the NAL-R gains of the standard audiograms (Bisgaard et al. 2010): N3, and the largest over N1–N5 and S1–S3:\n\n"
         out += "| tech level | bands | N3 1 kHz | N3 2 kHz | N3 4 kHz | largest 1 kHz | largest 2 kHz | largest 4 kHz |\n"

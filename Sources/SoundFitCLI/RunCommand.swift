@@ -172,6 +172,9 @@ struct RunCommand: AsyncParsableCommand {
         // One SoundFit per state directory: the lock is held as long as the process lives.
         let stateLock = try StateDirectory.lock(stateURL)
         logger.info("state directory \(stateURL.path)")
+        // Which build of the personalization loops runs (SOUNDFIT_SIMD forces one; see README).
+        if let problem = SIMDPath.environmentProblem { logger.warning("\(problem)") }
+        logger.info("DSP loops: \(SIMDPath.preferred.rawValue) (AVX2+FMA \(SIMDPath.isAVX2FMAAvailable ? "available" : "not available"))")
         // Document-level settings: the flags given, else document.json's, else the defaults.
         let document = DocumentSettingsFile.load(stateURL, logger: logger)
         let channels = channels ?? document.channelCount

@@ -49,6 +49,8 @@ public struct PersonalizationProcessor: ~Copyable {
     /// The installed preset (nil: none). The processor holds no reference: the handle's
     /// retain belongs to whoever installed it and comes back from the next install or removal.
     public private(set) var installed: Unmanaged<PreparedPersonalization>?
+    /// The build of the per-sample loops that runs (see `SIMDPath`), fixed at set-up.
+    public let simdPath: SIMDPath
 
     private var image: PersonalizationImage
     /// True while `image` holds a preset for the current sample rate and it is wanted.
@@ -87,14 +89,17 @@ public struct PersonalizationProcessor: ~Copyable {
     private var bypassed = true
 
     /// Prepares the processor for `spec` (storage for the largest tech level), starting at
-    /// `settings` with no preset. Allocates; call off the audio thread.
-    public init(spec: ProcessingSpec, settings: PersonalizationSettings = PersonalizationSettings(), techLevel: Int = 3) {
+    /// `settings` with no preset, running the per-sample loops on `simdPath` if this CPU can
+    /// (else on the baseline). Allocates; call off the audio thread.
+    public init(spec: ProcessingSpec, settings: PersonalizationSettings = PersonalizationSettings(), techLevel: Int = 3,
+                simdPath: SIMDPath = .preferred) {
         precondition(spec.isValid, "invalid ProcessingSpec \(spec)")
         precondition(MultibandLayout.techLevels.contains(techLevel), "tech level must be 1…4")
         self.spec = spec
         let settings = settings.clamped()
         self.settings = settings
         self.techLevel = techLevel
+        self.simdPath = simdPath.runnable
         image = PersonalizationImage.allocate()
         pairCount = (spec.channelCount + 1) / 2
         func vectors(_ count: Int, _ value: SIMD4<Float> = SIMD4()) -> UnsafeMutablePointer<SIMD4<Float>> {
@@ -517,24 +522,32 @@ public struct PersonalizationProcessor: ~Copyable {
         PersonalizationKernels.interleave(first, secondInput, count: count, into: slots)
         let input = UnsafePointer(slots)
         let analysis = analysisStates + 2 &* half &* pair, detectors = bandStates + half &* pair
-        var b = 0
-        while b < h {
-            let weights = UnsafePointer(image.weights + 2 &* (b &* period &+ periodPosition))
-            if b &+ 1 < h {
-                PersonalizationKernels.analyze2(
-                    input, count: count, filters: UnsafePointer(image.analysis + 4 &* b), states: analysis + 2 &* b,
-                    weights: weights, otherWeights: weights + 2 &* period, detectors: detectors + b)
-                b &+= 2
-            } else {
-                PersonalizationKernels.analyze1(
-                    input, count: count, filters: UnsafePointer(image.analysis + 4 &* b), states: analysis + 2 &* b,
-                    weights: weights, detector: detectors + b)
-                b &+= 1
-            }
-        }
         let sections = PersonalizationImage.maximumSectionVectors
-        PersonalizationKernels.cascade(slots, count: count, vectors: h &+ 1, ramps: ramps + sections &* pair,
-                                       states: cascadeStates + 3 &* sections &* pair)
+        if simdPath == .avx2FMA {
+            simdAnalyzeAVX2FMA(input, count: count, bandVectors: h, period: period, filters: UnsafePointer(image.analysis),
+                               states: analysis, weights: UnsafePointer(image.weights + 2 &* periodPosition),
+                               detectors: detectors)
+            simdCascadeAVX2FMA(slots, count: count, vectors: h &+ 1, ramps: ramps + sections &* pair,
+                               states: cascadeStates + 3 &* sections &* pair)
+        } else {
+            var b = 0
+            while b < h {
+                let weights = UnsafePointer(image.weights + 2 &* (b &* period &+ periodPosition))
+                if b &+ 1 < h {
+                    PersonalizationKernels.analyze2(
+                        input, count: count, filters: UnsafePointer(image.analysis + 4 &* b), states: analysis + 2 &* b,
+                        weights: weights, otherWeights: weights + 2 &* period, detectors: detectors + b)
+                    b &+= 2
+                } else {
+                    PersonalizationKernels.analyze1(
+                        input, count: count, filters: UnsafePointer(image.analysis + 4 &* b), states: analysis + 2 &* b,
+                        weights: weights, detector: detectors + b)
+                    b &+= 1
+                }
+            }
+            PersonalizationKernels.cascade(slots, count: count, vectors: h &+ 1, ramps: ramps + sections &* pair,
+                                           states: cascadeStates + 3 &* sections &* pair)
+        }
         let gain = broadband + 2 &* pair
         PersonalizationKernels.deinterleave(input, count: count, broadband: &gain[0], broadbandStep: gain[1],
                                             wet: wet, first, second)

@@ -26,3 +26,9 @@ func copyFloats(from source: UnsafePointer<Float>, to destination: UnsafeMutable
     guard count > 0, UnsafePointer(destination) != source else { return }
     memmove(destination, source, count * MemoryLayout<Float>.stride)
 }
+
+/// The value of the environment variable `name`, or nil. Set-up only (not real-time).
+func libcEnvironment(_ name: String) -> String? {
+    guard let value = getenv(name) else { return nil }
+    return String(cString: value)
+}

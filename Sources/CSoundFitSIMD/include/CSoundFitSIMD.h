@@ -1,0 +1,33 @@
+// AVX2/FMA builds of the personalization processor's per-sample loops (issue 15), chosen at run
+// time. The baseline path is the Swift code in SoundFitDSP (`PersonalizationKernels`); these
+// functions are the same loops, line for line, over the same memory, compiled with
+// `__attribute__((target("avx2,fma")))` so that the package itself keeps targeting baseline
+// x86-64 and needs no compiler flags.
+//
+// Memory layout (all of it SoundFitDSP's, 16-byte aligned SIMD4<Float> vectors):
+// - `slot`: one SIMD4 frame per sample of the channel pair;
+// - `filters`: four vectors per analysis band vector (c11, c12, c22, scale);
+// - `analysisStates`: two vectors per band vector;
+// - `weights`: per band vector `2·period` vectors, already offset to the period position;
+// - `detectors`: one `BandState` (nine vectors; sum1 and sum2 are the 4th and 5th) per band vector;
+// - `ramps`: one `SectionRamp` (nine vectors: c11, c12, c22, h1, h2, dh1, dh2, sections as int32,
+//   lanes) per cascade vector; `cascadeStates`: three vectors per cascade vector.
+//
+// Real-time safe: plain arithmetic, no allocation, no locks, no system calls. Only call the
+// kernels after `soundfit_simd_has_avx2_fma()` returned 1.
+#ifndef CSOUNDFIT_SIMD_H
+#define CSOUNDFIT_SIMD_H
+
+/// 1 when this CPU executes AVX2 and FMA instructions, else 0 (also on other architectures).
+int soundfit_simd_has_avx2_fma(void);
+
+/// The analysis bank over `count` frames of `slot` (`PersonalizationKernels.analyze2/analyze1`).
+void soundfit_simd_analyze_avx2_fma(const void *slot, long count, long bandVectors, long period,
+                                    const void *filters, void *analysisStates, const void *weights,
+                                    void *detectors);
+
+/// The systolic cascade of `vectors` section vectors over `slot`, in place
+/// (`PersonalizationKernels.cascade`), then each ramp's mix advanced by `count` samples.
+void soundfit_simd_cascade_avx2_fma(void *slot, long count, long vectors, void *ramps, void *cascadeStates);
+
+#endif
