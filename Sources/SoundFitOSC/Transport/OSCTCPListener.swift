@@ -20,7 +20,7 @@ import Synchronization
 /// JACK process callback. Packets are handed to `onPacket` on the listener's own thread, one at
 /// a time, in arrival order per connection; `onDisconnected` hears there when a connection is
 /// gone.
-public final class OSCTCPListener: OSCTransport {
+public final class OSCTCPListener: OSCConnectionTransport {
     /// What one client may hold.
     public struct Limits: Sendable {
         /// Open connections at a time.
@@ -101,12 +101,6 @@ public final class OSCTCPListener: OSCTransport {
     /// connection: nothing SoundFit sends on it can arrive at SoundFit itself.
     public func isOwnEndpoint(_ peer: OSCPeer) -> Bool { false }
 
-    public func startReceiving(maximumPacketBytes: Int,
-                               onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
-                               onOversized: @escaping @Sendable (Int, OSCPeer) -> Void) {
-        startReceiving(maximumPacketBytes: maximumPacketBytes, onPacket: onPacket, onOversized: onOversized,
-                       onDisconnected: { _ in })
-    }
 
     public func startReceiving(maximumPacketBytes: Int,
                                onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,

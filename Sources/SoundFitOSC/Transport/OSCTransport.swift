@@ -1,7 +1,7 @@
 /// Carries OSC packets between SoundFit and its peers: the UDP socket (`OSCSocket`) and OSC
-/// over TCP (`OSCTCPListener`, a peer per connection); binary OSC over WebSocket would follow
-/// the same contract. The surface only talks to this protocol, so an in-memory transport drives
-/// it in unit tests.
+/// over TCP (`OSCTCPListener`, a peer per connection) and binary OSC over WebSocket
+/// (`WebSocketOSCTransport`, in SoundFitWeb). The surface only talks to this protocol, so an
+/// in-memory transport drives it in unit tests.
 ///
 /// Thread rules: `send` and `isOwnEndpoint` may be called from any thread except the JACK
 /// process callback. `startReceiving` hands packets to `onPacket` one at a time, in arrival
@@ -69,4 +69,17 @@ extension OSCTransport {
 
     /// `peer`'s URL over this transport: `osc.udp://127.0.0.1:9000/`.
     public func url(of peer: OSCPeer) -> String { "\(urlScheme)://\(peer.host):\(peer.port)/" }
+}
+
+/// A transport whose peers are connections (OSC over TCP, over WebSocket): it implements
+/// `startReceiving` with `onDisconnected`; receiving without it hears of no closed connection.
+public protocol OSCConnectionTransport: OSCTransport {}
+
+extension OSCConnectionTransport {
+    public func startReceiving(maximumPacketBytes: Int,
+                               onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
+                               onOversized: @escaping @Sendable (Int, OSCPeer) -> Void) {
+        startReceiving(maximumPacketBytes: maximumPacketBytes, onPacket: onPacket, onOversized: onOversized,
+                       onDisconnected: { _ in })
+    }
 }

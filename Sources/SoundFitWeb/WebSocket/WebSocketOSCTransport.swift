@@ -14,7 +14,7 @@ import Synchronization
 /// Thread rules: `send` from any thread except the JACK process callback (the frame is written
 /// on the connection's event loop); packets are delivered on the event loop, in arrival order
 /// per connection.
-public final class WebSocketOSCTransport: OSCTransport {
+public final class WebSocketOSCTransport: OSCConnectionTransport {
     public let name = "ws"
     public let urlScheme = "osc.ws"
     public let isConnectionOriented = true
@@ -56,12 +56,6 @@ public final class WebSocketOSCTransport: OSCTransport {
     /// Nothing sent over a WebSocket can arrive at SoundFit itself.
     public func isOwnEndpoint(_ peer: OSCPeer) -> Bool { false }
 
-    public func startReceiving(maximumPacketBytes: Int,
-                               onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
-                               onOversized: @escaping @Sendable (Int, OSCPeer) -> Void) {
-        startReceiving(maximumPacketBytes: maximumPacketBytes, onPacket: onPacket, onOversized: onOversized,
-                       onDisconnected: { _ in })
-    }
 
     public func startReceiving(maximumPacketBytes: Int,
                                onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
