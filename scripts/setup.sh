@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what SoundFit needs on Debian 12 when it is missing: the JACK server and headers,
-# liblo and its tools, pkg-config, avahi-utils (zeroconf advertisement, optional at run time). Swift itself must already be installed (swift.org toolchain).
+# liblo and its tools, libsndfile (`soundfit render`), pkg-config, avahi-utils (zeroconf
+# advertisement, optional at run time). Swift itself must already be installed (swift.org toolchain).
 # Sourced by scripts/run.sh and scripts/test.sh (which sets SOUNDFIT_SETUP_TESTS=1 first, for the
 # packages only the test suite needs); safe to run again.
 set -euo pipefail
