@@ -139,8 +139,10 @@ struct TestCommand: ParsableCommand {
 }
 
 /// A `soundfit run` of the test's own (`soundfit test --start`): the same executable, started
-/// with an OSC port of its own choosing (`--osc-port 0`, read from its ready line), stopped with
-/// SIGTERM at the end. Its log goes to a file, shown when it does not start.
+/// with an OSC port of its own choosing (`--osc-port 0`, read from its ready line) and a free
+/// HTTP port (`--http-port 0`: a SoundFit already running has 7701; the arguments after `--`
+/// may choose another), stopped with SIGTERM at the end. Its log goes to a file, shown when it
+/// does not start.
 final class OwnSoundFit {
     let endpoint: OSCPeer
     private let process: Process
@@ -150,7 +152,7 @@ final class OwnSoundFit {
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["run", "--osc-port", "0"] + runArguments
+        process.arguments = ["run", "--osc-port", "0", "--http-port", "0"] + runArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: log)
