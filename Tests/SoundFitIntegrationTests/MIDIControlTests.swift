@@ -104,7 +104,9 @@ extension SoundFitIntegration {
             osc.send("/midi/learn/cancel")
             let cancelled = try osc.waitFor("/midi/learn/cancelled") { $0.address == "/midi/learn/cancelled" }
             #expect(cancelled.match.arguments == [.string("/ringmod/frequency")])
-            let learnError = try osc.waitFor("learn /error") { $0.address == "/error" && $0.string(0) == "/midi/learn" }.match
+            // The learn's /error and the cancel's reply come from two tasks, in either order.
+            let isLearnError = { (message: OSCTestMessage) in message.address == "/error" && message.string(0) == "/midi/learn" }
+            let learnError = try cancelled.before.first(where: isLearnError) ?? osc.waitFor("learn /error", where: isLearnError).match
             #expect(learnError.string(1)?.contains("cancelled") == true, "\(learnError)")
             expectErrorReply(try osc.ask("/midi/learn/cancel", reply: "/midi/learn/cancelled"), for: "/midi/learn/cancel",
                              hint: "no MIDI learn")

@@ -150,8 +150,10 @@ public final class MIDIControl: Sendable {
 
     /// Waits for the next control change and maps it to `address` (checked by the caller with
     /// `MIDIMapping`'s rules); throws `LearnEnded` after `timeout`, on `cancelLearn()`, or when
-    /// another learn replaces this one.
-    public func learn(_ address: String, timeout: Duration = defaultLearnTimeout) async throws -> MIDIMapping {
+    /// another learn replaces this one. `onArmed` runs once the learn is in progress (a cancel
+    /// from then on finds it): where the caller says so to whoever asked.
+    public func learn(_ address: String, timeout: Duration = defaultLearnTimeout,
+                      onArmed: @Sendable () -> Void = {}) async throws -> MIDIMapping {
         let id = state.withLock { state in
             state.nextLearn += 1
             return state.nextLearn
@@ -167,6 +169,7 @@ public final class MIDIControl: Sendable {
             }
             replaced?.continuation.resume(throwing: LearnEnded(description: "replaced by a learn for \(address)"))
             input.armLearn()
+            onArmed()
         }
     }
 

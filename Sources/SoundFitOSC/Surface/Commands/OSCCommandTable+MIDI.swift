@@ -151,9 +151,12 @@ extension OSCCommandTable {
             }
             let timeout = seconds
             return .perform {
-                request.reply(OSCMessage("/midi/learning", [.string(address), .int32(Int32(timeout))]))
                 request.answerLater {
-                    request.reply(mappedMessage(try await midi.learn(address, timeout: .seconds(timeout))))
+                    // `/midi/learning` once the learn is in progress: a cancel sent on it finds it.
+                    let mapping = try await midi.learn(address, timeout: .seconds(timeout)) {
+                        request.reply(OSCMessage("/midi/learning", [.string(address), .int32(Int32(timeout))]))
+                    }
+                    request.reply(mappedMessage(mapping))
                 }
             }
         })
