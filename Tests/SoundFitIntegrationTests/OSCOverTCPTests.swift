@@ -41,10 +41,17 @@ extension SoundFitIntegration {
             // A bundle: both changes land, both are reported over the connection.
             tcp.sendPacket(OSCWire.encodeBundle([OSCTestMessage("/filter/q", [.float(2)]),
                                                  OSCTestMessage("/output/gain", [.float(-6)])]))
-            for address in ["/filter/q", "/output/gain"] {
-                let terminal = try tcp.waitFor("terminal /state of \(address)") { $0.isTerminalState && $0.string(0) == address }
-                #expect(terminal.string(1) == "applied", "\(terminal)")
+            // The two changes finish in either order (the gain needs no ramp), so take both
+            // terminal states as they come: waiting for one by name would discard the other.
+            let bundled: Set<String> = ["/filter/q", "/output/gain"]
+            var terminals: [String: OSCTestMessage] = [:]
+            while terminals.count < bundled.count {
+                let terminal = try tcp.waitFor("terminal /state of \(bundled.subtracting(terminals.keys).sorted())") {
+                    $0.isTerminalState && bundled.contains($0.string(0) ?? "")
+                }
+                terminals[terminal.string(0) ?? ""] = terminal
             }
+            for (address, terminal) in terminals { #expect(terminal.string(1) == "applied", "\(address): \(terminal)") }
             #expect(try rig.osc.query("/filter/q") == .float(2))
             #expect(try rig.osc.query("/output/gain") == .float(-6))
             #expect(try rig.osc.query("/filter/cutoff") == .float(2500))
