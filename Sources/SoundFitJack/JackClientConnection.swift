@@ -37,6 +37,8 @@ final class JackClientConnection: @unchecked Sendable {
     private let closing = Atomic<Bool>(false)
     private let callbacksInFlight = Atomic<Int>(0)
     private var isClosed = false
+    /// The MIDI input fed by `midi_in`, told whether anything is connected to that port.
+    private let midi: MIDIControlInput?
 
     /// Opens a client on `serverName` (nil: JACK's default / `JACK_DEFAULT_SERVER`) without
     /// starting a server. `activate()` then registers the ports and starts processing.
@@ -64,6 +66,7 @@ final class JackClientConnection: @unchecked Sendable {
         inputPortNames = (1...channelCount).map { "input_\($0)" }
         outputPortNames = (1...channelCount).map { "output_\($0)" }
         midiPortName = midi == nil ? nil : "midi_in"
+        self.midi = midi
     }
 
     /// Registers the ports, installs the callbacks and activates the client. On failure the
@@ -159,6 +162,7 @@ final class JackClientConnection: @unchecked Sendable {
             forgetPortDescriptions()
         }
         jack_client_close(client)
+        midi?.setSourceConnected(false)
     }
 
     /// Full JACK names of this client's ports, e.g. `soundfit:input_1`.
@@ -210,6 +214,7 @@ final class JackClientConnection: @unchecked Sendable {
         let connection = PortConnections.Connection(source: String(cString: jack_port_name(source)),
                                                     destination: String(cString: jack_port_name(destination)))
         trackedConnections.withLock { connected ? $0.connected(connection) : $0.disconnected(connection) }
+        publishMIDISourceState()
     }
 
     /// Adds what the server reports now to the tracked connections: the ones restored or made
@@ -217,6 +222,14 @@ final class JackClientConnection: @unchecked Sendable {
     func trackCurrentConnections() {
         let found = currentConnections().map { PortConnections.Connection(source: $0.0, destination: $0.1) }
         trackedConnections.withLock { $0.merge(found) }
+        publishMIDISourceState()
+    }
+
+    /// Tells the MIDI input whether any port feeds `midi_in`: with none, no event can come and
+    /// its drain sleeps instead of polling (issue 15: zero cost when idle).
+    private func publishMIDISourceState() {
+        guard let midi, let port = fullMIDIPortName else { return }
+        midi.setSourceConnected(trackedConnections.withLock { $0.connections.contains { $0.destination == port } })
     }
 
     /// Our ports' connections as the port-connect callback reported them, in the order they

@@ -45,4 +45,24 @@ import Testing
         input.realtime.receive(status: 0xC0, data1: 9, data2: 0)
         #expect(input.takeEvents() == [.programChange(channel: 1, program: 9)])
     }
+
+    /// The drain sleeps while nothing feeds the port: `waitForSource` parks until a connection
+    /// is reported, returns at once while one is, and returns when its task is cancelled.
+    @Test func waitingForASourceEndsOnAConnectionOrACancellation() async throws {
+        let input = MIDIControlInput()
+        #expect(!input.isSourceConnected)
+        let waiting = Task { await input.waitForSource(); return ContinuousClock.now }
+        try await Task.sleep(for: .milliseconds(50))
+        let connectedAt = ContinuousClock.now
+        input.setSourceConnected(true)
+        #expect(await waiting.value >= connectedAt, "the wait ended before the connection")
+        await input.waitForSource()                       // connected: returns at once
+
+        input.setSourceConnected(false)
+        let cancelled = Task { await input.waitForSource(); return Task.isCancelled }
+        try await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        #expect(await cancelled.value, "the wait ended only through its cancellation")
+        #expect(!input.isSourceConnected)
+    }
 }

@@ -21,7 +21,8 @@ public enum MIDIControlEvent: Sendable, Equatable {
 /// - Audio → control: `ringCapacity` event words (see `MIDIEventWord`), written only by the
 ///   audio thread (head), read only by the control side (tail). A full ring drops the event and
 ///   counts it (`dropped`): a fader box sends well under 1000 messages a second, and the
-///   control side drains the ring every `MIDIControlInput.pollInterval`.
+///   control side drains the ring every `MIDIControlInput.pollInterval` while a source is
+///   connected to the port (`waitForSource`), and not at all while none is.
 ///
 /// This struct holds only pointers: copying it never retains, so the JACK process state can
 /// hold a copy. The memory is owned by `MIDIControlInput`, which outlives every JACK client.
@@ -112,6 +113,15 @@ public final class MIDIControlInput: Sendable {
     /// request per parameter.
     public static let pollInterval: Duration = .milliseconds(5)
     private let consumer = Mutex<Void>(())
+    /// Whether a port feeds the MIDI input (set by the JACK host's notification thread), and the
+    /// drains waiting for one.
+    private let source = Mutex(SourceState())
+
+    private struct SourceState {
+        var connected = false
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
 
     public init() {
         let cells = RealtimeMIDIControl.channelCount * RealtimeMIDIControl.controllerCount
@@ -167,6 +177,42 @@ public final class MIDIControlInput: Sendable {
             }
             realtime.counters[1].store(tail, ordering: .releasing)
             return events
+        }
+    }
+
+    /// Records whether any port is connected to the MIDI input; a connection wakes the drains
+    /// waiting in `waitForSource`. Any thread.
+    public func setSourceConnected(_ connected: Bool) {
+        let woken = source.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.connected = connected
+            guard connected else { return [] }
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Whether a port is connected to the MIDI input now.
+    public var isSourceConnected: Bool { source.withLock { $0.connected } }
+
+    /// Returns once a port is connected to the MIDI input (at once if one is), or when the
+    /// waiting task is cancelled.
+    public func waitForSource() async {
+        let id = source.withLock { state -> Int in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = source.withLock { state -> Bool in
+                    if state.connected || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            source.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 

@@ -28,8 +28,9 @@ public enum MIDIControlReport: Sendable, Equatable {
 ///
 /// The audio thread looks each control change up in `MIDIControlInput`'s table and writes the
 /// parameter and the 0…127 value into its ring; `run()` drains the ring every
-/// `MIDIControlInput.pollInterval`, keeps the last value of each parameter (a fast fader
-/// coalesces into one request per drain), and requests them together through
+/// `MIDIControlInput.pollInterval` while a port is connected to the MIDI input, keeps the last
+/// value of each parameter (a fast fader coalesces into one request per drain), and requests
+/// them together through
 /// `SoundFitRuntime.requestBatch` with a `MIDIOrigin`: the same validation, mailbox, update
 /// states and change feed as OSC. A program change N loads factory patch N through the state
 /// keeper.
@@ -211,10 +212,16 @@ public final class MIDIControl: Sendable {
 
     // MARK: The stream
 
-    /// Drains the ring every `pollInterval` until cancelled.
+    /// Drains the ring every `pollInterval` while a port feeds the MIDI input, until cancelled.
+    /// With nothing connected no event can come, so it waits for a connection instead of
+    /// waking 200 times a second (one more drain after a disconnection takes what came before).
     public func run() async {
         var reportedDrops: UInt64 = 0
         while !Task.isCancelled {
+            if !input.isSourceConnected {
+                handle(input.takeEvents())
+                await input.waitForSource()
+            }
             try? await Task.sleep(for: MIDIControlInput.pollInterval)
             handle(input.takeEvents())
             let dropped = input.droppedEvents
