@@ -9,25 +9,12 @@ extension SoundFitIntegration.RealtimeSafety {
     /// and toggles the stage while every other stage is on.
     @Test("No heap calls on the JACK thread with personalization running (preset switches, intensity, enable)", .optimizedCodeOnly)
     func noHeapCallsWithPersonalization() throws {
-        soundfit_allocation_counter_install()
-        let server = try TestJackServer(period: 64)
-        defer { server.stop() }
-
-        let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrtp", label: "soundfit.integration.realtime-personalization")
-        let engine = soundfit.engine
-        let heapBefore = soundfit_realtime_heap_calls()
-        let sectionsBefore = soundfit_realtime_sections_entered()
-        try soundfit.start()
-        defer { soundfit.stop() }
-        let socket = soundfit.socket
-
-        let osc = try OSCTestClient(port: socket.boundPeer.port)
-        try osc.ping()
-        try osc.waitForSession()
-        let audio = try TestJackClient(server: server.name, channels: 2)
-        defer { audio.close() }
-        try audio.connect(toClient: "sfrtp")
-        try audio.startPlaying([Capture.tone(1000, amplitude: 0.05), Capture.noise(seed: 11, amplitude: 0.1)])
+        let rig = try InProcessRealtimeRig(clientName: "sfrtp", label: "soundfit.integration.realtime-personalization",
+                                           waitForSession: true,
+                                           playing: [Capture.tone(1000, amplitude: 0.05), Capture.noise(seed: 11, amplitude: 0.1)])
+        defer { rig.stop() }
+        let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
+        let (heapBefore, sectionsBefore) = (rig.heapCallsBeforeStart, rig.sectionsBeforeStart)
 
         // Personalization on: N3 → default preset, enabled, intensity 0.75; every other stage on.
         let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")

@@ -24,25 +24,12 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes, timed bundles among them, with every stage on", .optimizedCodeOnly)
         func noHeapCallsInProcessCallback() throws {
-            soundfit_allocation_counter_install()
-            let server = try TestJackServer(period: 64)
-            defer { server.stop() }
-
-            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrt", label: "soundfit.integration.realtime")
-            let engine = soundfit.engine
-            let heapBefore = soundfit_realtime_heap_calls()
-            let sectionsBefore = soundfit_realtime_sections_entered()
-            let otherBefore = soundfit_other_heap_calls()
-            try soundfit.start()
-            defer { soundfit.stop() }
-            let socket = soundfit.socket
-
-            let osc = try OSCTestClient(port: socket.boundPeer.port)
-            try osc.ping()
-            let audio = try TestJackClient(server: server.name, channels: 2)
-            defer { audio.close() }
-            try audio.connect(toClient: "sfrt")
-            try audio.startPlaying([Capture.tone(1000, amplitude: 0.3), Capture.noise(seed: 9, amplitude: 0.3)])
+            let rig = try InProcessRealtimeRig(clientName: "sfrt", label: "soundfit.integration.realtime",
+                                               playing: [Capture.tone(1000, amplitude: 0.3), Capture.noise(seed: 9, amplitude: 0.3)])
+            defer { rig.stop() }
+            let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
+            let (heapBefore, sectionsBefore, otherBefore) = (rig.heapCallsBeforeStart, rig.sectionsBeforeStart,
+                                                             rig.otherHeapCallsBeforeStart)
 
             // Everything on.
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
@@ -132,19 +119,10 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread over ≥ 1000 cycles of a MIDI stream: mapped and unmapped control changes, learn, program changes", .optimizedCodeOnly)
         func noHeapCallsDuringMIDIStream() throws {
-            soundfit_allocation_counter_install()
-            let server = try TestJackServer(period: 64)
-            defer { server.stop() }
-            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrtmidi", label: "soundfit.integration.realtime.midi")
-            let engine = soundfit.engine
-            try soundfit.start()
-            defer { soundfit.stop() }
-            let osc = try OSCTestClient(port: soundfit.socket.boundPeer.port)
-            try osc.ping()
-            let audio = try TestJackClient(server: server.name, channels: 2)
-            defer { audio.close() }
-            try audio.connect(toClient: "sfrtmidi")
-            try audio.startPlaying([Capture.tone(1000, amplitude: 0.3)])
+            let rig = try InProcessRealtimeRig(clientName: "sfrtmidi", label: "soundfit.integration.realtime.midi",
+                                               playing: [Capture.tone(1000, amplitude: 0.3)])
+            defer { rig.stop() }
+            let (server, soundfit, engine, osc, audio) = (rig.server, rig.soundfit, rig.engine, rig.osc, rig.audio)
             let fader = try TestMIDIClient(server: server.name)
             defer { fader.close() }
             try fader.connect(to: "sfrtmidi:midi_in")
@@ -204,19 +182,10 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread while the server freewheels, timed bundles among the changes", .optimizedCodeOnly)
         func noHeapCallsWhileFreewheeling() throws {
-            soundfit_allocation_counter_install()
-            let server = try TestJackServer(period: 64)
-            defer { server.stop() }
-            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sffw", label: "soundfit.integration.freewheel")
-            let engine = soundfit.engine
-            try soundfit.start()
-            defer { soundfit.stop() }
-            let osc = try OSCTestClient(port: soundfit.socket.boundPeer.port)
-            try osc.ping()
-            let audio = try TestJackClient(server: server.name, channels: 2)
-            defer { audio.close() }
-            try audio.connect(toClient: "sffw")
-            try audio.startPlaying([Capture.tone(1000, amplitude: 0.3)])
+            let rig = try InProcessRealtimeRig(clientName: "sffw", label: "soundfit.integration.freewheel",
+                                               playing: [Capture.tone(1000, amplitude: 0.3)])
+            defer { rig.stop() }
+            let (server, engine, osc) = (rig.server, rig.engine, rig.osc)
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
 
             try JackTools.run("jack_freewheel", server: server.name, "y")
@@ -248,19 +217,10 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread while the hearing test plays tones in test mode", .optimizedCodeOnly)
         func noHeapCallsDuringHearingTest() throws {
-            soundfit_allocation_counter_install()
-            let server = try TestJackServer(period: 64)
-            defer { server.stop() }
-            let soundfit = try InProcessSoundFit(server: server.name, clientName: "sfrtht", label: "soundfit.integration.realtime.test")
-            let engine = soundfit.engine
-            try soundfit.start()
-            defer { soundfit.stop() }
-            let osc = try OSCTestClient(port: soundfit.socket.boundPeer.port)
-            try osc.ping()
-            _ = try osc.waitForSession()
-            let audio = try TestJackClient(server: server.name, channels: 2)
-            defer { audio.close() }
-            try audio.connect(toClient: "sfrtht")
+            let rig = try InProcessRealtimeRig(clientName: "sfrtht", label: "soundfit.integration.realtime.test",
+                                               waitForSession: true)
+            defer { rig.stop() }
+            let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
             let config = try osc.ask("/test/config", [
                 .string("tone_seconds"), .float(0.2), .string("window_start"), .float(0.05), .string("window_end"),
                 .float(0.4), .string("gap_min"), .float(0.1), .string("gap_max"), .float(0.1),

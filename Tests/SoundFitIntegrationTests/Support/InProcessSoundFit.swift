@@ -1,3 +1,5 @@
+import CAllocationCounter
+import CRealtimeSupport
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -67,4 +69,60 @@ final class InProcessSoundFit {
 /// How `ServiceGroup.run()` ended, when it failed.
 private final class Failure: Sendable {
     let error = Mutex<(any Error)?>(nil)
+}
+
+/// What every zero-allocation test sets up: the allocation counter installed, a private JACK
+/// server (64 frames), SoundFit in this process as `clientName`, an OSC client whose `/ping` was
+/// answered (and, when asked, the session announced), and a test JACK client connected to
+/// SoundFit's ports, playing `signals` when given. The counters are read just before SoundFit
+/// starts, so a test can count from its very first cycle. `stop()` takes it down; idempotent.
+final class InProcessRealtimeRig {
+    let server: TestJackServer
+    let soundfit: InProcessSoundFit
+    let osc: OSCTestClient
+    let audio: TestJackClient
+    /// `soundfit_realtime_heap_calls()`, `…_sections_entered()` and `soundfit_other_heap_calls()`
+    /// before SoundFit started.
+    let heapCallsBeforeStart: UInt64
+    let sectionsBeforeStart: UInt64
+    let otherHeapCallsBeforeStart: UInt64
+    var engine: AudioEngine { soundfit.engine }
+
+    init(clientName: String, label: String, waitForSession: Bool = false, playing signals: [[Float]] = []) throws {
+        soundfit_allocation_counter_install()
+        let server = try TestJackServer(period: 64)
+        var soundfit: InProcessSoundFit?
+        var audio: TestJackClient?
+        do {
+            let started = try InProcessSoundFit(server: server.name, clientName: clientName, label: label)
+            heapCallsBeforeStart = soundfit_realtime_heap_calls()
+            sectionsBeforeStart = soundfit_realtime_sections_entered()
+            otherHeapCallsBeforeStart = soundfit_other_heap_calls()
+            try started.start()
+            soundfit = started
+            let osc = try OSCTestClient(port: started.socket.boundPeer.port)
+            try osc.ping()
+            if waitForSession { _ = try osc.waitForSession() }
+            let client = try TestJackClient(server: server.name, channels: 2)
+            audio = client
+            try client.connect(toClient: clientName)
+            if !signals.isEmpty { try client.startPlaying(signals) }
+            self.osc = osc
+        } catch {
+            audio?.close()
+            soundfit?.stop()
+            server.stop()
+            throw error
+        }
+        self.server = server
+        self.soundfit = soundfit!
+        self.audio = audio!
+    }
+
+    /// The test client's ports closed, SoundFit stopped, the server stopped.
+    func stop() {
+        audio.close()
+        soundfit.stop()
+        server.stop()
+    }
 }
