@@ -50,24 +50,11 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(help: "State directory of an instance whose full state to render with (only read; default: none, the defaults). Its user patches and calibration are used too.")
     var stateDir: String?
 
-    @Option(help: "Directory of the factory patches (default: the patches/ folder of the SoundFit checkout or installation).")
-    var patchesDir: String?
-
-    @Option(help: "Calibration in dB SPL (80…130) the presets are generated for (default: the state directory's document.json, else 100).")
-    var calibration: Double?
-
-    @Option(help: "Output safety limit in dB SPL (40…130, through the calibration).")
-    var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
+    @OptionGroup var levels: ChainLevelOptions
 
     func validate() throws {
         if let techLevel, !Fitting.techLevels.contains(techLevel) {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
-        }
-        if let calibration, !(calibration.isFinite && DocumentSettings.calibrationRange.contains(calibration)) {
-            throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
-        }
-        guard maxOutput.isFinite, SoundFitRuntime.maximumOutputRange.contains(maxOutput) else {
-            throw ValidationError("--max-output must be 40…130 dB SPL, got \(maxOutput)")
         }
         _ = try outputFormat()
         _ = try values()
@@ -176,7 +163,7 @@ struct RenderCommand: AsyncParsableCommand {
         let patchesURL = stateURL ?? URL(fileURLWithPath: StateDirectory.defaultPath, isDirectory: true)
         var settings = OfflineSoundFit.Settings(
             stateDirectory: stateURL,
-            patches: try PatchDirectory.library(explicit: patchesDir, stateDirectory: patchesURL, logger: logger))
+            patches: try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: patchesURL, logger: logger))
         let document = try stateURL.flatMap { url in
             do {
                 return try DocumentSettingsFile.read(url)
@@ -191,8 +178,8 @@ struct RenderCommand: AsyncParsableCommand {
         settings.hearingProfile = try profile.map(HearingProfileFile.load)
         settings.patch = patch.map { Int($0).map(PatchReference.number) ?? .name($0) }
         settings.values = values
-        settings.calibration = calibration ?? document?.calibration ?? PresetGenerator.defaultCalibration
-        settings.maximumOutputSPL = maxOutput
+        settings.calibration = levels.calibration ?? document?.calibration ?? PresetGenerator.defaultCalibration
+        settings.maximumOutputSPL = levels.maxOutput
         return OfflineSoundFit(settings: settings, sampleRate: sampleRate, channelCount: channelCount)
     }
 }

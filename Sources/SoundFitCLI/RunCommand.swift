@@ -56,11 +56,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Seconds a /subscribe lasts unless the subscriber renews it by subscribing again (1…3600).")
     var subscriptionLease = Int(SubscriberRegistry.defaultLease.components.seconds)
 
-    @Option(help: "Calibration in dB SPL (80…130): the level a full-scale sine stands for at the ear; presets are generated for it (default: document.json's, else 100).")
-    var calibration: Double?
-
-    @Option(help: "Directory of the factory patches (default: the patches/ folder of the SoundFit checkout or installation).")
-    var patchesDir: String?
+    @OptionGroup var levels: ChainLevelOptions
 
     @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
     var stateDir: String?
@@ -80,8 +76,6 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Earphone RETSPL table JSON file for the hearing test, {\"name\": …, \"retspl\": [{\"hz\": 1000, \"db_spl\": 7}, …]} (default: TDH-39).")
     var earphone: String?
 
-    @Option(help: "Output safety limit in dB SPL (40…130, through the calibration): no output sample exceeds it.")
-    var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
 
     @Option(help: "With $NSM_URL set (SoundFit started by an NSM session manager): seconds to wait for the manager's /nsm/client/open before failing (1…300). The session's path replaces --state-dir, its client id --name.")
     var nsmOpenTimeout = 10
@@ -95,9 +89,6 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard (0...65535).contains(httpPort) else {
             throw ValidationError("--http-port must be between 0 and 65535, got \(httpPort)")
-        }
-        if let calibration, !(calibration.isFinite && DocumentSettings.calibrationRange.contains(calibration)) {
-            throw ValidationError("--calibration must be 80…130 dB SPL, got \(calibration)")
         }
         guard !name.isEmpty, name.utf8.count <= 63, !name.contains(":") else {
             throw ValidationError("--name must be 1…63 characters without ':', got '\(name)'")
@@ -117,9 +108,6 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard Fitting.techLevels.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
-        }
-        guard maxOutput.isFinite, SoundFitRuntime.maximumOutputRange.contains(maxOutput) else {
-            throw ValidationError("--max-output must be 40…130 dB SPL, got \(maxOutput)")
         }
         if let server, server == name {
             throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
@@ -186,7 +174,7 @@ struct RunCommand: AsyncParsableCommand {
         let hearingProfile = try profile.map(HearingProfileFile.load)
         let fitting = try Fitting(techLevel: techLevel)
         let session = personalization.configuration(fitting: fitting)
-        let patches = try PatchDirectory.library(explicit: patchesDir, stateDirectory: stateURL, logger: logger)
+        let patches = try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: stateURL, logger: logger)
 
         var jack = JackHostConfiguration()
         jack.clientName = name
@@ -205,7 +193,7 @@ struct RunCommand: AsyncParsableCommand {
         var configuration = SoundFitConfiguration(
             jack: jack, osc: osc, session: session, hearingProfile: hearingProfile,
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
-        configuration.maximumOutputSPL = maxOutput
+        configuration.maximumOutputSPL = levels.maxOutput
         if !noHttp {
             let page = webPageDirectory
             if let uiDir, page.map({ !FileManager.default.fileExists(atPath: $0.path) }) ?? true {
@@ -214,7 +202,7 @@ struct RunCommand: AsyncParsableCommand {
             if page == nil { logger.warning("no web page found (pass --ui-dir); /ui is not served") }
             configuration.web = SoundFitConfiguration.Web(port: UInt16(httpPort), pageDirectory: page)
         }
-        configuration.calibration = calibration ?? document.calibration
+        configuration.calibration = levels.calibration ?? document.calibration
         if let earphone { configuration.earphone = try EarphoneFile.load(earphone) }
 
         let application = try SoundFitApplication(configuration: configuration, logger: logger) { ready in
