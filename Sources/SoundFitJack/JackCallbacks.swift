@@ -1,4 +1,5 @@
 import CJack
+import Dispatch
 import CRealtimeSupport
 import Logging
 import Synchronization
@@ -71,21 +72,24 @@ func soundfitXrunCallback(_ arg: UnsafeMutableRawPointer?) -> Int32 {
 }
 
 /// The server enters (`starting` non-zero) or leaves freewheel mode. JACK calls it before the
-/// first freewheeling cycle and after the last; it only flags the mode (real-time safe, in
-/// case a JACK version calls it from the process thread).
+/// first freewheeling cycle and after the last, from its notification thread; it flags the
+/// mode (the process callback reads it) and wakes the host's supervisor, which reports it.
 func soundfitFreewheelCallback(_ starting: Int32, _ arg: UnsafeMutableRawPointer?) {
     guard let arg else { return }
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
         $0.freewheeling.store(starting != 0, ordering: .relaxed)
+        $0.stateChanged?.signal()
     }
 }
 
-/// The server went away (or kicked us out). Called on a JACK thread; only flags it:
-/// the host's supervisor closes the client and reconnects.
+/// The server went away (or kicked us out). Called on a JACK thread (outside any process
+/// cycle: there is no server to run one); flags it and wakes the host's supervisor, which
+/// closes the client and reconnects.
 func soundfitShutdownCallback(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg: UnsafeMutableRawPointer?) {
     guard let arg else { return }
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
         $0.serverWentAway.store(true, ordering: .releasing)
+        $0.stateChanged?.signal()
     }
 }
 

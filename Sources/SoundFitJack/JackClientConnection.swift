@@ -39,11 +39,15 @@ final class JackClientConnection: @unchecked Sendable {
     private var isClosed = false
     /// The MIDI input fed by `midi_in`, told whether anything is connected to that port.
     private let midi: MIDIControlInput?
+    /// Signalled when the server goes away or enters or leaves freewheel mode (the host's
+    /// supervisor sleeps on it). Only JACK's notification callbacks signal it, never the
+    /// process callback.
+    let stateChanged: DispatchSemaphore?
 
     /// Opens a client on `serverName` (nil: JACK's default / `JACK_DEFAULT_SERVER`) without
     /// starting a server. `activate()` then registers the ports and starts processing.
     init(name: String, serverName: String?, channelCount: Int, engine: AudioEngine,
-         midi: MIDIControlInput? = nil) throws(JackHostError) {
+         midi: MIDIControlInput? = nil, stateChanged: DispatchSemaphore? = nil) throws(JackHostError) {
         var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue)
         guard let client = soundfit_jack_client_open(name, options, &status, serverName) else {
@@ -67,6 +71,7 @@ final class JackClientConnection: @unchecked Sendable {
         outputPortNames = (1...channelCount).map { "output_\($0)" }
         midiPortName = midi == nil ? nil : "midi_in"
         self.midi = midi
+        self.stateChanged = stateChanged
     }
 
     /// Registers the ports, installs the callbacks and activates the client. On failure the

@@ -80,6 +80,9 @@ public final class JackEngineHost: @unchecked Sendable {
     private var supervisor: Thread?
     private let stopping = Atomic<Bool>(false)
     private let supervisorDone = DispatchSemaphore(value: 0)
+    /// Signalled by JACK's shutdown and freewheel callbacks and by `stop()`: the supervisor
+    /// sleeps on it instead of polling, so an idle SoundFit does not wake for it.
+    private let supervisorWake = DispatchSemaphore(value: 0)
     private let lifetime = Mutex(Lifetime())
     private let eventContinuation: AsyncStream<JackHostEvent>.Continuation
 
@@ -153,7 +156,7 @@ public final class JackEngineHost: @unchecked Sendable {
     private func connect() throws(JackHostError) {
         let client = try JackClientConnection(
             name: configuration.clientName, serverName: connectServerName,
-            channelCount: configuration.channelCount, engine: engine, midi: midi)
+            channelCount: configuration.channelCount, engine: engine, midi: midi, stateChanged: supervisorWake)
         try client.activate()
         let remembered = lifetime.withLock { $0.rememberedConnections }
         for (source, destination) in remembered {
@@ -184,7 +187,6 @@ public final class JackEngineHost: @unchecked Sendable {
         var lastReport = ContinuousClock.now - .seconds(60)
         var reportedFreewheeling = false
         while !stopping.load(ordering: .acquiring) {
-            Thread.sleep(forTimeInterval: 0.05)
             let current = connection.withLock { $0 }
             if let current {
                 if current.serverWentAway.load(ordering: .acquiring) {
@@ -200,6 +202,9 @@ public final class JackEngineHost: @unchecked Sendable {
                         ? "JACK server '\(serverName)' freewheels: processing runs faster than real time; callback timings and xruns are not counted"
                         : "JACK server '\(serverName)' runs in real time again")
                 }
+                // Connected: sleep until a callback or `stop()` wakes us (the timeout is only a
+                // safety net); without a connection the loop below retries at its own pace.
+                _ = supervisorWake.wait(timeout: .now() + .seconds(1))
                 continue
             }
             if stopping.load(ordering: .acquiring) { return }
@@ -240,6 +245,7 @@ public final class JackEngineHost: @unchecked Sendable {
     /// Deactivates and closes the client, stops the supervisor and any private server.
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        supervisorWake.signal()
         if supervisor != nil { supervisorDone.wait() }
         let last = connection.withLock { current -> JackClientConnection? in
             defer { current = nil }

@@ -29,9 +29,8 @@ public final class OSCSocket: OSCTransport {
         guard fd >= 0 else { throw OpenError(description: "cannot create UDP socket: \(String(cString: strerror(errno)))") }
         var bufferBytes = receiveBufferBytes
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
-        // Wake up regularly so `close()` can stop the receive thread.
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // No receive timeout: the receive thread sleeps in `recvfrom` until a datagram or an
+        // ICMP error comes, and `close()` wakes it with `shutdown` (idle, it costs nothing).
         // ICMP errors for datagrams sent from this socket (port unreachable: nobody listens
         // there) are queued on its error queue, with the destination they concern, instead of
         // being lost: a subscriber that went away is found at its next feedback.
@@ -80,9 +79,11 @@ public final class OSCSocket: OSCTransport {
                         }
                     }
                 }
+                // `close()` shut the socket down: what `recvfrom` returned is not a datagram.
+                if stopping.load(ordering: .acquiring) { break }
                 // An empty datagram is a packet too (it is answered as undecodable). A failure is
-                // the receive timeout or a queued ICMP error; the error queue is also read every
-                // so often during a flood, when no timeout comes.
+                // a queued ICMP error (or a signal); the error queue is also read every so often
+                // during a flood.
                 packetsSinceErrorCheck += 1
                 if received < 0 || packetsSinceErrorCheck >= 256 {
                     packetsSinceErrorCheck = 0
@@ -199,6 +200,9 @@ public final class OSCSocket: OSCTransport {
     /// Stops the receive thread (if started) and closes the socket.
     public func close(receiving: Bool = true) {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // Wakes a `recvfrom` blocked on this socket (Linux answers ENOTCONN for an unconnected
+        // UDP socket but still marks it shut and wakes its readers).
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
         if receiving { receiverDone.wait() }
         Glibc.close(descriptor)
     }
