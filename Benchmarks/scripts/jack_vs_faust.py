@@ -7,14 +7,23 @@ For each period (frames per cycle) and run this starts one dummy server (48 kHz)
 -6 dB; built with `faust2jackconsole`, which is installed when missing) and SoundFit (stereo,
 /filter/type lowpass, cutoff 1000 Hz, Q 0.7071, /output/gain -6, every other stage bypassed), and
 feeds both the same white noise from a third Faust client (`noise_source.dsp`). After a 3 s
-settling time it reads each whole process's CPU seconds (utime + stime, `/proc/PID/stat`) over
-SECONDS and prints them with the ratio SoundFit / Faust. The idle case follows in the same server:
+settling time it reads each whole process's CPU seconds (the sum of its threads' run time,
+`/proc/PID/task/*/schedstat`) over SECONDS and prints them with the ratio SoundFit / Faust. The idle case follows in the same server:
 every SoundFit stage bypassed (filter off, gain 0 dB) and the noise disconnected from both, so both
 get silence; the Faust client keeps filtering it. Per-thread CPU (`/proc/PID/task/*/schedstat`)
-shows where SoundFit's share goes. Usage:
+shows where SoundFit's share goes.
+
+Placement: on a VM, a thread woken on another CPU than its waker's is charged the cross-CPU
+wake-up (an IPI and the idle CPU's exit; in `perf` it shows as `finish_task_switch`), and the
+scheduler, not the client, decides which client's thread lands there. `--placement one-cpu` pins
+the server and every client to one CPU (taskset), so both clients are woken the same way and the
+ratio compares what the clients themselves cost; `free` (the default) leaves placement to the
+scheduler, as a user's system does; `both` runs each. The migrations column counts how often
+each process's threads moved between CPUs during the window. Usage:
 
     swift build -c release --product soundfit
     python3 Benchmarks/scripts/jack_vs_faust.py [--periods 32,64,256] [--seconds 20] [--runs 3]
+                                                [--placement free|one-cpu|both] [--realtime]
 
 Absolute CPU seconds depend on the machine and on what else runs; the ratio holds better, since
 both clients run in the same server at the same time.
@@ -48,8 +57,22 @@ def top_threads(threads, count=4):
     return ", ".join(f"{name} {ns / 1e9:.3f}" for name, ns in busiest)
 
 
-def one_run(options, period):
-    server = jackbench.Server(period)
+def migrations(pid):
+    return sum(jackbench.thread_migrations(pid).values())
+
+
+def measure(pids, seconds):
+    """Per pid: (CPU seconds, {thread: ns}, thread migrations) over the window. The CPU seconds
+    are the sum of the threads' run time from schedstat (nanoseconds); /proc/PID/stat counts
+    in 10 ms ticks, too coarse for the 0.03–0.1 s a client uses in a window. No thread starts
+    or ends during a window here (no OSC traffic), so the sum is the whole process."""
+    before = {pid: migrations(pid) for pid in pids}
+    result = jackbench.measure(pids, seconds)
+    return {pid: (sum(result[pid][1].values()) / 1e9, result[pid][1], migrations(pid) - before[pid]) for pid in pids}
+
+
+def one_run(options, period, placement):
+    server = jackbench.Server(period, cpu=options.cpu if placement == "one-cpu" else None, realtime=options.realtime)
     try:
         faust = server.start([jackbench.faust_client("lowpass_gain")], stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -67,7 +90,7 @@ def one_run(options, period):
         configure_loaded(client)
         time.sleep(3)
         xruns_before = jackbench.status(client)["xruns"]
-        loaded = jackbench.measure([soundfit.pid, faust.pid], options.seconds)
+        loaded = measure([soundfit.pid, faust.pid], options.seconds)
         xruns_loaded = jackbench.status(client)["xruns"] - xruns_before
         # Idle: silence into both (the noise source is disconnected), SoundFit fully bypassed.
         for port in noise_out:
@@ -75,7 +98,7 @@ def one_run(options, period):
         configure_idle(client)
         time.sleep(3)
         xruns_before = jackbench.status(client)["xruns"]
-        idle = jackbench.measure([soundfit.pid, faust.pid], options.seconds)
+        idle = measure([soundfit.pid, faust.pid], options.seconds)
         xruns_idle = jackbench.status(client)["xruns"] - xruns_before
         return {
             "loaded": (loaded[soundfit.pid], loaded[faust.pid], xruns_loaded),
@@ -90,32 +113,40 @@ def main():
     parser.add_argument("--periods", default="32,64,256")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--placement", choices=["free", "one-cpu", "both"], default="free")
+    parser.add_argument("--cpu", type=int, default=1, help="the CPU of --placement one-cpu")
+    parser.add_argument("--realtime", action="store_true", help="jackd with SCHED_FIFO threads (default: --no-realtime)")
     parser.add_argument("--binary", default=os.path.join(jackbench.ROOT, ".build", "release", "soundfit"))
     options = parser.parse_args()
     periods = [int(p) for p in options.periods.split(",")]
+    placements = ["free", "one-cpu"] if options.placement == "both" else [options.placement]
     print(f"command: python3 Benchmarks/scripts/jack_vs_faust.py --periods {options.periods} "
-          f"--seconds {options.seconds:g} --runs {options.runs}")
+          f"--seconds {options.seconds:g} --runs {options.runs} --placement {options.placement}"
+          f"{' --realtime' if options.realtime else ''}")
     print(f"binary: {options.binary}; load average at start: {jackbench.load_average()}")
-    print("| period | case | run | SoundFit CPU s | Faust CPU s | SoundFit / Faust | xruns | SoundFit's busiest threads (CPU s) |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| period | placement | case | run | SoundFit CPU s | Faust CPU s | SoundFit / Faust | xruns "
+          "| migrations SoundFit / Faust | SoundFit's busiest threads (CPU s) |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     summary = []
     for period in periods:
-        ratios = {"loaded": [], "idle": []}
-        for run in range(1, options.runs + 1):
-            result = one_run(options, period)
+        for placement in placements:
+            ratios = {"loaded": [], "idle": []}
+            for run in range(1, options.runs + 1):
+                result = one_run(options, period, placement)
+                for case in ("loaded", "idle"):
+                    (sf_cpu, sf_threads, sf_moves), (faust_cpu, _, faust_moves), xruns = result[case]
+                    ratio = sf_cpu / faust_cpu if faust_cpu > 0 else float("inf")
+                    ratios[case].append(ratio)
+                    print(f"| {period} | {placement} | {case} | {run} | {sf_cpu:.3f} | {faust_cpu:.3f} | {ratio:.2f} "
+                          f"| {xruns} | {sf_moves} / {faust_moves} | {top_threads(sf_threads)} |", flush=True)
             for case in ("loaded", "idle"):
-                (sf_cpu, sf_threads), (faust_cpu, _), xruns = result[case]
-                ratio = sf_cpu / faust_cpu if faust_cpu > 0 else float("inf")
-                ratios[case].append(ratio)
-                print(f"| {period} | {case} | {run} | {sf_cpu:.2f} | {faust_cpu:.2f} | {ratio:.2f} | {xruns} | "
-                      f"{top_threads(sf_threads)} |", flush=True)
-        for case in ("loaded", "idle"):
-            summary.append((period, case, statistics.median(ratios[case]), min(ratios[case]), max(ratios[case])))
+                summary.append((period, placement, case, statistics.median(ratios[case]), min(ratios[case]),
+                                max(ratios[case])))
     print()
-    print("| period | case | median SoundFit / Faust | min | max |")
-    print("| ---: | --- | ---: | ---: | ---: |")
-    for period, case, median, low, high in summary:
-        print(f"| {period} | {case} | {median:.2f} | {low:.2f} | {high:.2f} |")
+    print("| period | placement | case | median SoundFit / Faust | min | max |")
+    print("| ---: | --- | --- | ---: | ---: | ---: |")
+    for period, placement, case, median, low, high in summary:
+        print(f"| {period} | {placement} | {case} | {median:.2f} | {low:.2f} | {high:.2f} |")
     print(f"load average at end: {jackbench.load_average()}")
 
 

@@ -40,12 +40,16 @@ def faust_client(name):
 class Server:
     """A private dummy-backend JACK server (48 kHz unless told), stopped by `stop()`."""
 
-    def __init__(self, period, rate=48000):
+    def __init__(self, period, rate=48000, cpu=None, realtime=False):
+        """`cpu`: pin the server and every client started through `start` to that CPU (taskset),
+        so that no client's wake-up crosses CPUs (see `jack_vs_faust.py --placement`).
+        `realtime`: SCHED_FIFO threads (jackd's default) instead of `--no-realtime`."""
         self.name = f"sfbench-{os.getpid()}-{random.randint(0, 99999)}"
         self.env = dict(os.environ, JACK_DEFAULT_SERVER=self.name, JACK_NO_AUDIO_RESERVATION="1")
-        self.process = subprocess.Popen(["jackd", "--no-realtime", "-n", self.name, "-d", "dummy", "-r", str(rate),
-                                         "-p", str(period)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        env=self.env)
+        self.prefix = ["taskset", "-c", str(cpu)] if cpu is not None else []
+        self.process = subprocess.Popen(self.prefix + ["jackd", *([] if realtime else ["--no-realtime"]), "-n", self.name,
+                                                       "-d", "dummy", "-r", str(rate), "-p", str(period)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
         self.children = []
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -55,7 +59,7 @@ class Server:
         raise RuntimeError("jackd did not start")
 
     def start(self, argv, **kwargs):
-        process = subprocess.Popen(argv, env=self.env, **kwargs)
+        process = subprocess.Popen(self.prefix + list(argv), env=self.env, **kwargs)
         self.children.append(process)
         return process
 
@@ -141,6 +145,23 @@ def thread_cpu_ns(pid):
         except OSError:
             continue
         result[(int(tid), name)] = ns
+    return result
+
+
+def thread_migrations(pid):
+    """{(thread id, name): times the scheduler moved the thread to another CPU}, from
+    /proc/PID/task/TID/sched (`se.nr_migrations`)."""
+    result = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/sched") as f:
+                for line in f:
+                    if line.startswith("se.nr_migrations"):
+                        result[(int(tid), name)] = int(line.split(":")[1])
+        except OSError:
+            continue
     return result
 
 
