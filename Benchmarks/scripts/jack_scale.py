@@ -45,7 +45,8 @@ def every_stage_bypassed(client):
 
 
 def feed_noise(server, noise_out, client_name, channels):
-    inputs = server.wait_for_ports(client_name, "input", channels)
+    # The audio inputs only: `midi_in` is an input port too.
+    inputs = [p for p in server.wait_for_ports(client_name, "input", channels + 1) if ":input_" in p]
     for channel, port in enumerate(inputs):
         server.connect(noise_out[channel % 2], port)
 
@@ -56,14 +57,16 @@ def main():
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--instances", type=int, default=8)
     parser.add_argument("--channels", type=int, default=64)
+    parser.add_argument("--realtime", action="store_true", help="jackd with SCHED_FIFO threads (default: --no-realtime)")
     parser.add_argument("--binary", default=os.path.join(jackbench.ROOT, ".build", "release", "soundfit"))
     options = parser.parse_args()
     ring_seconds = 8192 * options.period / 48000 + 1
     print(f"command: python3 Benchmarks/scripts/jack_scale.py --period {options.period} --seconds "
-          f"{options.seconds:g} --instances {options.instances} --channels {options.channels}")
+          f"{options.seconds:g} --instances {options.instances} --channels {options.channels}"
+          f"{' --realtime' if options.realtime else ''}")
     print(f"binary: {options.binary}; load average at start: {jackbench.load_average()}")
 
-    server = jackbench.Server(options.period)
+    server = jackbench.Server(options.period, realtime=options.realtime)
     try:
         noise = server.start([jackbench.faust_client("noise_source")], stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -114,7 +114,7 @@ def start_soundfit(server, binary, name, channels=2, extra=()):
     """The release binary on `server`; returns (process, OSC client)."""
     state = f"/tmp/{server.name}-{name}-state"
     process = server.start([binary, "run", "--server", server.name, "--no-start-server", "--name", name,
-                            "--osc-port", "0", "--state-dir", state, "--channels", str(channels),
+                            "--osc-port", "0", "--http-port", "0", "--state-dir", state, "--channels", str(channels),
                             "--log-level", "warning", *extra], stdout=subprocess.PIPE, text=True)
     ready = process.stdout.readline().split()
     port = int([f for f in ready if f.startswith("osc=")][0].rsplit(":", 1)[1])

@@ -135,7 +135,7 @@ def measure(binary, period, rates, seconds):
         time.sleep(1.0)
         state = f"/tmp/{server}-state"
         soundfit = subprocess.Popen([binary, "run", "--server", server, "--no-start-server",
-                                     "--name", "soundfit-bench", "--osc-port", "0", "--state-dir", state,
+                                     "--name", "soundfit-bench", "--osc-port", "0", "--http-port", "0", "--state-dir", state,
                                      "--channels", "2", "--log-level", "warning"],
                                     stdout=subprocess.PIPE, text=True)
         ready = soundfit.stdout.readline().split()
