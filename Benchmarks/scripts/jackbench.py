@@ -133,36 +133,36 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def thread_cpu_ns(pid):
-    """{(thread id, name): nanoseconds on CPU} from each live thread's /proc/PID/task/TID/schedstat."""
+def per_thread(pid, read):
+    """{(thread id, name): read(tid path)} over the live threads of `pid` (a thread that ends
+    while it is read is left out)."""
     result = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
+        path = f"/proc/{pid}/task/{tid}"
         try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            with open(f"{path}/comm") as f:
                 name = f.read().strip()
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                ns = int(f.read().split()[0])
+            result[(int(tid), name)] = read(path)
         except OSError:
             continue
-        result[(int(tid), name)] = ns
     return result
+
+
+def thread_cpu_ns(pid):
+    """{(thread id, name): nanoseconds on CPU} from each live thread's schedstat."""
+    def run_time(path):
+        with open(f"{path}/schedstat") as f:
+            return int(f.read().split()[0])
+    return per_thread(pid, run_time)
 
 
 def thread_migrations(pid):
-    """{(thread id, name): times the scheduler moved the thread to another CPU}, from
-    /proc/PID/task/TID/sched (`se.nr_migrations`)."""
-    result = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-            with open(f"/proc/{pid}/task/{tid}/sched") as f:
-                for line in f:
-                    if line.startswith("se.nr_migrations"):
-                        result[(int(tid), name)] = int(line.split(":")[1])
-        except OSError:
-            continue
-    return result
+    """{(thread id, name): times the scheduler moved the thread to another CPU}, from each live
+    thread's sched (`se.nr_migrations`)."""
+    def migrations(path):
+        with open(f"{path}/sched") as f:
+            return next((int(line.split(":")[1]) for line in f if line.startswith("se.nr_migrations")), 0)
+    return per_thread(pid, migrations)
 
 
 def measure(pids, seconds):
