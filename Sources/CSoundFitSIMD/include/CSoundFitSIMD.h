@@ -1,8 +1,8 @@
 // AVX2/FMA builds of the personalization processor's per-sample loops (issue 15), chosen at run
 // time. The baseline path is the Swift code in SoundFitDSP (`PersonalizationKernels`); these
-// functions are the same loops, line for line, over the same memory, compiled with
-// `__attribute__((target("avx2,fma")))` so that the package itself keeps targeting baseline
-// x86-64 and needs no compiler flags.
+// functions compute the same filters over the same memory, two SIMD4 vectors per 256-bit
+// register (see simd_kernels.c), compiled with `__attribute__((target("avx2,fma")))` so that the
+// package itself keeps targeting baseline x86-64 and needs no compiler flags.
 //
 // Memory layout (all of it SoundFitDSP's, 16-byte aligned SIMD4<Float> vectors):
 // - `slot`: one SIMD4 frame per sample of the channel pair;
