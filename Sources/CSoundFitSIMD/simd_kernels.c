@@ -36,8 +36,10 @@ WIDE static inline f4 upper(f8 v) { return __builtin_shufflevector(v, v, 4, 5, 6
 /// with two band vectors per 256-bit register and all `groups` registers (1…3) in one loop, so
 /// that their independent recursions overlap instead of running one pair after the other. An odd
 /// band count's last register runs its band vector in both halves and keeps the lower one.
+/// The pair's frames are read from the channels (`PersonalizationKernels.interleave`: a lone last
+/// channel, `stereo` 0, pairs with zeros) and stored in `slot` for the cascade on the way.
 __attribute__((always_inline)) WIDE static inline void analyze_groups(
-    int groups, const f4 *slot, long count, long bandVectors, long period, const f4 *f, f4 *states, const f4 *w,
+    int groups, int stereo, const float *first, const float *second, f4 *slot, long count, long bandVectors, long period, const f4 *f, f4 *states, const f4 *w,
     BandState *d) {
     f8 c11[3], c12[3], c22[3], scale[3], s1[3], s2[3], sum1[3], sum2[3];
     const f4 *w0[3], *w1[3];
@@ -55,7 +57,10 @@ __attribute__((always_inline)) WIDE static inline void analyze_groups(
         w1[g] = w + 2 * c * period;
     }
     for (long i = 0; i < count; i++) {
-        f8 x = join(slot[i], slot[i]);
+        float left = first[i], right = stereo ? second[i] : 0;
+        f4 frame = {left, right, left, right};
+        slot[i] = frame;
+        f8 x = join(frame, frame);
         for (int g = 0; g < groups; g++) {
             f8 a = s1[g], b = s2[g];
             f8 n1 = (a + c11[g] * a) + c12[g] * (x - b);
@@ -82,16 +87,20 @@ __attribute__((always_inline)) WIDE static inline void analyze_groups(
     }
 }
 
-WIDE void soundfit_simd_analyze_avx2_fma(const void *slot, long count, long bandVectors, long period,
-                                         const void *filters, void *analysisStates, const void *weights,
-                                         void *detectors) {
-    const f4 *input = slot, *f = filters, *w = weights;
-    f4 *states = analysisStates;
+#define ANALYZE(groups)                                                                              \
+    (second ? analyze_groups(groups, 1, first, second, slot, count, bandVectors, period, f, states, w, d) \
+            : analyze_groups(groups, 0, first, second, slot, count, bandVectors, period, f, states, w, d))
+
+WIDE void soundfit_simd_analyze_avx2_fma(const float *first, const float *second, void *slotMemory, long count,
+                                         long bandVectors, long period, const void *filters, void *analysisStates,
+                                         const void *weights, void *detectors) {
+    const f4 *f = filters, *w = weights;
+    f4 *slot = slotMemory, *states = analysisStates;
     BandState *d = detectors;
-    switch ((bandVectors + 1) / 2) {   // registers: tech levels 1–2 one, 3 two, 4 three
-    case 1: analyze_groups(1, input, count, bandVectors, period, f, states, w, d); break;
-    case 2: analyze_groups(2, input, count, bandVectors, period, f, states, w, d); break;
-    case 3: analyze_groups(3, input, count, bandVectors, period, f, states, w, d); break;
+    switch ((bandVectors + 1) / 2) {   // registers: tech levels 1–2 one, 3 two, 4 three (at most 6 band vectors)
+    case 1: ANALYZE(1); break;
+    case 2: ANALYZE(2); break;
+    case 3: ANALYZE(3); break;
     default: break;
     }
 }
@@ -136,9 +145,12 @@ __attribute__((always_inline)) WIDE static inline void wide_section(
 
 /// `PersonalizationKernels.cascade` with `M` registers of two section vectors (see `WideRamp`);
 /// the states live in registers for the whole call. `S` is the register whose upper half is the
-/// shelf vector (the last one); with `bellsOnly` every other register is run as bells.
+/// shelf vector (the last one); with `bellsOnly` every other register is run as bells. With
+/// `direct` the output goes straight to the pair's channels times the broadband gain
+/// (`PersonalizationKernels.deinterleave` without a cross-fade), else back into `slot`.
 __attribute__((always_inline)) WIDE static inline void cascade_wide(
-    int M, int S, int bellsOnly, f4 *slot, long count, long vectors, const SectionRamp *ramps, f4 *states) {
+    int M, int S, int bellsOnly, int direct, f4 *slot, long count, long vectors, const SectionRamp *ramps, f4 *states,
+    float *first, float *second, f4 *broadband) {
     WideRamp r[4];
     f8 s1[4], s2[4], out[4];
     const SectionRamp identity = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
@@ -161,6 +173,7 @@ __attribute__((always_inline)) WIDE static inline void cascade_wide(
     long last = 2 * vectors - 1;
     float n = (float)count;
     const f8 countVector = {n, n, n, n, n, n, n, n};
+    f4 gain = direct ? broadband[0] : zero, gainStep = direct ? broadband[1] : zero;
     for (long i = 0; i < count + last; i++) {
         float p = (float)(i + 1);
         f8 position = {p, p, p, p, p, p, p, p};
@@ -179,8 +192,18 @@ __attribute__((always_inline)) WIDE static inline void cascade_wide(
             for (int Q = 0; Q < M; Q++)
                 wide_section(r + Q, x[Q], s1 + Q, s2 + Q, out + Q, position, bellsOnly && Q != S, 1, countVector);
         }
-        if (i >= last) slot[i - last] = upper(out[S]);
+        if (i >= last) {
+            if (direct) {
+                gain += gainStep;
+                f4 v = gain * upper(out[S]);
+                first[i - last] = v[2];
+                second[i - last] = v[3];
+            } else {
+                slot[i - last] = upper(out[S]);
+            }
+        }
     }
+    if (direct) broadband[0] = gain;
     for (int Q = 0; Q < M; Q++) {
         long high = Q + M;
         states[3 * Q] = lower(s1[Q]);
@@ -201,12 +224,16 @@ WIDE static int bells_only(const SectionRamp *ramps, long vectors) {
     return !(any[0] | any[1] | any[2] | any[3]);
 }
 
-#define CASCADE(M, S)                                                                          \
-    (bellsOnly ? cascade_wide(M, S, 1, slotMemory, count, vectors, ramps, cascadeStates)      \
-               : cascade_wide(M, S, 0, slotMemory, count, vectors, ramps, cascadeStates))
+#define CASCADE(M, S)                                                                                    \
+    (bellsOnly ? (direct ? cascade_wide(M, S, 1, 1, slot, count, vectors, ramps, states, first, second, gain)  \
+                         : cascade_wide(M, S, 1, 0, slot, count, vectors, ramps, states, first, second, gain)) \
+               : (direct ? cascade_wide(M, S, 0, 1, slot, count, vectors, ramps, states, first, second, gain)  \
+                         : cascade_wide(M, S, 0, 0, slot, count, vectors, ramps, states, first, second, gain)))
 
 WIDE void soundfit_simd_cascade_avx2_fma(void *slotMemory, long count, long vectors, void *rampMemory,
-                                         void *cascadeStates) {
+                                         void *cascadeStates, float *first, float *second, void *broadband) {
+    f4 *slot = slotMemory, *states = cascadeStates, *gain = broadband;
+    int direct = first && second && broadband;
     SectionRamp *ramps = rampMemory;
     int bellsOnly = bells_only(ramps, vectors);
     // Registers M = ⌈vectors/2⌉; the shelf (vector `vectors − 1`) is the upper half of S = vectors − 1 − M.
@@ -231,13 +258,14 @@ WIDE void soundfit_simd_cascade_avx2_fma(void *slotMemory, long count, long vect
 
 int soundfit_simd_has_avx2_fma(void) { return 0; }
 
-void soundfit_simd_analyze_avx2_fma(const void *slot, long count, long bandVectors, long period,
-                                    const void *filters, void *analysisStates, const void *weights,
-                                    void *detectors) {
+void soundfit_simd_analyze_avx2_fma(const float *first, const float *second, void *slot, long count,
+                                    long bandVectors, long period, const void *filters, void *analysisStates,
+                                    const void *weights, void *detectors) {
     __builtin_trap();  // never called: soundfit_simd_has_avx2_fma() is 0 here
 }
 
-void soundfit_simd_cascade_avx2_fma(void *slot, long count, long vectors, void *ramps, void *cascadeStates) {
+void soundfit_simd_cascade_avx2_fma(void *slot, long count, long vectors, void *ramps, void *cascadeStates,
+                                    float *first, float *second, void *broadband) {
     __builtin_trap();
 }
 
