@@ -188,9 +188,20 @@ __attribute__((always_inline)) WIDE static inline void cascade_wide(
             for (int Q = 0; Q < M; Q++)
                 wide_section(r + Q, x[Q], s1 + Q, s2 + Q, out + Q, position, bellsOnly && Q != S, 0, countVector);
         } else {
+            // Filling or draining: vector q works on samples in iterations 2q … count + 2q (both
+            // of its sections in 2q + 1 … count + 2q − 1). Registers with no active section are
+            // skipped (their outputs are read by none), those with every section active run
+            // without masks (the empty upper half of an odd count never matters).
 #pragma clang loop unroll(full)
-            for (int Q = 0; Q < M; Q++)
-                wide_section(r + Q, x[Q], s1 + Q, s2 + Q, out + Q, position, bellsOnly && Q != S, 1, countVector);
+            for (int Q = 0; Q < M; Q++) {
+                long high = Q + M;
+                int some = (i >= 2 * Q && i <= count + 2 * Q) || (high < vectors && i >= 2 * high && i <= count + 2 * high);
+                int all = i >= 2 * Q + 1 && i <= count + 2 * Q - 1 && (high >= vectors || (i >= 2 * high + 1 && i <= count + 2 * high - 1));
+                if (all)
+                    wide_section(r + Q, x[Q], s1 + Q, s2 + Q, out + Q, position, bellsOnly && Q != S, 0, countVector);
+                else if (some)
+                    wide_section(r + Q, x[Q], s1 + Q, s2 + Q, out + Q, position, bellsOnly && Q != S, 1, countVector);
+            }
         }
         if (i >= last) {
             if (direct) {
