@@ -2,11 +2,9 @@ import CSoundFitSIMD
 
 /// Which build of the personalization processor's per-sample loops runs (issue 15): the
 /// baseline Swift kernels (`PersonalizationKernels`, baseline x86-64 SSE2, any CPU) or the same
-/// filters as 256-bit AVX2/FMA kernels in the C target `CSoundFitSIMD` (two SIMD4 vectors per
-/// register, the filter states in registers for a call, interleave and the broadband gain fused
-/// in), which runs only on CPUs that have both. The two agree within float tolerance (FMA rounds
-/// `a·b + c` once instead of twice, and the C cascade forms its per-sample mix as
-/// `base + position·step`); `SIMDPathTests` compares them.
+/// loops compiled for AVX2 and FMA in the C target `CSoundFitSIMD`, which runs only on CPUs that
+/// have both. The two agree within float tolerance (FMA rounds `a·b + c` once instead of twice);
+/// `SIMDPathTests` compares them.
 ///
 /// Chosen once per processor at set-up, off the audio thread.
 public enum SIMDPath: String, Sendable, CaseIterable {
