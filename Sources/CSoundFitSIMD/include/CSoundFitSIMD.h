@@ -1,10 +1,11 @@
 // AVX2/FMA builds of the personalization processor's per-sample loops (issue 15), chosen at run
 // time. The baseline path is the Swift code in SoundFitDSP (`PersonalizationKernels`); these
-// functions are the same loops, line for line, over the same memory, compiled with
-// `__attribute__((target("avx2,fma")))` so that the package itself keeps targeting baseline
-// x86-64 and needs no compiler flags.
+// functions compute the same filters over the same memory, two SIMD4 vectors per 256-bit
+// register (see simd_kernels.c), compiled with `__attribute__((target("avx2,fma")))` so that the
+// package itself keeps targeting baseline x86-64 and needs no compiler flags.
 //
 // Memory layout (all of it SoundFitDSP's, 16-byte aligned SIMD4<Float> vectors):
+// - `first`, `second`: the pair's channels (`second` NULL for a lone last channel);
 // - `slot`: one SIMD4 frame per sample of the channel pair;
 // - `filters`: four vectors per analysis band vector (c11, c12, c22, scale);
 // - `analysisStates`: two vectors per band vector;
@@ -21,13 +22,18 @@
 /// 1 when this CPU executes AVX2 and FMA instructions, else 0 (also on other architectures).
 int soundfit_simd_has_avx2_fma(void);
 
-/// The analysis bank over `count` frames of `slot` (`PersonalizationKernels.analyze2/analyze1`).
-void soundfit_simd_analyze_avx2_fma(const void *slot, long count, long bandVectors, long period,
-                                    const void *filters, void *analysisStates, const void *weights,
-                                    void *detectors);
+/// The pair's `count` frames from `first`/`second` into `slot` (`PersonalizationKernels.interleave`)
+/// and the analysis bank over them (`PersonalizationKernels.analyze2/analyze1`).
+void soundfit_simd_analyze_avx2_fma(const float *first, const float *second, void *slot, long count,
+                                    long bandVectors, long period, const void *filters, void *analysisStates,
+                                    const void *weights, void *detectors);
 
-/// The systolic cascade of `vectors` section vectors over `slot`, in place
-/// (`PersonalizationKernels.cascade`), then each ramp's mix advanced by `count` samples.
-void soundfit_simd_cascade_avx2_fma(void *slot, long count, long vectors, void *ramps, void *cascadeStates);
+/// The systolic cascade of `vectors` section vectors over `slot` (`PersonalizationKernels.cascade`),
+/// then each ramp's mix advanced by `count` samples. With `first`, `second` and `broadband` (the
+/// pair's broadband gain and its per-sample step, two SIMD4) all non-NULL the output goes to the
+/// channels times the moving gain (`PersonalizationKernels.deinterleave` without a cross-fade;
+/// the gain is advanced), else back into `slot`, in place.
+void soundfit_simd_cascade_avx2_fma(void *slot, long count, long vectors, void *ramps, void *cascadeStates,
+                                    float *first, float *second, void *broadband);
 
 #endif

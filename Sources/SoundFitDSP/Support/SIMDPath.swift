@@ -58,17 +58,23 @@ public enum SIMDPath: String, Sendable, CaseIterable {
 // compiler cannot see into C bodies; these are plain arithmetic on the caller's memory. Only
 // called when `SIMDPath.isAVX2FMAAvailable`.
 
-/// `PersonalizationKernels.analyze2/analyze1` over all `bandVectors`, AVX2/FMA build.
+/// `PersonalizationKernels.interleave` of the pair `first`/`second` into `slot`, then
+/// `analyze2/analyze1` over all `bandVectors`, AVX2/FMA build.
 @_semantics("no_performance_analysis") @inline(never)
-func simdAnalyzeAVX2FMA(_ slot: UnsafePointer<SIMD4<Float>>, count: Int, bandVectors: Int, period: Int,
+func simdAnalyzeAVX2FMA(_ first: UnsafePointer<Float>, _ second: UnsafePointer<Float>?,
+                        into slot: UnsafeMutablePointer<SIMD4<Float>>, count: Int, bandVectors: Int, period: Int,
                         filters: UnsafePointer<SIMD4<Float>>, states: UnsafeMutablePointer<SIMD4<Float>>,
                         weights: UnsafePointer<SIMD4<Float>>, detectors: UnsafeMutablePointer<BandState>) {
-    soundfit_simd_analyze_avx2_fma(slot, count, bandVectors, period, filters, states, weights, detectors)
+    soundfit_simd_analyze_avx2_fma(first, second, slot, count, bandVectors, period, filters, states, weights, detectors)
 }
 
-/// `PersonalizationKernels.cascade`, AVX2/FMA build.
+/// `PersonalizationKernels.cascade`, AVX2/FMA build, in place in `slot`; or, with `outputs` (the
+/// pair's two channels and its broadband gain and step), straight to the channels as
+/// `PersonalizationKernels.deinterleave` without a cross-fade writes them.
 @_semantics("no_performance_analysis") @inline(never)
 func simdCascadeAVX2FMA(_ slot: UnsafeMutablePointer<SIMD4<Float>>, count: Int, vectors: Int,
-                        ramps: UnsafeMutablePointer<SectionRamp>, states: UnsafeMutablePointer<SIMD4<Float>>) {
-    soundfit_simd_cascade_avx2_fma(slot, count, vectors, ramps, states)
+                        ramps: UnsafeMutablePointer<SectionRamp>, states: UnsafeMutablePointer<SIMD4<Float>>,
+                        outputs: (first: UnsafeMutablePointer<Float>, second: UnsafeMutablePointer<Float>,
+                                  broadband: UnsafeMutablePointer<SIMD4<Float>>)? = nil) {
+    soundfit_simd_cascade_avx2_fma(slot, count, vectors, ramps, states, outputs?.first, outputs?.second, outputs?.broadband)
 }

@@ -5,16 +5,21 @@ import Testing
 
 /// The AVX2/FMA build of the personalization processor's per-sample loops (`SIMDPath.avx2FMA`,
 /// the C target CSoundFitSIMD) against the baseline Swift kernels: two processors with the same
-/// preset and settings, one per path, over the same long inputs, at every tech level.
+/// preset and settings, one per path, over the same long inputs, at every tech level. The C path
+/// runs 8-wide (two SIMD4 vectors per 256-bit register); its output goes straight to the channels
+/// for a stereo pair without a cross-fade (the noise after its fade-in, the sines' first pair)
+/// and through the Swift deinterleave otherwise (the fade-in, the sines' lone third channel), so
+/// both outputs are compared here.
 ///
 /// **Tolerance.** FMA rounds `a·b + c` once where the baseline rounds the product and the sum
 /// separately, so the two differ in the last bits of every filter update (≈ 1 ulp, 6e-8
 /// relative); the recursive filters carry such differences on, and the detectors' control loop
-/// turns them into slightly different gains. Measured worst case (24 Nov 2026): 3e-7 / 7e-7 of
-/// the peak at tech level 1 (static EQ), 1.1e-5…1.2e-5 on noise and 1.6e-5…1.9e-5 on the sines
-/// at tech levels 2–4 (the detectors' loop). The bound, 1e-4 of the output peak (−80 dB), keeps a
-/// 5× margin, is far below anything audible, and a real fault in the loops fails it by orders of
-/// magnitude (dropping one ramp's advance in the C cascade gave 0.4–0.8).
+/// turns them into slightly different gains. Measured worst case (24 Nov 2026, 8-wide kernels):
+/// 3e-7 / 7e-7 of the peak at tech level 1 (static EQ), 1.1e-5…1.2e-5 on noise and 1.6e-5…1.9e-5
+/// on the sines at tech levels 2–4 (the detectors' loop). The bound, 1e-4 of the output peak
+/// (−80 dB), keeps a 5× margin, is far below anything audible, and a real fault in the loops fails
+/// it by orders of magnitude (dropping one ramp's advance in the C cascade gave 0.4–0.8, dropping the broadband
+/// gain's step in its direct output 0.018–0.13).
 @Suite("SIMD paths of the personalization processor")
 struct SIMDPathTests {
     static let fs = 48000.0
