@@ -117,9 +117,10 @@ def now():
     return script("return Date.now()")
 
 
-def fill_audiogram(right, left, timeout=15):
+def fill_audiogram(right, left, timeout=45):
     """Types the thresholds into the audiogram form, submits it, and returns what the chart
-    then plots (and how many O and X marks it drew)."""
+    then plots (and how many O and X marks it drew). SoundFit generates the presets before it
+    answers; on a machine busy with builds that took longer than 15 s once, hence the timeout."""
     script("document.querySelector('#audiogram-form').closest('details').open = true")
     for ear, points in (("right", right), ("left", left)):
         for hz, db in points:
@@ -133,7 +134,12 @@ def fill_audiogram(right, left, timeout=15):
         data = script("return document.getElementById('audiogram-chart').plotData")
         plotted = {ear: [list(map(float, p)) for p in data[ear]] for ear in ("right", "left")}
         return data if all(point in plotted[ear] for ear in expected for point in expected[ear]) else None
-    data = wait_for("the audiogram chart to show the submitted profile", timeout, drawn)
+    try:
+        data = wait_for("the audiogram chart to show the submitted profile", timeout, drawn)
+    except RuntimeError as error:
+        shown = script("return [document.getElementById('audiogram-chart').plotData, "
+                       "document.getElementById('profile-state').textContent]")
+        raise RuntimeError(f"{error}; the chart plots {shown[0]!r}, the profile line says {shown[1]!r}") from None
     marks = script("""
         const chart = document.getElementById('audiogram-chart');
         return {o: chart.querySelectorAll('circle.ear-right').length, x: chart.querySelectorAll('path.ear-left').length,
