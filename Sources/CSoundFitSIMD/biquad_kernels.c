@@ -4,11 +4,13 @@
 // `BiquadFilter.runGroups`; keep them in step (the SoundFitDSPTests suite `BiquadSIMDPathTests`
 // runs both on the same input and compares).
 //
-// The one difference in shape: where the Swift loops run a pair of four-channel groups as two
-// SIMD4 recursions side by side (`steadyPair`, `movingPair`), this build puts the pair into one
-// 256-bit vector (the first group in the low half, the second in the high half), so a pair costs
-// the instructions of one group. The scratch holds the pair's frames as eight floats each (the
-// same `2 × scratchFrames` SIMD4 of memory), and the states stay the Swift layout
+// Two differences in shape, none in arithmetic: where the Swift loops run a pair of four-channel
+// groups as two SIMD4 recursions side by side (`steadyPair`, `movingPair`), this build puts the
+// pair into one 256-bit vector (the first group in the low half, the second in the high half), so
+// a pair costs the instructions of one group; the scratch then holds the pair's frames as eight
+// floats each (the same `2 × scratchFrames` SIMD4 of memory). And a lone group in steady state
+// (1–4 channels, or the last group) reads and writes the channels inside the recursion loop
+// (`steadyDirect4`) instead of going through the scratch. The states stay the Swift layout
 // (`[ic1, ic2]` per group), so switching paths keeps the state.
 #include "CSoundFitSIMD.h"
 
@@ -87,6 +89,55 @@ static inline FilterTap filter_tap(const float *c) { return (FilterTap){c[0], c[
 
 FILTER_LOOPS(f4, 4)
 FILTER_LOOPS(f8, 8)
+
+/// `steady4` on one group read from and written to the channels directly, frame by frame: the
+/// same arithmetic as interleave4 + steady4 + deinterleave4 (bit-identical), without the round
+/// trip through the scratch, so that the loads and stores hide under the recursion's latency (one
+/// group is latency-bound). `lanes` is a constant in each instance (see `steadyDirect4`).
+__attribute__((always_inline)) WIDE static inline void steadyDirectLanes(float *const *p, long lanes, long start,
+                                                                         long count, f4 *states, int odd,
+                                                                         const FilterTwoStepTap *t) {
+    float *p0 = p[0] + start, *p1 = p0, *p2 = p0, *p3 = p0;
+    if (lanes > 1) p1 = p[1] + start;
+    if (lanes > 2) p2 = p[2] + start;
+    if (lanes > 3) p3 = p[3] + start;
+#define LOAD(i) ((f4){p0[i], lanes > 1 ? p1[i] : 0, lanes > 2 ? p2[i] : 0, lanes > 3 ? p3[i] : 0})
+#define STORE(i, v)                  \
+    do {                             \
+        f4 y = (v);                  \
+        p0[i] = y[0];                \
+        if (lanes > 1) p1[i] = y[1]; \
+        if (lanes > 2) p2[i] = y[2]; \
+        if (lanes > 3) p3[i] = y[3]; \
+    } while (0)
+    f4 ic1 = states[0], ic2 = states[1];
+    long i = 0;
+    if (odd && count > 0) {
+        STORE(0, tick4(LOAD(0), &ic1, &ic2, t->one));
+        i = 1;
+    }
+    for (; i + 1 < count; i += 2) {
+        f4 x0 = LOAD(i), x1 = LOAD(i + 1);
+        tick24(&x0, &x1, &ic1, &ic2, t);
+        STORE(i, x0);
+        STORE(i + 1, x1);
+    }
+    if (i < count) STORE(i, tick4(LOAD(i), &ic1, &ic2, t->one));
+#undef LOAD
+#undef STORE
+    states[0] = ic1;
+    states[1] = ic2;
+}
+
+WIDE static void steadyDirect4(float *const *p, long lanes, long start, long count, f4 *states, int odd,
+                               const FilterTwoStepTap *t) {
+    switch (lanes) {
+    case 1: steadyDirectLanes(p, 1, start, count, states, odd, t); break;
+    case 2: steadyDirectLanes(p, 2, start, count, states, odd, t); break;
+    case 3: steadyDirectLanes(p, 3, start, count, states, odd, t); break;
+    default: steadyDirectLanes(p, 4, start, count, states, odd, t); break;
+    }
+}
 
 /// `FilterLoops.interleave` of one group: `lanes` (1…4) channels from `p`, zero in the other lanes.
 WIDE static void interleave4(const float *const *p, long lanes, long start, long count, f4 *out) {
@@ -171,6 +222,8 @@ WIDE static void run_groups(const void *bufferPointers, long channelCount, long 
                 groupStates[1] = __builtin_shufflevector(s2, s2, 0, 1, 2, 3);
                 groupStates[2] = __builtin_shufflevector(s1, s1, 4, 5, 6, 7);
                 groupStates[3] = __builtin_shufflevector(s2, s2, 4, 5, 6, 7);
+            } else if (steady) {
+                steadyDirect4(buffers + base, lanesA, at, n, groupStates, ((parity ^ done) & 1) == 1, steady);
             } else {
                 f4 *frames = scratchMemory;
                 interleave4((const float *const *)buffers + base, lanesA, at, n, frames);
