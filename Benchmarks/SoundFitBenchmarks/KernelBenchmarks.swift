@@ -94,6 +94,11 @@ struct KernelBenchmarks {
         ChainSettings(filter: filterSettings, ringModulator: ringSettings, outputGain: gainSettings)
     }
 
+    /// The table row of a biquad measurement on `path` (the baseline keeps the old name).
+    static func biquadRow(_ name: String, _ path: SIMDPath) -> String {
+        path == .baseline ? name : "\(name), \(path.rawValue)"
+    }
+
     func run() -> [Row] {
         var rows: [Row] = []
         for channels in channelCounts {
@@ -120,21 +125,24 @@ struct KernelBenchmarks {
                 })
                 df1States.deallocate()
 
-                var filter = BiquadFilter(spec: spec, settings: Self.filterSettings)
-                add("BiquadFilter", measureInPlace(channels: channels, block: block) { buffers, n in
-                    filter.process(buffers, frameCount: n)
-                })
+                // Both builds of the biquad's per-sample loops (`SIMDPath`) that this CPU runs, in one run.
+                for path in SIMDPath.allCases where path.isAvailable {
+                    var filter = BiquadFilter(spec: spec, settings: Self.filterSettings, simdPath: path)
+                    add(Self.biquadRow("BiquadFilter", path), measureInPlace(channels: channels, block: block) { buffers, n in
+                        filter.process(buffers, frameCount: n)
+                    })
 
-                // Worst case: a new cutoff every block keeps the coefficients moving all the time.
-                var moving = BiquadFilter(spec: spec, settings: Self.filterSettings)
-                var flip = false
-                add("BiquadFilter, cutoff moving", measureInPlace(channels: channels, block: block) { buffers, n in
-                    flip.toggle()
-                    var s = Self.filterSettings
-                    s.cutoff = flip ? 1200 : 900
-                    moving.apply(s)
-                    moving.process(buffers, frameCount: n)
-                })
+                    // Worst case: a new cutoff every block keeps the coefficients moving all the time.
+                    var moving = BiquadFilter(spec: spec, settings: Self.filterSettings, simdPath: path)
+                    var flip = false
+                    add(Self.biquadRow("BiquadFilter, cutoff moving", path), measureInPlace(channels: channels, block: block) { buffers, n in
+                        flip.toggle()
+                        var s = Self.filterSettings
+                        s.cutoff = flip ? 1200 : 900
+                        moving.apply(s)
+                        moving.process(buffers, frameCount: n)
+                    })
+                }
 
                 var ring = RingModulator(spec: spec, settings: Self.ringSettings)
                 add("RingModulator", measureInPlace(channels: channels, block: block) { buffers, n in
@@ -175,10 +183,20 @@ struct KernelBenchmarks {
         for kernel in kernels {
             out += "| \(kernel) | " + columns.map { c in value(kernel, c).map { String(format: "%.3f", $0) } ?? "-" }.joined(separator: " | ") + " |\n"
         }
-        for reference in ["C biquad TDF-II (-O3)", "C biquad DF-I (-O3)"] where kernels.contains(reference) {
-            out += "| BiquadFilter / \(reference.replacingOccurrences(of: " (-O3)", with: "")) | " + columns.map { c in
-                guard let s = value("BiquadFilter", c), let r = value(reference, c) else { return "-" }
-                return String(format: "%.2f", s / r)
+        for name in ["BiquadFilter", biquadRow("BiquadFilter", .avx2FMA)] where kernels.contains(name) {
+            for reference in ["C biquad TDF-II (-O3)", "C biquad DF-I (-O3)"] where kernels.contains(reference) {
+                out += "| \(name) / \(reference.replacingOccurrences(of: " (-O3)", with: "")) | " + columns.map { c in
+                    guard let s = value(name, c), let r = value(reference, c) else { return "-" }
+                    return String(format: "%.2f", s / r)
+                }.joined(separator: " | ") + " |\n"
+            }
+        }
+        for name in ["BiquadFilter", "BiquadFilter, cutoff moving"] {
+            let wideName = biquadRow(name, .avx2FMA)
+            guard kernels.contains(wideName) else { continue }
+            out += "| \(wideName) / baseline | " + columns.map { c in
+                guard let wide = value(wideName, c), let base = value(name, c) else { return "-" }
+                return String(format: "%.2f", wide / base)
             }.joined(separator: " | ") + " |\n"
         }
         out += rendererRatios(rows, columns: columns)

@@ -5,7 +5,8 @@
 //
 // Sections:
 //   --kernels  (default) kernel throughput on arrays, ns per sample-channel, beside a C reference
-//              biquad compiled -O3, median of N runs (default 7).
+//              biquad compiled -O3, median of N runs (default 7); the biquad on both SIMD paths
+//              (baseline and avx2-fma where the CPU has it) with their ratio.
 //   --personalization
 //              the multiband personalization processor per tech level beside its Faust-compiled
 //              equivalent (build it first: Benchmarks/Faust/build.sh), plus group delays.

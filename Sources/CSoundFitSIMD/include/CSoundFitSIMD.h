@@ -36,4 +36,24 @@ void soundfit_simd_analyze_avx2_fma(const float *first, const float *second, voi
 void soundfit_simd_cascade_avx2_fma(void *slot, long count, long vectors, void *ramps, void *cascadeStates,
                                     float *first, float *second, void *broadband);
 
+// The biquad (`BiquadFilter`, Sources/SoundFitDSP/Filter; biquad_kernels.c): one call runs the
+// filter over frames `start ..< start + count` of every channel (`buffers`: the channel
+// pointers), as `BiquadFilter.runGroups` does. Memory: `states` two SIMD4 per group of four
+// channels (`[ic1, ic2]`), `scratch` `2 × scratchFrames` SIMD4, coefficient vectors eight floats
+// (`SVFLoopCoefficients.packed`: c11, c12, c22, m0, h1, h2, unused, unused;
+// `SVFTwoStepCoefficients.packed`: e11, e12, e21, e22, f1, f2, b1, b2).
+
+/// The steady loop (`FilterLoops.steadySingle/steadyPair`); `parity`: the absolute index parity
+/// of frame `start` (the filter's `frameParity`).
+void soundfit_biquad_steady_avx2_fma(const void *buffers, long channelCount, long start, long count, void *states,
+                                     void *scratch, long scratchFrames, long parity, const void *loopCoefficients,
+                                     const void *twoStepCoefficients);
+
+/// The moving loop (`FilterLoops.movingSingle/movingPair`): coefficients `rampStart +
+/// rampIncrement · t` and wet level `wetStart + wetIncrement · t` at `t = position + i + 1` for
+/// frame `i` of the call (`FilterRamp.at`).
+void soundfit_biquad_moving_avx2_fma(const void *buffers, long channelCount, long start, long count, void *states,
+                                     void *scratch, long scratchFrames, const void *rampStart,
+                                     const void *rampIncrement, float wetStart, float wetIncrement, long position);
+
 #endif

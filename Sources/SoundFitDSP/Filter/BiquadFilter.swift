@@ -15,6 +15,9 @@
 /// signal in over 10 ms; disabling fades it out, after which the stage is skipped entirely (the
 /// buffers are left untouched, bit for bit).
 ///
+/// The per-sample loops run on the `SIMDPath` chosen at set-up: the Swift loops (`FilterLoops`) or
+/// their AVX2/FMA build in C (`FilterLoopsAVX2FMA.swift`), which agree within float tolerance.
+///
 /// Threads: `init` allocates and must not run on the audio thread; every other method is
 /// real-time safe and may be called on the audio thread. The value is not shared between
 /// threads: one owner calls `apply` and `process`.
@@ -31,6 +34,8 @@ public struct BiquadFilter: ~Copyable {
     public private(set) var spec: ProcessingSpec
     /// The current targets (clamped into range).
     public private(set) var settings: FilterSettings
+    /// The build of the per-sample loops that runs (see `SIMDPath`), fixed at set-up.
+    public let simdPath: SIMDPath
 
     private let groupCount: Int
     /// Per group of four channels: `[ic1, ic2]`.
@@ -78,11 +83,13 @@ public struct BiquadFilter: ~Copyable {
         case moving
     }
 
-    /// Prepares the filter for `spec`, starting at `settings` (no ramp from defaults).
+    /// Prepares the filter for `spec`, starting at `settings` (no ramp from defaults), running the
+    /// per-sample loops on `simdPath` if this CPU can (else on the baseline).
     /// Allocates; call off the audio thread.
-    public init(spec: ProcessingSpec, settings: FilterSettings = FilterSettings()) {
+    public init(spec: ProcessingSpec, settings: FilterSettings = FilterSettings(), simdPath: SIMDPath = .preferred) {
         precondition(spec.isValid, "invalid ProcessingSpec \(spec)")
         self.spec = spec
+        self.simdPath = simdPath.runnable
         let settings = settings.clamped()
         self.settings = settings
         groupCount = (spec.channelCount + 3) / 4
@@ -345,6 +352,13 @@ public struct BiquadFilter: ~Copyable {
 
     private mutating func runSteady(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>,
                                     chunkStart: Int, from: Int, count: Int) {
+        if simdPath == .avx2FMA {
+            var loop = coefficients.packed, twoStep = twoStepCoefficients
+            filterSteadyAVX2FMA(buffers, channelCount: spec.channelCount, start: chunkStart &+ from, count: count,
+                                states: states, scratch: scratch, scratchFrames: scratchFrames, parity: frameParity,
+                                loop: &loop, twoStep: &twoStep)
+            return
+        }
         let ramp = FilterRamp(start: coefficients.packed, increment: SIMD8(), wetStart: 1, wetIncrement: 0, position: 0)
         runGroups(buffers, chunkStart: chunkStart, from: from, count: count,
                   steady: FilterTwoStepTap(coefficients.packed, twoStepCoefficients), ramp: ramp)
@@ -352,6 +366,14 @@ public struct BiquadFilter: ~Copyable {
 
     private mutating func runMoving(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>>,
                                     chunkStart: Int, from: Int, count: Int) {
+        if simdPath == .avx2FMA {
+            var start = segmentStart, increment = segmentIncrement
+            filterMovingAVX2FMA(buffers, channelCount: spec.channelCount, start: chunkStart &+ from, count: count,
+                                states: states, scratch: scratch, scratchFrames: scratchFrames, rampStart: &start,
+                                rampIncrement: &increment, wetStart: wetStart, wetIncrement: wetIncrement,
+                                position: segmentPosition)
+            return
+        }
         let ramp = FilterRamp(start: segmentStart, increment: segmentIncrement,
                               wetStart: wetStart, wetIncrement: wetIncrement, position: segmentPosition)
         runGroups(buffers, chunkStart: chunkStart, from: from, count: count, steady: nil, ramp: ramp)
