@@ -1,10 +1,12 @@
-// AVX2/FMA builds of the personalization processor's per-sample loops (issue 15), chosen at run
-// time. The baseline path is the Swift code in SoundFitDSP (`PersonalizationKernels`); these
-// functions compute the same filters over the same memory, two SIMD4 vectors per 256-bit
-// register (see simd_kernels.c), compiled with `__attribute__((target("avx2,fma")))` so that the
+// AVX2/FMA builds of the personalization processor's and the biquad's per-sample loops (issue
+// 15), chosen at run time. The baseline path is the Swift code in SoundFitDSP
+// (`PersonalizationKernels`, `FilterLoops`); these functions compute the same filters over the
+// same memory, two SIMD4 vectors per 256-bit register (simd_kernels.c: the personalization,
+// declared first; biquad_kernels.c: the biquad, declared at the end), compiled with `__attribute__((target("avx2,fma")))` so that the
 // package itself keeps targeting baseline x86-64 and needs no compiler flags.
 //
-// Memory layout (all of it SoundFitDSP's, 16-byte aligned SIMD4<Float> vectors):
+// Memory layout of the personalization kernels (all of it SoundFitDSP's, 16-byte aligned
+// SIMD4<Float> vectors):
 // - `first`, `second`: the pair's channels (`second` NULL for a lone last channel);
 // - `slot`: one SIMD4 frame per sample of the channel pair;
 // - `filters`: four vectors per analysis band vector (c11, c12, c22, scale);
