@@ -2,8 +2,9 @@
 // 15), chosen at run time. The baseline path is the Swift code in SoundFitDSP
 // (`PersonalizationKernels`, `FilterLoops`); these functions compute the same filters over the
 // same memory, two SIMD4 vectors per 256-bit register (simd_kernels.c: the personalization,
-// declared first; biquad_kernels.c: the biquad, declared at the end), compiled with `__attribute__((target("avx2,fma")))` so that the
-// package itself keeps targeting baseline x86-64 and needs no compiler flags.
+// declared first; biquad_kernels.c: the biquad, declared at the end), compiled with
+// `__attribute__((target("avx2,fma")))` so that the package itself keeps targeting baseline
+// x86-64 and needs no compiler flags.
 //
 // Memory layout of the personalization kernels (all of it SoundFitDSP's, 16-byte aligned
 // SIMD4<Float> vectors):
