@@ -1,6 +1,6 @@
 import CJack
-import Dispatch
 import CRealtimeSupport
+import Dispatch
 import Logging
 import Synchronization
 
@@ -72,8 +72,9 @@ func soundfitXrunCallback(_ arg: UnsafeMutableRawPointer?) -> Int32 {
 }
 
 /// The server enters (`starting` non-zero) or leaves freewheel mode. JACK calls it before the
-/// first freewheeling cycle and after the last, from its notification thread; it flags the
-/// mode (the process callback reads it) and wakes the host's supervisor, which reports it.
+/// first freewheeling cycle and after the last (JACK 2: from its notification thread, never
+/// inside a process cycle); it flags the mode (the process callback reads it) and wakes the
+/// host's supervisor, which reports it.
 func soundfitFreewheelCallback(_ starting: Int32, _ arg: UnsafeMutableRawPointer?) {
     guard let arg else { return }
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {

@@ -40,7 +40,7 @@ final class JackClientConnection: @unchecked Sendable {
     /// The MIDI input fed by `midi_in`, told whether anything is connected to that port.
     private let midi: MIDIControlInput?
     /// Signalled when the server goes away or enters or leaves freewheel mode (the host's
-    /// supervisor sleeps on it). Only JACK's notification callbacks signal it, never the
+    /// supervisor sleeps on it). Only the shutdown and freewheel callbacks signal it, never the
     /// process callback.
     let stateChanged: DispatchSemaphore?
 
