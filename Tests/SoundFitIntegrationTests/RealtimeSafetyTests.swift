@@ -137,6 +137,7 @@ extension SoundFitIntegration {
             let startCycles = engine.cycleCount
             let deadline = ContinuousClock.now + .seconds(60)
             var sent = 0
+            var learns = 0
             while engine.cycleCount - startCycles < 1500 && ContinuousClock.now < deadline {
                 let k = sent / 8
                 switch sent % 8 {
@@ -148,7 +149,10 @@ extension SoundFitIntegration {
                 case 5: fader.programChange(channel: 1, program: k % 128)  // no state directory: refused
                 case 6:
                     // Every 32nd round arms a learn that the next control change ends.
-                    if k % 32 == 0 { osc.send("/midi/learn", .string("/ringmod/frequency"), .int(5)) }
+                    if k % 32 == 0 {
+                        osc.send("/midi/learn", .string("/ringmod/frequency"), .int(1))
+                        learns += 1
+                    }
                     fader.send(0x90, 60, 100)  // a note: ignored
                 default: fader.send(0xE0, 0, 64)  // pitch bend: ignored
                 }
@@ -157,6 +161,17 @@ extension SoundFitIntegration {
             }
             try fader.waitUntilSent()
             let cycles = engine.cycleCount - startCycles
+            // Every learn ends once (mapped by a control change, replaced, or timed out after 1 s):
+            // none may still be armed when the last control change below is sent, or it would take it.
+            let learnEnded = { (message: OSCTestMessage) in
+                (message.address == "/midi/mapped" && message.string(0) == "/ringmod/frequency")
+                    || (message.address == "/error" && message.string(0) == "/midi/learn")
+            }
+            let learnsDeadline = ContinuousClock.now + .seconds(15)
+            while osc.log.filter(learnEnded).count < learns && ContinuousClock.now < learnsDeadline {
+                _ = osc.collect(for: .milliseconds(50))
+            }
+            #expect(osc.log.filter(learnEnded).count == learns, "\(learns) learns sent, \(osc.log.filter(learnEnded).count) ended")
             // A gain controller (a learn may have taken CC 7 over) reaches the parameter through the mailbox.
             osc.send("/midi/map", .string("/output/gain"), .int(1), .int(7))
             _ = try osc.waitFor("/midi/mapped /output/gain") { $0.address == "/midi/mapped" && $0.string(0) == "/output/gain" }
