@@ -34,6 +34,8 @@ public final class SoundFitRuntime: Sendable {
     private let operations = SessionOperations()
     private let batches = OpenEngineBatch()
     private let lifecycle: Mutex<Lifecycle>
+    /// Makes `updateProfile`'s read-change-write of the profile one step.
+    private let profileUpdates = Mutex<Void>(())
 
     private struct Lifecycle {
         /// The output safety limit, dB SPL through the calibration.
@@ -433,6 +435,27 @@ public final class SoundFitRuntime: Sendable {
     public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
         let replacing = presets.profile != nil
         presets.setProfile(profile)
+        return try await profileChanged(replacing: replacing)
+    }
+
+    /// Sets `change(current profile)` as the profile at once and returns it, with whether it
+    /// replaced one. For submissions that arrive in an order (OSC requests): the next one builds
+    /// on this one even before `profileChanged` (the presets and the recommendation) has run, so
+    /// two quick submissions for the two ears both count. Any thread but the audio thread.
+    public func updateProfile(_ change: (HearingProfile?) throws -> HearingProfile) rethrows
+        -> (profile: HearingProfile, replacing: Bool) {
+        try profileUpdates.withLock { _ in
+            let current = presets.profile
+            let profile = try change(current)
+            presets.setProfile(profile)
+            return (profile, current != nil)
+        }
+    }
+
+    /// What follows a new profile (`submitProfile`, `updateProfile`): the variants the session's
+    /// personalization mode offers, the recommendation (now, or when the next session starts)
+    /// and, when a profile was replaced, the invalidation.
+    public func profileChanged(replacing: Bool) async throws -> [PresetVariant] {
         let configuration = controller.session?.configuration ?? sessionConfiguration
         // The profile's variants that the personalization mode offers (single preset: default).
         let variants = presets.availableVariants(for: configuration.fitting)

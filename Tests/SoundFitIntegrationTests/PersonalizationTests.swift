@@ -413,6 +413,25 @@ extension SoundFitIntegration {
             // One ear at a time: the other ear keeps its audiogram.
             let left = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "left"), reply: "/profile/presets")
             #expect(left == OSCTestMessage("/profile/presets", [.string("default"), .string("up"), .string("down")]))
+
+            // The two ears sent back to back, as the web page does: both count, whichever of the
+            // two requests' presets are ready first (each used to build on the profile as it was
+            // before the other, and one ear could be lost).
+            for round in 0..<4 {
+                let (right, left) = round % 2 == 0 ? (TestAudiogram.normal, TestAudiogram.n3) : (TestAudiogram.n3, TestAudiogram.normal)
+                osc.sendRaw(OSCWire.encode(OSCTestMessage("/profile/audiogram", right.oscArguments(ear: "right"))))
+                osc.sendRaw(OSCWire.encode(OSCTestMessage("/profile/audiogram", left.oscArguments(ear: "left"))))
+                for _ in 0..<2 { _ = try osc.waitFor("/profile/presets") { $0.address == "/profile/presets" } }
+                osc.send("/profile/audiogram")
+                for _ in 0..<2 {
+                    let held = try osc.waitFor("the profile of an ear") {
+                        $0.address == "/profile/audiogram" && $0.arguments.last == .string("dB HL")
+                    }.match
+                    let expected = held.string(0) == "right" ? right : left
+                    let numbers = held.arguments.dropFirst().compactMap(\.number)
+                    #expect(numbers == expected.points.flatMap { [$0.hz, $0.dbHL] }, "round \(round): SoundFit holds \(held)")
+                }
+            }
         }
 
         @Test("A bad hearing profile file: `run --profile` and `presets --audiogram` exit non-zero naming the problem")

@@ -70,13 +70,18 @@ extension OSCCommandTable {
             return .reject(error.description)
         }
         return .perform {
-            // The other ear's audiogram as it is when performed (an earlier element of the same
-            // bundle may have replaced it).
-            let current = surface.runtime.presets.profile
-            let profile = Result { try HearingProfile(left: ear == "right" ? current?.left : audiogram,
-                                                      right: ear == "left" ? current?.right : audiogram) }
+            // The other ear's audiogram as it is when performed (an earlier request, or an earlier
+            // element of the same bundle, may have replaced it). The profile is set now, in
+            // request order, so that right then left sent at once both count; the presets and
+            // the recommendation follow.
+            let update = Result {
+                try surface.runtime.updateProfile { current in
+                    try HearingProfile(left: ear == "right" ? current?.left : audiogram,
+                                       right: ear == "left" ? current?.right : audiogram)
+                }
+            }
             request.answerLater {
-                let variants = try await surface.runtime.submitProfile(profile.get())
+                let variants = try await surface.runtime.profileChanged(replacing: update.get().replacing)
                 surface.stateKeeper?.persist()
                 request.reply(OSCMessage("/profile/presets", variants.map { .string($0.rawValue) }))
             }
