@@ -1,6 +1,7 @@
 import SoundFitModel
 import SoundFitDSP
 import SoundFitEngine
+import SoundFitTestSupport
 import Testing
 
 /// Preset hand-overs wait on the acknowledgement watcher, like parameter values.
@@ -14,15 +15,11 @@ import Testing
 
     @Test func aHandOverEndsWhenTheAudioThreadTookIt() async throws {
         let engine = AudioEngine()
-        // A stand-in audio thread, rendering until the hand-over returned.
-        let rendering = Task.detached {
-            var driver = InMemoryDriver(engine: engine)
-            while !Task.isCancelled {
-                driver.renderSilentCycle()
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-        }
-        defer { rendering.cancel() }
+        // A stand-in audio thread, rendering until the hand-over returned: a thread of its own,
+        // as a real one is (a task could wait behind other tests' blocked tasks in the
+        // cooperative pool past the timeout).
+        let loop = RenderLoop(engine: engine)
+        defer { loop.stop() }
         try await engine.installPersonalization(nil, timeout: .seconds(10))
     }
 }

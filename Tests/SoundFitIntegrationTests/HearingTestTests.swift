@@ -16,6 +16,8 @@ extension SoundFitIntegration {
             .string("window_end"), .float(0.45), .string("gap_min"), .float(0.1), .string("gap_max"), .float(0.2),
         ]
         static let responseWindowSeconds = 0.45 - 0.05
+        /// Gaps that leave more silence outside the response windows than `fastTiming`'s.
+        static let longGaps: [OSCValue] = [.string("gap_min"), .float(0.5), .string("gap_max"), .float(0.9)]
         static let profileFrequencies: [Double] = [500, 1000, 2000, 4000]
 
         /// A rig in fast timing, with a virtual listener on its outputs.
@@ -23,9 +25,9 @@ extension SoundFitIntegration {
             let rig: SoundFitRig
             let listener: VirtualListener
 
-            init(_ simulated: SimulatedListener, seed: UInt64) throws {
+            init(_ simulated: SimulatedListener, seed: UInt64, timing: [OSCValue] = HearingTestThroughJack.fastTiming) throws {
                 rig = try SoundFitRig()
-                let config = try rig.osc.ask("/test/config", HearingTestThroughJack.fastTiming, reply: "/test/config")
+                let config = try rig.osc.ask("/test/config", timing, reply: "/test/config")
                 guard config.address == "/test/config" else { throw IntegrationError("fast timing refused: \(config)") }
                 listener = try VirtualListener(
                     server: rig.server.name, soundfitClient: rig.ready.client, oscPort: rig.ready.oscPort,
@@ -181,7 +183,12 @@ extension SoundFitIntegration {
             let outcomes = Mutex<[Int: Result<TestOutcome, any Error>]>([:])
             for index in listeners.indices {
                 let result = Result { () -> TestOutcome in
-                    let rig = try ListeningRig(listeners[index], seed: UInt64(200 + index))
+                    // Longer gaps for the false-alarming listener: in the fast timing a response
+                    // window covers two thirds of the time, so most presses in silence count for a
+                    // tone and an ear's presses outside windows sat near the verdict's bound of 3
+                    // (one run called both ears reliable).
+                    let timing = index == 0 ? Self.fastTiming.dropLast(4) + Self.longGaps : Self.fastTiming
+                    let rig = try ListeningRig(listeners[index], seed: UInt64(200 + index), timing: Array(timing))
                     defer { rig.stop() }
                     // Both ears for the false-alarming listener: its catch trials are pooled over the test.
                     let outcome = try rig.takeTest([.string(index == 0 ? "both" : "left"), .float(1000), .float(4000)])
