@@ -71,39 +71,51 @@ def measure(pids, seconds):
     return {pid: (sum(result[pid][1].values()) / 1e9, result[pid][1], migrations(pid) - before[pid]) for pid in pids}
 
 
-def one_run(options, period, placement):
+def one_run(options, period, placement, soundfit_first):
     server = jackbench.Server(period, cpu=options.cpu if placement == "one-cpu" else None, realtime=options.realtime)
     try:
-        faust = server.start([jackbench.faust_client("lowpass_gain")], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         noise = server.start([jackbench.faust_client("noise_source")], stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
+        if soundfit_first:
+            soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
+        faust = server.start([jackbench.faust_client("lowpass_gain")], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not soundfit_first:
+            server.wait_for_ports("lowpass_gain", "input", 2)
+            soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
+        floor = None
+        if options.floor:
+            floor = server.start([jackbench.c_client("passthrough_gain")])
+            floor_in = server.wait_for_ports("passthrough_gain", "input", 2)
         faust_in = server.wait_for_ports("lowpass_gain", "input", 2)
         noise_out = server.wait_for_ports("noise_source", "output", 2)
         soundfit_in = server.wait_for_ports(SOUNDFIT_NAME, "input", 2)
         for port in faust_in + noise_out + server.wait_for_ports("lowpass_gain", "output", 2):
             server.disconnect_all(port)
-        for source, faust_port, soundfit_port in zip(noise_out, faust_in, soundfit_in):
+        for index, (source, faust_port, soundfit_port) in enumerate(zip(noise_out, faust_in, soundfit_in)):
             server.connect(source, faust_port)
             server.connect(source, soundfit_port)
+            if floor:
+                server.connect(source, floor_in[index])
+        pids = [soundfit.pid, faust.pid] + ([floor.pid] if floor else [])
+
+        def window():
+            xruns_before = jackbench.status(client)["xruns"]
+            time.sleep(0.5)  # the /status request's handling stays out of the window
+            result = measure(pids, options.seconds)
+            xruns = jackbench.status(client)["xruns"] - xruns_before
+            return (result[soundfit.pid], result[faust.pid], result[floor.pid] if floor else None, xruns)
+
         configure_loaded(client)
         time.sleep(3)
-        xruns_before = jackbench.status(client)["xruns"]
-        loaded = measure([soundfit.pid, faust.pid], options.seconds)
-        xruns_loaded = jackbench.status(client)["xruns"] - xruns_before
-        # Idle: silence into both (the noise source is disconnected), SoundFit fully bypassed.
+        loaded = window()
+        # Idle: silence into every client (the noise source is disconnected), SoundFit fully
+        # bypassed; the Faust client (and the floor client) go on computing on silence.
         for port in noise_out:
             server.disconnect_all(port)
         configure_idle(client)
         time.sleep(3)
-        xruns_before = jackbench.status(client)["xruns"]
-        idle = measure([soundfit.pid, faust.pid], options.seconds)
-        xruns_idle = jackbench.status(client)["xruns"] - xruns_before
-        return {
-            "loaded": (loaded[soundfit.pid], loaded[faust.pid], xruns_loaded),
-            "idle": (idle[soundfit.pid], idle[faust.pid], xruns_idle),
-        }
+        return {"loaded": loaded, "idle": window()}
     finally:
         server.stop()
 
@@ -116,37 +128,49 @@ def main():
     parser.add_argument("--placement", choices=["free", "one-cpu", "both"], default="free")
     parser.add_argument("--cpu", type=int, default=1, help="the CPU of --placement one-cpu")
     parser.add_argument("--realtime", action="store_true", help="jackd with SCHED_FIFO threads (default: --no-realtime)")
+    parser.add_argument("--order", choices=["alternate", "soundfit-first", "faust-first"], default="alternate",
+                        help="which client joins the graph first (alternate: SoundFit in even runs)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also run the minimal C client (Benchmarks/CJackClient/passthrough_gain.c), last in the graph")
     parser.add_argument("--binary", default=os.path.join(jackbench.ROOT, ".build", "release", "soundfit"))
     options = parser.parse_args()
     periods = [int(p) for p in options.periods.split(",")]
     placements = ["free", "one-cpu"] if options.placement == "both" else [options.placement]
     print(f"command: python3 Benchmarks/scripts/jack_vs_faust.py --periods {options.periods} "
           f"--seconds {options.seconds:g} --runs {options.runs} --placement {options.placement}"
-          f"{' --realtime' if options.realtime else ''}")
+          f"{' --realtime' if options.realtime else ''} --order {options.order}{' --floor' if options.floor else ''}")
     print(f"binary: {options.binary}; load average at start: {jackbench.load_average()}")
-    print("| period | placement | case | run | SoundFit CPU s | Faust CPU s | SoundFit / Faust | xruns "
-          "| migrations SoundFit / Faust | SoundFit's busiest threads (CPU s) |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    print("| period | placement | case | run (S: SoundFit first, F: Faust first) | SoundFit CPU s | Faust CPU s "
+          "| SoundFit / Faust | C floor / Faust | xruns | migrations SoundFit / Faust | SoundFit's busiest threads (CPU s) |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     summary = []
     for period in periods:
         for placement in placements:
             ratios = {"loaded": [], "idle": []}
+            floors = {"loaded": [], "idle": []}
             for run in range(1, options.runs + 1):
-                result = one_run(options, period, placement)
+                first = {"soundfit-first": True, "faust-first": False}.get(options.order, run % 2 == 0)
+                result = one_run(options, period, placement, soundfit_first=first)
                 for case in ("loaded", "idle"):
-                    (sf_cpu, sf_threads, sf_moves), (faust_cpu, _, faust_moves), xruns = result[case]
+                    (sf_cpu, sf_threads, sf_moves), (faust_cpu, _, faust_moves), floor, xruns = result[case]
                     ratio = sf_cpu / faust_cpu if faust_cpu > 0 else float("inf")
                     ratios[case].append(ratio)
-                    print(f"| {period} | {placement} | {case} | {run} | {sf_cpu:.3f} | {faust_cpu:.3f} | {ratio:.2f} "
-                          f"| {xruns} | {sf_moves} / {faust_moves} | {top_threads(sf_threads)} |", flush=True)
+                    floor_text = "–"
+                    if floor and faust_cpu > 0:
+                        floors[case].append(floor[0] / faust_cpu)
+                        floor_text = f"{floor[0] / faust_cpu:.2f}"
+                    print(f"| {period} | {placement} | {case} | {run} {'S' if first else 'F'} | {sf_cpu:.3f} | {faust_cpu:.3f} "
+                          f"| {ratio:.2f} | {floor_text} | {xruns} | {sf_moves} / {faust_moves} | {top_threads(sf_threads)} |",
+                          flush=True)
             for case in ("loaded", "idle"):
+                floor_median = f"{statistics.median(floors[case]):.2f}" if floors[case] else "–"
                 summary.append((period, placement, case, statistics.median(ratios[case]), min(ratios[case]),
-                                max(ratios[case])))
+                                max(ratios[case]), floor_median))
     print()
-    print("| period | placement | case | median SoundFit / Faust | min | max |")
-    print("| ---: | --- | --- | ---: | ---: | ---: |")
-    for period, placement, case, median, low, high in summary:
-        print(f"| {period} | {placement} | {case} | {median:.2f} | {low:.2f} | {high:.2f} |")
+    print("| period | placement | case | median SoundFit / Faust | min | max | median C floor / Faust |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: |")
+    for period, placement, case, median, low, high, floor_median in summary:
+        print(f"| {period} | {placement} | {case} | {median:.2f} | {low:.2f} | {high:.2f} | {floor_median} |")
     print(f"load average at end: {jackbench.load_average()}")
 
 

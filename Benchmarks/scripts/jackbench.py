@@ -37,6 +37,22 @@ def faust_client(name):
     return binary
 
 
+C_CLIENT_SOURCES = os.path.join(ROOT, "Benchmarks", "CJackClient")
+C_CLIENT_BUILD = os.path.join(ROOT, "Benchmarks", "CJackClient", ".build")
+
+
+def c_client(name):
+    """The path of the minimal C JACK client built from Benchmarks/CJackClient/<name>.c (cc -O2),
+    building it when missing or older than its source."""
+    binary = os.path.join(C_CLIENT_BUILD, name)
+    source = os.path.join(C_CLIENT_SOURCES, name + ".c")
+    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
+        return binary
+    os.makedirs(C_CLIENT_BUILD, exist_ok=True)
+    subprocess.run(["cc", "-O2", "-o", binary, source, "-ljack"], check=True)
+    return binary
+
+
 class Server:
     """A private dummy-backend JACK server (48 kHz unless told), stopped by `stop()`."""
 
@@ -106,8 +122,31 @@ class Server:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.returncode < 0:
+            self.reclaim_registry_slot()
+
+    def reclaim_registry_slot(self):
+        """A jackd that died from a signal (a `--no-realtime` server gets SIGPIPE when a client
+        it writes to was just killed) keeps its slot in JACK's server registry
+        (/dev/shm/jack-shm-registry, 8 slots for the machine, then "Too many servers already
+        active" for every jackd). Starting a server under the same name takes the slot over, and
+        stopping it cleanly frees it."""
+        reclaim = subprocess.Popen(["jackd", "--no-realtime", "-n", self.name, "-d", "dummy", "-p", "1024"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and reclaim.poll() is None:
+            if subprocess.run(["jack_lsp", "-s", self.name], capture_output=True, env=self.env).returncode == 0:
+                break
+            time.sleep(0.2)
+        reclaim.terminate()
+        reclaim.wait(timeout=10)
 
 
 def start_soundfit(server, binary, name, channels=2, extra=()):

@@ -203,8 +203,9 @@ public final class JackEngineHost: @unchecked Sendable {
                         : "JACK server '\(serverName)' runs in real time again")
                 }
                 // Connected: sleep until a callback or `stop()` wakes us (the timeout is only a
-                // safety net); without a connection the loop below retries at its own pace.
-                _ = supervisorWake.wait(timeout: .now() + .seconds(1))
+                // safety net, long so an idle SoundFit does not wake for it); without a
+                // connection the loop below retries at its own pace.
+                _ = supervisorWake.wait(timeout: .now() + .seconds(10))
                 continue
             }
             if stopping.load(ordering: .acquiring) { return }

@@ -64,8 +64,11 @@ struct JackProcessState: ~Copyable {
             outputBuffers[channel] = output.assumingMemoryBound(to: Float.self)
         }
         receiveMIDI(frames: frames)
+        // The cycle's time only serves scheduled changes: with none waiting, JACK is not asked.
         let time: CycleTime?
-        if freewheeling {
+        if !renderer.mayHaveScheduledChanges {
+            time = nil
+        } else if freewheeling {
             let now = jack_get_time()
             time = CycleTime(startMicroseconds: now, endMicroseconds: now &+ 1)
         } else {

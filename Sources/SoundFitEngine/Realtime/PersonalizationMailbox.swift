@@ -66,7 +66,12 @@ public struct PersonalizationMailbox: @unchecked Sendable {
 
     /// Takes the next preset word, if any. Real-time safe.
     @inline(__always)
-    func takeNext() -> UInt64 { next.pointee.exchange(0, ordering: .acquiringAndReleasing) }
+    func takeNext() -> UInt64 {
+        // A plain load first: the exchange (a locked read-modify-write) only when there is
+        // something to take, which is rare; every other cycle only reads the word.
+        guard next.pointee.load(ordering: .relaxed) != 0 else { return 0 }
+        return next.pointee.exchange(0, ordering: .acquiringAndReleasing)
+    }
 
     // MARK: Control side
 

@@ -63,13 +63,27 @@ public struct RealtimeMailbox: @unchecked Sendable {
     /// Real-time safe: wait-free, no allocation.
     @inline(__always)
     func snapshot(into destination: UnsafeMutablePointer<UInt64>) -> Bool {
+        snapshot(into: destination, newerThan: Self.noGeneration) != nil
+    }
+
+    /// Like `snapshot(into:)`, but only when a batch was published since generation `seen` (the
+    /// value this returned last): every slot write is a batch, so an unchanged generation means
+    /// nothing is new and the slots are not read at all (the audio thread's common case: no
+    /// cache line of the slots is touched). Returns the generation copied at; nil when nothing
+    /// is new or the read raced a batch (retried next cycle).
+    /// Real-time safe: wait-free, no allocation.
+    @inline(__always)
+    func snapshot(into destination: UnsafeMutablePointer<UInt64>, newerThan seen: UInt64) -> UInt64? {
         let before = generation.pointee.load(ordering: .acquiring)
-        if before & 1 == 1 { return false }
+        if before & 1 == 1 || before == seen { return nil }
         for index in 0..<parameterCount {
             destination[index] = slots[index].load(ordering: .acquiring)
         }
-        return generation.pointee.load(ordering: .acquiring) == before
+        return generation.pointee.load(ordering: .acquiring) == before ? before : nil
     }
+
+    /// A generation no snapshot has (generations of finished batches are even).
+    static let noGeneration = UInt64.max
 
     /// Pickups remembered per parameter. Eight cover a watcher that falls seven cycles behind
     /// (about 9 ms at 64 frames, 37 ms at 256); an older target is resolved by the fallback

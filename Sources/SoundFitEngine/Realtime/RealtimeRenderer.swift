@@ -30,6 +30,11 @@ public struct RealtimeRenderer: ~Copyable {
     private let partOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Scratch for one consistent read of all slots.
     private let snapshot: UnsafeMutablePointer<UInt64>
+    /// The mailbox generation of the last snapshot taken: an unchanged generation means no
+    /// slot changed, and the cycle reads none.
+    private var snapshotGeneration = RealtimeMailbox.noGeneration
+    /// `ScheduledChanges.added` at the last scan that found no batch waiting.
+    private var scheduledSettled: UInt64 = 0
     /// A retired preset the full retire ring could not take yet (handed back next cycle).
     private var heldRetirement: Unmanaged<PreparedPersonalization>?
     /// The hearing test's stimulus, which replaces the chain's stages in test mode.
@@ -96,6 +101,10 @@ public struct RealtimeRenderer: ~Copyable {
         chain.reset()
     }
 
+    /// Whether a scheduled batch may be waiting: only then does `render` need the cycle's
+    /// `time` (a driver can skip asking for it otherwise). Real-time safe: one load.
+    public var mayHaveScheduledChanges: Bool { mailbox.scheduled.mayHaveReady(settled: scheduledSettled) }
+
     /// Follows a server sample-rate change. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         chain.setSampleRate(sampleRate)
@@ -119,7 +128,9 @@ public struct RealtimeRenderer: ~Copyable {
         let metering = meters.begin()
         if metering { meters.measureInputs(inputs, frameCount: frameCount) }
         var due = 0
-        if let time { due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords) }
+        if let time, mailbox.scheduled.mayHaveReady(settled: scheduledSettled) {
+            due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords, settled: &scheduledSettled)
+        }
         if stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle) {
             // The hearing test's stimulus is the output: scheduled changes due now still take
             // effect (for the chain's next run), without rendering.
@@ -186,8 +197,10 @@ public struct RealtimeRenderer: ~Copyable {
     /// than the change in effect (a scheduled one that arrived after it) is passed over.
     @inline(__always)
     private mutating func takeParameterChanges(cycle: UInt64) {
-        // A read that raced a batch is retried next cycle: the batch lands whole or not at all.
-        guard mailbox.snapshot(into: snapshot) else { return }
+        // Nothing published since the last snapshot: nothing to take. A read that raced a batch
+        // is retried next cycle: the batch lands whole or not at all.
+        guard let generation = mailbox.snapshot(into: snapshot, newerThan: snapshotGeneration) else { return }
+        snapshotGeneration = generation
         var changed = false
         for index in 0..<mailbox.parameterCount where snapshot[index] != taken[index] {
             taken[index] = snapshot[index]

@@ -25,6 +25,10 @@ public struct ScheduledChanges: @unchecked Sendable {
     static let taken: UInt64 = 2
 
     let states: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Batches added so far (control side, after the record is ready): the audio thread scans
+    /// the records only while this differs from its count at the last scan that found none
+    /// ready, so with nothing scheduled a cycle touches one word instead of `capacity`.
+    let added: UnsafeMutablePointer<Atomic<UInt64>>
     /// Written before the record's releasing `ready` store; read after the acquiring take.
     let times: UnsafeMutablePointer<UInt64>
     let counts: UnsafeMutablePointer<Int>
@@ -36,6 +40,8 @@ public struct ScheduledChanges: @unchecked Sendable {
     static func allocate(parameterCount: Int) -> ScheduledChanges {
         let states = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: capacity)
         for record in 0..<capacity { (states + record).initialize(to: Atomic(free)) }
+        let added = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
+        added.initialize(to: Atomic(0))
         let times = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
         times.initialize(repeating: 0, count: capacity)
         let counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
@@ -44,13 +50,15 @@ public struct ScheduledChanges: @unchecked Sendable {
         entryIndices.initialize(repeating: 0, count: capacity * parameterCount)
         let entryWords = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity * parameterCount)
         entryWords.initialize(repeating: 0, count: capacity * parameterCount)
-        return ScheduledChanges(states: states, times: times, counts: counts, entryIndices: entryIndices,
+        return ScheduledChanges(states: states, added: added, times: times, counts: counts, entryIndices: entryIndices,
                                 entryWords: entryWords, parameterCount: parameterCount)
     }
 
     func deallocate() {
         states.deinitialize(count: Self.capacity)
         states.deallocate()
+        added.deinitialize(count: 1)
+        added.deallocate()
         times.deallocate()
         counts.deallocate()
         entryIndices.deallocate()
@@ -74,6 +82,7 @@ public struct ScheduledChanges: @unchecked Sendable {
                 entryWords[record * parameterCount + position] = entry.word
             }
             states[record].store(ticket << 2 | Self.ready, ordering: .releasing)
+            added.pointee.add(1, ordering: .releasing)
             return ScheduledTicket(record: record, ticket: ticket)
         }
         return nil
@@ -95,12 +104,25 @@ public struct ScheduledChanges: @unchecked Sendable {
 
     // MARK: Audio thread
 
-    /// Writes the records that are ready and whose moment is before `end` (microseconds) into
-    /// `due`, earliest first, and returns how many. Real-time safe: `capacity` atomic loads.
+    /// Whether a record may be ready: a batch was added since `settled`, the count of added
+    /// batches at the last `collectDue` that found no record ready. Real-time safe: one load.
     @inline(__always)
-    func collectDue(before end: UInt64, into due: UnsafeMutablePointer<Int>) -> Int {
+    func mayHaveReady(settled: UInt64) -> Bool {
+        added.pointee.load(ordering: .acquiring) != settled
+    }
+
+    /// Writes the records that are ready and whose moment is before `end` (microseconds) into
+    /// `due`, earliest first, and returns how many. `settled` is the caller's count for
+    /// `mayHaveReady(settled:)`, updated when no record is ready (a batch added during the scan
+    /// keeps the count different, so it is seen next cycle). Real-time safe: `capacity` atomic
+    /// loads.
+    @inline(__always)
+    func collectDue(before end: UInt64, into due: UnsafeMutablePointer<Int>, settled: inout UInt64) -> Int {
+        let addedBeforeScan = added.pointee.load(ordering: .acquiring)
         var count = 0
+        var ready = 0
         for record in 0..<Self.capacity where states[record].load(ordering: .acquiring) & 3 == Self.ready {
+            ready &+= 1
             let time = times[record]
             guard time < end else { continue }
             // Insertion sort: a handful of due records per cycle at most.
@@ -112,6 +134,7 @@ public struct ScheduledChanges: @unchecked Sendable {
             due[position] = record
             count &+= 1
         }
+        if ready == 0 { settled = addedBeforeScan }
         return count
     }
 

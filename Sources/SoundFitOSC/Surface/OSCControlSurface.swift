@@ -23,7 +23,8 @@ public final class OSCControlSurface: Sendable {
     public static let maximumPacketBytes = 16384
     /// How often counts of rate-limited log lines that were held back are written.
     static let suppressedLogInterval: Duration = .seconds(10)
-    /// How often ended subscription leases and confirmation windows are swept.
+    /// How often ended subscription leases and confirmation windows are swept (only while
+    /// there are any).
     static let expiryInterval: Duration = .milliseconds(500)
 
     let runtime: SoundFitRuntime
@@ -187,9 +188,7 @@ public final class OSCControlSurface: Sendable {
                     }
                 }
                 group.addTask { [surface] in
-                    while (try? await Task.sleep(for: OSCControlSurface.expiryInterval)) != nil {
-                        surface.feedback.expire()
-                    }
+                    await surface.feedback.sweepExpired(every: OSCControlSurface.expiryInterval)
                 }
             }
         }

@@ -287,7 +287,10 @@ public final class OSCTCPListener: OSCConnectionTransport {
                 }
                 let nextIdle = readers.values.map { $0.lastReceived + listener.limits.idleTimeout }.min()
                 let wait = min(nextIdle.map { max(.zero, $0 - clock.now) } ?? .seconds(1), .seconds(1))
-                let milliseconds = Int32(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) + 1
+                // With no connection nothing can time out: sleep until a connection or `stop()`
+                // (the wake pipe), so an idle SoundFit's TCP thread does not wake every second.
+                let milliseconds = readers.isEmpty
+                    ? -1 : Int32(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) + 1
                 guard poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0 else { continue }
 
                 if descriptors[0].revents != 0 { drainWakeups() }

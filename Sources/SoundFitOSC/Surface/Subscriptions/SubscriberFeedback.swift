@@ -39,6 +39,9 @@ final class SubscriberFeedback: Sendable {
     private let flushScheduled = Atomic<Bool>(false)
     /// Subscriptions dropped (expired, unreachable) are logged at most a few times per interval.
     private let drops: RateLimitedLog<String>
+    /// Yielded when a subscription or a pending confirmation is added: wakes `sweepExpired`,
+    /// which sleeps while there is nothing that could expire (an idle SoundFit wakes for nothing).
+    private let expirable = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     init(transport: any OSCTransport, allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
          lease: Duration = SubscriberRegistry.defaultLease, logger: Logger) {
@@ -78,7 +81,9 @@ final class SubscriberFeedback: Sendable {
             return previous
         }
         do {
-            return .subscribed(try registry.subscribe(from: sender.peer, request, at: time), renewed: existing != nil)
+            let subscriber = try registry.subscribe(from: sender.peer, request, at: time)
+            expirable.continuation.yield()
+            return .subscribed(subscriber, renewed: existing != nil)
         } catch {
             transports.withLock { $0[target] = previous }
             throw error
@@ -94,6 +99,7 @@ final class SubscriberFeedback: Sendable {
             try confirmations.request(target, owner: owner, feedback: request.feedback, selection: request.selection,
                                       token: SubscriptionConfirmations.makeToken(), at: time)
         }
+        expirable.continuation.yield()
         switch outcome {
         case .challenge(let pending):
             return .pending(pending, challenge: pending.challengeMessage, reply: pending.pendingMessage(at: time))
@@ -145,8 +151,23 @@ final class SubscriberFeedback: Sendable {
 
     private func url(of target: OSCPeer) -> String { transport(to: target).url(of: target) }
 
+    /// Drops ended leases and confirmation windows every `interval` while any subscription or
+    /// pending confirmation exists; otherwise sleeps until one is added. Runs until cancelled.
+    func sweepExpired(every interval: Duration) async {
+        for await _ in expirable.stream {
+            while hasExpirable {
+                guard (try? await Task.sleep(for: interval)) != nil else { return }
+                expire()
+            }
+        }
+    }
+
+    /// Whether any subscription or pending confirmation could expire.
+    private var hasExpirable: Bool {
+        registry.withRegistry { !$0.subscribers.isEmpty } || pendingConfirmationCount > 0
+    }
+
     /// Drops subscriptions whose lease ended and confirmations that were not given in time.
-    /// Called every second or so.
     func expire() {
         let time = now()
         let expired = registry.withRegistry { $0.expire(at: time) }
