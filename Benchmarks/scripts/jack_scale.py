@@ -7,14 +7,15 @@ unless told; issue 15, target 5):
    every input: the process callback's p50 / p99 / max from `/status` (the binary's ring of the
    last 8192 callbacks, so the phase runs long enough to replace it), and the process's CPU.
 2. *Eight instances:* eight stereo instances at tech level 4 on the same server, all fed the same
-   noise; first every stage bypassed (the same-run baseline), then every stage on. Per phase the
-   total CPU seconds of the eight processes (`/proc/PID/stat`) and the server's xruns (counted by
-   the first instance).
+   noise; every stage bypassed (the same-run baseline) and every stage on, alternating for
+   `--rounds` rounds. Per phase the total CPU seconds of the eight processes (`/proc/PID/stat`)
+   and the server's xruns (counted by the first instance).
 
 Usage:
 
     swift build -c release --product soundfit
     python3 Benchmarks/scripts/jack_scale.py [--period 64] [--seconds 12] [--instances 8] [--channels 64]
+                                             [--rounds 2] [--realtime]
 """
 import argparse
 import os
@@ -57,12 +58,13 @@ def main():
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--instances", type=int, default=8)
     parser.add_argument("--channels", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the bypassed and the every-stage-on phase")
     parser.add_argument("--realtime", action="store_true", help="jackd with SCHED_FIFO threads (default: --no-realtime)")
     parser.add_argument("--binary", default=os.path.join(jackbench.ROOT, ".build", "release", "soundfit"))
     options = parser.parse_args()
     ring_seconds = 8192 * options.period / 48000 + 1
     print(f"command: python3 Benchmarks/scripts/jack_scale.py --period {options.period} --seconds "
-          f"{options.seconds:g} --instances {options.instances} --channels {options.channels}"
+          f"{options.seconds:g} --instances {options.instances} --channels {options.channels} --rounds {options.rounds}"
           f"{' --realtime' if options.realtime else ''}")
     print(f"binary: {options.binary}; load average at start: {jackbench.load_average()}")
 
@@ -102,19 +104,29 @@ def main():
         print()
         print(f"{options.instances} stereo instances, tech level 4, {options.period} frames, {options.seconds:g} s "
               "per phase")
-        print("| phase | total CPU s | CPU s per instance (min-max) | xruns | load average |")
-        print("| --- | ---: | --- | ---: | ---: |")
-        for phase, configure in [("every stage bypassed (baseline)", every_stage_bypassed),
-                                 ("every stage on", every_stage_on)]:
-            for _, osc in instances:
-                configure(osc)
-            time.sleep(2)
-            xruns = jackbench.status(instances[0][1])["xruns"]
-            result = jackbench.measure([p.pid for p, _ in instances], options.seconds)
-            xruns = jackbench.status(instances[0][1])["xruns"] - xruns
-            cpus = [result[p.pid][0] for p, _ in instances]
-            print(f"| {phase} | {sum(cpus):.2f} | {min(cpus):.2f}-{max(cpus):.2f} | {xruns} | "
-                  f"{jackbench.load_average()} |", flush=True)
+        print("| round | phase | total CPU s | CPU s per instance (min-max) | xruns | load average |")
+        print("| ---: | --- | ---: | --- | ---: | ---: |")
+        phases = [("every stage bypassed (baseline)", every_stage_bypassed), ("every stage on", every_stage_on)]
+        totals = {phase: [0.0, 0] for phase, _ in phases}
+        # The phases alternate, so that whatever else the machine does falls on both alike.
+        for round_index in range(1, options.rounds + 1):
+            for phase, configure in phases:
+                for _, osc in instances:
+                    configure(osc)
+                time.sleep(2)
+                xruns = jackbench.status(instances[0][1])["xruns"]
+                result = jackbench.measure([p.pid for p, _ in instances], options.seconds)
+                xruns = jackbench.status(instances[0][1])["xruns"] - xruns
+                cpus = [result[p.pid][0] for p, _ in instances]
+                totals[phase][0] += sum(cpus)
+                totals[phase][1] += xruns
+                print(f"| {round_index} | {phase} | {sum(cpus):.2f} | {min(cpus):.2f}-{max(cpus):.2f} | {xruns} | "
+                      f"{jackbench.load_average()} |", flush=True)
+        print()
+        print(f"| phase | total CPU s over {options.rounds} × {options.seconds:g} s | xruns |")
+        print("| --- | ---: | ---: |")
+        for phase, (cpu, xruns) in totals.items():
+            print(f"| {phase} | {cpu:.2f} | {xruns} |")
     finally:
         server.stop()
 

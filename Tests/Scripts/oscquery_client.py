@@ -432,6 +432,17 @@ def check_patch_changes(args):
     page.close()
 
 
+def expect_no_osc(ws, predicate, failure, seconds=1):
+    """Fails with `failure` when the socket streams an OSC message matching `predicate` within
+    `seconds` (after an IGNORE: nothing more may come)."""
+    try:
+        ws.wait_for_osc(predicate, "nothing", timeout=seconds)
+        streamed = True
+    except (CheckFailed, socket.timeout):
+        streamed = False
+    check(not streamed, failure)
+
+
 def check_listen(args):
     udp = UDPClient(args.osc)
     ws = WebSocket(args.http)
@@ -444,12 +455,7 @@ def check_listen(args):
     ws.send_text(json.dumps({"COMMAND": "IGNORE", "DATA": "/filter/cutoff"}))
     ws.sync()
     udp.set_applied("/filter/cutoff", 3000.0)
-    try:
-        ws.wait_for_osc(lambda m: m[0] == "/filter/cutoff", "value after IGNORE", timeout=1)
-        streamed = True
-    except (CheckFailed, socket.timeout):
-        streamed = False
-    check(not streamed, "a change was streamed after IGNORE")
+    expect_no_osc(ws, lambda m: m[0] == "/filter/cutoff", "a change was streamed after IGNORE")
     print("ok IGNORE stops the stream")
     ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/no/such/path"}))
     answer = ws.wait_for_text()
@@ -528,12 +534,7 @@ def check_listen_meters(args):
     print(f"ok LISTEN /meters/input: {len(inputs)} messages at {rate:.1f}/s, last {last}")
     ws.send_text(json.dumps({"COMMAND": "IGNORE", "DATA": "/meters/input"}))
     ws.sync()
-    try:
-        ws.wait_for_osc(lambda m: m[0].startswith("/meters/"), "a meter message after IGNORE", timeout=1)
-        streamed = True
-    except (CheckFailed, socket.timeout):
-        streamed = False
-    check(not streamed, "meter messages were streamed after IGNORE")
+    expect_no_osc(ws, lambda m: m[0].startswith("/meters/"), "meter messages were streamed after IGNORE")
     print("ok IGNORE /meters/input stops the stream")
     ws.send_text(json.dumps({"COMMAND": "LISTEN", "DATA": "/meters/nothing"}))
     answer = ws.wait_for_text()
