@@ -188,6 +188,16 @@ def press_heard(seconds, interval=0.1):
     return presses
 
 
+def wait_patch(name, present=True, timeout=10):
+    """Waits until the page's patch list shows (or, `present` false, no longer shows) a patch
+    named `name`; returns the list's entries."""
+    def listed():
+        entries = script("return [...document.querySelectorAll('#patch-list option')].map(o => o.textContent)")
+        shown = any(entry.endswith(f": {name}") for entry in entries)
+        return entries if shown == present else None
+    return wait_for(f"patch {name!r} {'in' if present else 'gone from'} the page's list", timeout, listed)
+
+
 def errors():
     return script("return [...document.querySelectorAll('#errors li')].map(li => li.textContent)")
 
@@ -206,7 +216,7 @@ def screenshot(path, width=None, height=None, full=False):
 
 COMMANDS = {name: globals()[name] for name in [
     "open_page", "controls", "control", "wait_value", "click_slider", "toggle", "response", "now", "fill_audiogram",
-    "meters", "wait_meter", "click", "test_state", "press_heard", "errors", "screenshot"]}
+    "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot"]}
 
 
 def main():

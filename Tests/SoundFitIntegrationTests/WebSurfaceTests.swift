@@ -67,6 +67,23 @@ extension SoundFitIntegration {
             #expect(try page.call("errors") as? [String] == [], "the page shows errors")
         }
 
+        @Test("A user patch saved and deleted by another client (UDP) appears in the page's patch list and leaves it")
+        func patchListFollowsOtherClients() throws {
+            let (rig, page) = try Self.open()
+            defer { page.quit(); rig.stop() }
+            _ = try page.call("wait_patch", ["name": "Transparent"])  // a factory patch: the first listing is in
+            let saved = try rig.osc.ask("/patch/save", [.string("from udp")], reply: "/patch/saved")
+            let number = try #require(saved.number(0), "\(saved)")
+            let entries = try #require(try page.call("wait_patch", ["name": "from udp"]) as? [String])
+            #expect(entries.filter { $0.hasSuffix(": from udp") }.count == 1, "\(entries)")
+            let count = entries.count
+            let deleted = try rig.osc.ask("/patch/delete", [.int(Int32(number))], reply: "/patch/deleted")
+            #expect(deleted.address == "/patch/deleted", "\(deleted)")
+            let after = try #require(try page.call("wait_patch", ["name": "from udp", "present": false]) as? [String])
+            #expect(after.count == count - 1, "\(entries) → \(after)")
+            #expect(try page.call("errors") as? [String] == [], "the page shows errors")
+        }
+
         @Test("The response plot of lowpass 1 kHz reads −24.5 ± 0.5 dB at 4 kHz and −3.0 ± 0.1 dB at 1 kHz, per ear")
         func responsePlot() throws {
             let (rig, page) = try Self.open()

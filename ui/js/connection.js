@@ -45,19 +45,22 @@ export class Connection {
     this.listeners.get(address).push(handler);
   }
 
+  /** Whether the socket is open now (else "#open" is emitted when it opens). */
+  get isOpen() { return this.socket.readyState === WebSocket.OPEN; }
+
   /** Sends one OSC message (queued until the socket is open; at most 256 wait). */
   send(address, ...args) {
     this.sendFrame(encodeMessage(address, args));
   }
 
   sendFrame(frame) {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(frame);
+    if (this.isOpen) this.socket.send(frame);
     else if (this.queue.length < 256) this.queue.push(frame);
   }
 
   /** Asks SoundFit to stream the value changes of `path` (OSCQuery LISTEN). */
   listen(path) {
     this.listening.add(path);
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ COMMAND: "LISTEN", DATA: path }));
+    if (this.isOpen) this.socket.send(JSON.stringify({ COMMAND: "LISTEN", DATA: path }));
   }
 }

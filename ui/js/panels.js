@@ -22,11 +22,20 @@ export function wireErrors(connection, shownElsewhere = new Set()) {
 
 export function wirePatches(connection) {
   const select = $("#patch-list");
-  let page = [];
-  const refresh = () => { page = []; connection.send("/patch/list"); };
+  // One listing at a time (its pages arrive in order); a refresh asked for meanwhile runs when
+  // it ends, so two listings' items never mix.
+  let page = [], listing = false, again = false;
+  const refresh = () => {
+    if (listing) { again = true; return; }
+    listing = true;
+    page = [];
+    connection.send("/patch/list");
+  };
   connection.on("/patch/item", ([number, name]) => page.push({ number, name }));
   connection.on("/patch/end", ([count, next]) => {
     if (next > 0) return connection.send("/patch/list", int(next));  // the next page of 32
+    listing = false;
+    if (again) { again = false; refresh(); }
     const chosen = select.value;
     select.replaceChildren(...page.map(({ number, name }) => {
       const option = document.createElement("option");
@@ -42,13 +51,23 @@ export function wirePatches(connection) {
   });
   connection.on("/patch/saved", refresh);
   connection.on("/patch/deleted", refresh);
+  // Another client saved or deleted a user patch: the server says the choices of /patch/load
+  // changed (OSCQuery PATH_CHANGED).
+  connection.on("#text", ([text]) => {
+    let notice;
+    try { notice = JSON.parse(text); } catch { return; }
+    if (notice.COMMAND === "PATH_CHANGED" && notice.DATA === "/patch/load") refresh();
+  });
+  // Each (re)opened socket lists the patches afresh (a listing cut by the old socket is over);
+  // a socket that opened before this panel was wired is listed now.
+  connection.on("#open", () => { listing = false; again = false; refresh(); });
+  if (connection.isOpen) refresh();
   $("#patch-load").addEventListener("click", () => select.value && connection.send("/patch/load", int(Number(select.value))));
   $("#patch-delete").addEventListener("click", () => select.value && connection.send("/patch/delete", int(Number(select.value))));
   $("#patch-save-form").addEventListener("submit", (event) => {
     event.preventDefault();
     connection.send("/patch/save", string($("#patch-name").value));
   });
-  refresh();
   connection.send("/patch/current");
 }
 
