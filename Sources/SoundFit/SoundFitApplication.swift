@@ -82,7 +82,8 @@ public final class SoundFitApplication: Service, Sendable {
             jack.privateServerLogPath = persistence.stateDirectory.appendingPathComponent("jackd-private.log").path
         }
         let midiInput = MIDIControlInput()
-        host = JackEngineHost(configuration: jack, engine: engine, midi: midiInput, logger: logger)
+        host = JackEngineHost(configuration: jack, engine: engine, midi: configuration.midiInput ? midiInput : nil,
+                              logger: logger)
         (socket, tcpListener) = try Self.openOSC(configuration.osc, logger: logger)
 
         // State is restored before the first connection; a configured hearing profile then
@@ -144,7 +145,8 @@ public final class SoundFitApplication: Service, Sendable {
         }
         if let stateKeeper { surface.attach(stateKeeper) }
         web?.attach(surface, channelCount: configuration.jack.channelCount)
-        midiControl = MIDIControl(runtime: runtime, input: midiInput, keeper: stateKeeper)
+        midiControl = MIDIControl(runtime: runtime, input: midiInput, keeper: stateKeeper,
+                                  port: configuration.midiInput ? "midi_in" : nil)
         surface.attach(midiControl)
     }
 

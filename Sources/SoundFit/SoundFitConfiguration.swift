@@ -17,6 +17,9 @@ public struct SoundFitConfiguration: Sendable {
     /// The HTTP and WebSocket port (OSCQuery, the web page, OSC over WebSocket), on the OSC host
     /// and allow-list; nil serves none.
     public var web: Web?
+    /// Whether the JACK client has the MIDI control input `midi_in` (`--no-midi`: none; the
+    /// mappings stay in the state, and `/midi/learn` says why nothing can come).
+    public var midiInput = true
     /// The session activated on every connection (personalization mode and fitting); the
     /// engine's personalization stage is built for its tech level.
     public var session: ProcessingConfiguration

@@ -31,6 +31,9 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Serve OSC over UDP only: no OSC over TCP (SLIP or length-prefixed) on the same port number.")
     var noOscTcp = false
 
+    @Flag(help: "Register no MIDI control input port (midi_in); MIDI mappings stay in the state, /midi/learn is refused.")
+    var noMidi = false
+
     @Option(help: ArgumentHelp(
         "TCP port for HTTP and WebSocket: the OSCQuery namespace, the web page at /ui and OSC over WebSocket, on the OSC host and --osc-allow (0 picks a free port; the ready line says which).",
         discussion: "Limits: 32 connections (one more gets 503), request head 8 KiB (431), body 64 KiB (413), a whole request within 10 s (408), WebSocket messages 16 KiB (close 1009), 256 KiB queued for a client that does not read (then it is closed), a silent WebSocket is pinged after 30 s and closed after 60 s."))
@@ -194,6 +197,7 @@ struct RunCommand: AsyncParsableCommand {
             jack: jack, osc: osc, session: session, hearingProfile: hearingProfile,
             persistence: .init(stateDirectory: stateURL, patches: patches, lock: stateLock))
         configuration.maximumOutputSPL = levels.maxOutput
+        configuration.midiInput = !noMidi
         if !noHttp {
             let page = webPageDirectory
             if let uiDir, page.map({ !FileManager.default.fileExists(atPath: $0.path) }) ?? true {

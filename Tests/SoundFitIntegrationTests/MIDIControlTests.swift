@@ -195,5 +195,21 @@ extension SoundFitIntegration {
             let properties = try JackTools.run("jack_property", server: rig.server.name, "-l", "--port", port)
             #expect(properties.contains("MIDI control in"), "\(properties)")
         }
+
+        @Test("--no-midi: no midi_in port; /midi/learn answers /error naming --no-midi; mappings are still kept")
+        func withoutMIDIInput() throws {
+            let rig = try SoundFitRig(extraArguments: ["--no-midi"])
+            defer { rig.stop() }
+            let ports = try JackTools.run("jack_lsp", server: rig.server.name)
+            #expect(ports.contains("\(rig.ready.client):input_1"), "\(ports)")
+            #expect(!ports.contains("midi_in"), "\(ports)")
+            expectErrorReply(try rig.osc.ask("/midi/learn", [.string("/filter/cutoff")], reply: "/midi/learning"),
+                             for: "/midi/learn", hint: "--no-midi")
+            let mapped = try rig.osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
+            #expect(mapped.arguments == [.string("/output/gain"), .int(1), .int(7)], "\(mapped)")
+            rig.osc.send("/midi/list")
+            let listed = try rig.osc.waitFor("/midi/end") { $0.address == "/midi/end" }
+            #expect(listed.before.filter { $0.address == "/midi/item" }.count == 1, "\(listed.before)")
+        }
     }
 }

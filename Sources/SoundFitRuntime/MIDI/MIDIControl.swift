@@ -77,13 +77,18 @@ public final class MIDIControl: Sendable {
         public let description: String
     }
 
+    /// The JACK MIDI input port that feeds `input`; nil when there is none (`--no-midi`): the
+    /// mappings are kept, but no control change can come, so a learn is refused.
+    public let port: String?
+
     /// MIDI control for `runtime`, its mappings kept by `keeper` (restored from it); without a
     /// keeper they live as long as the process, and program changes are refused.
-    public init(runtime: SoundFitRuntime, input: MIDIControlInput, keeper: StateKeeper?, port: String = "midi_in") {
+    public init(runtime: SoundFitRuntime, input: MIDIControlInput, keeper: StateKeeper?, port: String? = "midi_in") {
         self.runtime = runtime
         self.input = input
         self.keeper = keeper
-        origin = RequestOrigin(MIDIOrigin(port: port))
+        self.port = port
+        origin = RequestOrigin(MIDIOrigin(port: port ?? "midi_in"))
         state = Mutex(State(mappings: keeper?.midiMappings ?? []))
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         publishTable(state.withLock { $0.mappings })

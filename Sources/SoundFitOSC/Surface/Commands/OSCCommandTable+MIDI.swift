@@ -126,12 +126,16 @@ extension OSCCommandTable {
                 + ",i controller` when a control change came; `/error` when the time ran out, on `/midi/learn/cancel` "
                 + "or when another learn replaced it.",
             errors: ["an unknown or read-only address", "a timeout outside its range",
-                     "no control change within the timeout", "cancelled or replaced"],
+                     "no control change within the timeout", "cancelled or replaced",
+                     "no MIDI input (`soundfit run --no-midi`)"],
             examples: ["oscsend localhost 7700 /midi/learn s /filter/cutoff    # then move a fader"]),
         requests: [OSCMessageForm("/midi/learn", .any)],
         replies: [OSCMessageForm("/midi/learning", .any), midiMappedReply],
         prepare: { request in
             guard let midi = request.surface.midiControl else { return .reject(noMIDIControl) }
+            guard midi.port != nil else {
+                return .reject("SoundFit runs without a MIDI input (--no-midi): no control change can come to learn from")
+            }
             let arguments = request.arguments
             guard (1...2).contains(arguments.count), case .string(let address) = arguments[0] else {
                 return .reject("expects ,s address [,i timeout_seconds]")
