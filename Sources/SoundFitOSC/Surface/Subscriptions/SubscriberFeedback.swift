@@ -116,9 +116,13 @@ final class SubscriberFeedback: Sendable {
             try confirmations.confirm(token, from: sender.peer, at: time)
         }
         transports.withLock { $0[pending.target] = nil }
-        return try registry.subscribe(from: pending.owner, SubscriptionRequest(url: pending.target, feedback: pending.feedback,
-                                                                            selection: pending.selection),
-                                      at: time)
+        let subscriber = try registry.subscribe(from: pending.owner, SubscriptionRequest(url: pending.target, feedback: pending.feedback,
+                                                                                      selection: pending.selection),
+                                                at: time)
+        // The sweep may have found nothing to expire between the pending entry's removal and
+        // this subscription: wake it again.
+        expirable.continuation.yield()
+        return subscriber
     }
 
     /// Removes subscriptions; see `SubscriberRegistry.unsubscribe(from:url:)`. Returns each
