@@ -190,8 +190,9 @@ extension SoundFitIntegration {
                     let timing = index == 0 ? Self.fastTiming.dropLast(4) + Self.longGaps : Self.fastTiming
                     let rig = try ListeningRig(listeners[index], seed: UInt64(200 + index), timing: Array(timing))
                     defer { rig.stop() }
-                    // Both ears for the false-alarming listener: its catch trials are pooled over the test.
-                    let outcome = try rig.takeTest([.string(index == 0 ? "both" : "left"), .float(1000), .float(4000)])
+                    // One ear each: with the long gaps, and half the presentations catch trials once
+                    // the listener answered one, a test of both ears ran past 150 s.
+                    let outcome = try rig.takeTest([.string("left"), .float(1000), .float(4000)], timeout: .seconds(240))
                     report("listener \(index): presses in silence", Double(rig.listener.falseAlarms), unit: "presses")
                     return outcome
                 }
@@ -199,9 +200,7 @@ extension SoundFitIntegration {
             }
             let falseAlarming = try #require(outcomes.withLock { $0[0] }).get()
             #expect(falseAlarming.end.string(0) == "done", "\(falseAlarming.end)")
-            let verdicts = [falseAlarming.reliability("left"), falseAlarming.reliability("right")]
-            report("γ = 0.2: ears called unreliable", Double(verdicts.filter { $0 == "unreliable" }.count), unit: "of 2")
-            #expect(verdicts.contains("unreliable"), "\(falseAlarming.before.filter { $0.address.hasPrefix("/test/r") })")
+            #expect(falseAlarming.reliability("left") == "unreliable", "\(falseAlarming.before.filter { $0.address.hasPrefix("/test/r") })")
 
             let silent = try #require(outcomes.withLock { $0[1] }).get()
             #expect(silent.end.string(0) == "done", "\(silent.end)")
