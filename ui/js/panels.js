@@ -34,8 +34,6 @@ export function wirePatches(connection) {
   connection.on("/patch/item", ([number, name]) => page.push({ number, name }));
   connection.on("/patch/end", ([count, next]) => {
     if (next > 0) return connection.send("/patch/list", int(next));  // the next page of 32
-    listing = false;
-    if (again) { again = false; refresh(); }
     const chosen = select.value;
     select.replaceChildren(...page.map(({ number, name }) => {
       const option = document.createElement("option");
@@ -45,6 +43,8 @@ export function wirePatches(connection) {
     }));
     if (chosen) select.value = chosen;
     $("#patch-count").textContent = `${count} patches`;
+    listing = false;
+    if (again) { again = false; refresh(); }
   });
   connection.on("/patch/current", ([number, name, modified, pending]) => {
     $("#patch-current").textContent = `${name} (${number})${modified ? ", modified" : ""}${pending ? ", waiting for a session" : ""}`;
