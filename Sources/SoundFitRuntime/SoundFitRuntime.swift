@@ -433,9 +433,7 @@ public final class SoundFitRuntime: Sendable {
     /// Returns the available variants for the session's fitting.
     @discardableResult
     public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
-        let replacing = presets.profile != nil
-        presets.setProfile(profile)
-        return try await profileChanged(replacing: replacing)
+        try await profileChanged(replacing: updateProfile { _ in profile }.replacing)
     }
 
     /// Sets `change(current profile)` as the profile at once and returns it, with whether it
