@@ -44,21 +44,26 @@ final class KernelControlParameter: ControlParameter {
     /// published with the batch, once.
     ///
     /// A scheduled value (a request with a time) is scheduled in the engine for that moment
-    /// (with its batch, if one for the same moment is open): its confirmation, and the timeout,
-    /// start then. One that fails is taken back from the schedule, so it never takes effect later.
-    func attachEngine(batches: OpenEngineBatch, timeout: @escaping @Sendable () -> Duration) {
+    /// (with its batch, if one for the same moment is open): its confirmation starts then (the
+    /// parameter's deadline counts the delay). One that fails is taken back from the schedule,
+    /// so it never takes effect later.
+    ///
+    /// The confirmation bounds itself (the acknowledgement watcher times out at the parameter's
+    /// deadline), so the parameter awaits it without a racing task and timer per value.
+    func attachEngine(batches: OpenEngineBatch) {
         let engine = self.engine
         let slot = self.slot
-        let handle = parameter.addStreamingApplicator(scheduling: { [weak parameter] value, time in
+        let handle = parameter.addStreamingApplicator(boundedScheduling: { [weak parameter] value, time in
             let batch = batches.batch
             let position = batch?.add(slot, value, at: time)
             let published = position == nil ? try engine.submit(validated: [(slot, value)], at: time) : nil
-            return { [weak parameter] in
+            return { [weak parameter] within in
+                let deadline = ContinuousClock.now + within
                 var submission = published
                 if let batch, let position { submission = try await batch.submission(at: position) }
                 guard let submission else { return }
                 do {
-                    try await engine.waitUntilApplied(submission, timeout: timeout())
+                    try await engine.waitUntilApplied(submission, by: deadline)
                 } catch EngineError.superseded {
                     throw ProcessingParameterError.superseded
                 } catch {

@@ -92,7 +92,7 @@ public final class SoundFitRuntime: Sendable {
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
         for kernel in kernels {
-            kernel.attachEngine(batches: batches) { timeoutBox.value }
+            kernel.attachEngine(batches: batches)
         }
         sessions = controller.sessionUpdates()
         maximumOutputSPL = Self.defaultMaximumOutputSPL

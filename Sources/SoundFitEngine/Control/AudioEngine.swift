@@ -124,6 +124,19 @@ public final class AudioEngine: Sendable {
         return try await watcher.wait(for: submission.targets, timeout: timeout)
     }
 
+    /// `waitUntilApplied(_:timeout:)` that ends by `deadline` (a scheduled submission's wait
+    /// still starts at its moment): `EngineError.timeout` when not resolved by then.
+    @discardableResult
+    public func waitUntilApplied(_ submission: EngineSubmission, by deadline: ContinuousClock.Instant) async throws -> UInt32 {
+        if let time = submission.time {
+            let delay = time.seconds(since: .now)
+            if delay > 0 { try await Task.sleep(for: .microseconds(Int64(delay * 1e6))) }
+        }
+        // With no time left, one look at the acknowledgements still decides.
+        let left = max(ContinuousClock.now.duration(to: deadline), .zero)
+        return try await watcher.wait(for: submission.targets, timeout: left)
+    }
+
     /// Takes back a change that failed: publishes `changes` (usually the values the caller keeps
     /// as current) only to the slots whose latest value is still the one `submission` published
     /// there. A slot to which a newer value was published since keeps that newer value, so a

@@ -37,7 +37,7 @@ extension ProcessingParameter {
         let targets: [Target]
         /// For a delivery whose targets all stream: the value was handed over to them when the
         /// delivery started, in order, up to and including the first that threw.
-        let handOvers: [Result<ParameterApplicator<Value>.Confirmation, any Error>]?
+        let handOvers: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>]?
         let deadline: Duration
         let timeout: Duration
     }
@@ -233,15 +233,14 @@ extension ProcessingParameter {
             return DeliveryPlan(order: order, targets: [], handOvers: nil, deadline: deadline, timeout: timeout)
         }
         report(.applying(value), for: request.id, in: &state)
-        var handOvers: [Result<ParameterApplicator<Value>.Confirmation, any Error>]?
+        var handOvers: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>]?
         // A closure, not the key path `\.applicator.isStreaming`: in this generic type a key path
         // literal is instantiated by the runtime on every call (about 5 % of the control side's CPU
         // at 1 000 sets per second, issue 15).
         if targets.allSatisfy({ $0.applicator.isStreaming }) {
-            var results: [Result<ParameterApplicator<Value>.Confirmation, any Error>] = []
+            var results: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>] = []
             for target in targets {
-                guard case .streaming(let submit) = target.applicator.kind else { break }
-                let result = Result { try submit(value, request.time) }
+                let result = Result { try target.applicator.handOver(value, at: request.time) }
                 results.append(result)
                 // In flight: out of date for every value until its confirmation is in.
                 state.markUnknown(target, order: order)
@@ -282,8 +281,8 @@ extension ProcessingParameter {
                     try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout,
                                       confirmation)
                 } else {
-                    try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) {
-                        try await target.applicator.apply(value, at: request.time)
+                    try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) { within in
+                        try await target.applicator.apply(value, at: request.time, within: within)
                     }
                 }
                 state.withLock { $0.markApplied(value, by: target, order: plan.order) }
@@ -329,8 +328,8 @@ extension ProcessingParameter {
                     break  // closed: the ones not reached keep what they had
                 }
                 do {
-                    try await bounded(target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout) {
-                        try await target.applicator.apply(start.value)
+                    try await bounded(target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout) { within in
+                        try await target.applicator.apply(start.value, within: within)
                     }
                     state.withLock { $0.markApplied(start.value, by: target, order: order) }
                 } catch {
@@ -354,18 +353,36 @@ extension ProcessingParameter {
 
     /// One applicator call (or a streaming applicator's confirmation), bounded by the
     /// applicator's own timeout and by the delivery's deadline, whichever ends first (the
-    /// applicator's own timeout wins a tie).
+    /// applicator's own timeout wins a tie). `operation` is told how long it may take.
+    ///
+    /// An applicator whose waits bound themselves is awaited here, in the delivery's task: an
+    /// error once the deadline has passed is the timeout. Any other runs in a `race` against the
+    /// deadline (a task of its own and a timer), so one that never returns cannot hold the
+    /// delivery.
     private func bounded(_ target: Target, deliveryDeadline: Duration, deliveryTimeout: Duration,
-                         _ operation: @escaping @Sendable () async throws -> Void) async throws {
+                         _ operation: @escaping @Sendable (_ within: Duration) async throws -> Void) async throws {
         var deadline = deliveryDeadline
         var timeoutError = ProcessingParameterError.deliveryTimeoutExceeded(deliveryTimeout)
+        let now = clock.now()
         if let applyTimeout = target.applicator.applyTimeout {
-            let ownDeadline = clock.now() + applyTimeout
+            let ownDeadline = now + applyTimeout
             if ownDeadline <= deliveryDeadline {
                 deadline = ownDeadline
                 timeoutError = .applyTimeoutExceeded(applyTimeout)
             }
         }
-        try await race(deadline: deadline, clock: clock, timeoutError: timeoutError, operation)
+        let within = max(deadline - now, .zero)
+        guard target.applicator.boundsItself else {
+            try await race(deadline: deadline, clock: clock, timeoutError: timeoutError) { try await operation(within) }
+            return
+        }
+        // Called even with no time left (a delivery task that started late): a value it was
+        // handed is taken back by its own failure path.
+        do {
+            try await operation(within)
+        } catch {
+            if clock.now() >= deadline { throw timeoutError }
+            throw error
+        }
     }
 }
