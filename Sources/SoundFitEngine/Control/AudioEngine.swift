@@ -117,10 +117,7 @@ public final class AudioEngine: Sendable {
     /// submission the wait, and its timeout, start at its moment (nothing polls before).
     @discardableResult
     public func waitUntilApplied(_ submission: EngineSubmission, timeout: Duration) async throws -> UInt32 {
-        if let time = submission.time {
-            let delay = time.seconds(since: .now)
-            if delay > 0 { try await Task.sleep(for: .microseconds(Int64(delay * 1e6))) }
-        }
+        try await sleepUntilMoment(of: submission)
         return try await watcher.wait(for: submission.targets, timeout: timeout)
     }
 
@@ -128,13 +125,17 @@ public final class AudioEngine: Sendable {
     /// still starts at its moment): `EngineError.timeout` when not resolved by then.
     @discardableResult
     public func waitUntilApplied(_ submission: EngineSubmission, by deadline: ContinuousClock.Instant) async throws -> UInt32 {
-        if let time = submission.time {
-            let delay = time.seconds(since: .now)
-            if delay > 0 { try await Task.sleep(for: .microseconds(Int64(delay * 1e6))) }
-        }
+        try await sleepUntilMoment(of: submission)
         // With no time left, one look at the acknowledgements still decides.
         let left = max(ContinuousClock.now.duration(to: deadline), .zero)
         return try await watcher.wait(for: submission.targets, timeout: left)
+    }
+
+    /// A scheduled submission cannot be acknowledged before its moment: nothing polls until then.
+    private func sleepUntilMoment(of submission: EngineSubmission) async throws {
+        guard let time = submission.time else { return }
+        let delay = time.seconds(since: .now)
+        if delay > 0 { try await Task.sleep(for: .microseconds(Int64(delay * 1e6))) }
     }
 
     /// Takes back a change that failed: publishes `changes` (usually the values the caller keeps
