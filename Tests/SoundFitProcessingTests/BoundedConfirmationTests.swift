@@ -123,6 +123,23 @@ struct BoundedConfirmationTests {
         withExtendedLifetime(applicator) {}
     }
 
+    /// Superseded learnt only after the deadline is still superseded, not a timeout.
+    @Test func supersededAfterTheDeadlineStaysSuperseded() async throws {
+        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryTimeout: .seconds(1)), clock: clock)
+        let clock = self.clock
+        let applicator = parameter.addStreamingApplicator(boundedScheduling: { _, _ in
+            { within in
+                try await clock.sleep(for: within)
+                throw ProcessingParameterError.superseded
+            }
+        })
+        let request = try parameter.request(1)
+        while clock.sleeperCount == 0 { await Task.yield() }
+        await clock.advance(by: .seconds(1))
+        #expect(await allStates(request) == ["applying(1)", "superseded(1)"])
+        withExtendedLifetime(applicator) {}
+    }
+
     /// A delivery that cannot overlap (discrete delivery) calls it whole, with the same bound.
     @Test func aWholeCallIsToldItsBoundToo() async throws {
         let engine = FakeStreamingEngine()

@@ -356,9 +356,9 @@ extension ProcessingParameter {
     /// applicator's own timeout wins a tie). `operation` is told how long it may take.
     ///
     /// An applicator whose waits bound themselves is awaited here, in the delivery's task: an
-    /// error once the deadline has passed is the timeout. Any other runs in a `race` against the
-    /// deadline (a task of its own and a timer), so one that never returns cannot hold the
-    /// delivery.
+    /// error once the deadline has passed is the timeout (superseded stays superseded). Any
+    /// other runs in a `race` against the deadline (a task of its own and a timer), so one that
+    /// never returns cannot hold the delivery.
     private func bounded(_ target: Target, deliveryDeadline: Duration, deliveryTimeout: Duration,
                          _ operation: @escaping @Sendable (_ within: Duration) async throws -> Void) async throws {
         var deadline = deliveryDeadline
@@ -380,6 +380,8 @@ extension ProcessingParameter {
         // handed is taken back by its own failure path.
         do {
             try await operation(within)
+        } catch ProcessingParameterError.superseded {
+            throw ProcessingParameterError.superseded  // what happened, even if it was learnt late
         } catch {
             if clock.now() >= deadline { throw timeoutError }
             throw error
