@@ -23,16 +23,23 @@ extension SoundFitIntegration {
                         except OSError:
                             return False
                 return True
+            def phase(text):
+                # Where the driver is, on stderr as it happens: a run that hangs says where.
+                sys.stderr.write("driver %.1f s: %s\\n" % (time.time() - began, text))
+                sys.stderr.flush()
+            began = time.time()
             # Keys only once soundfit test is reading them (it prints its prompt first).
             deadline = time.time() + 20
             while b"Hearing test" not in output and time.time() < deadline:
                 if not pump(0.1):
                     break
+            phase("prompt seen" if b"Hearing test" in output else "no prompt after 20 s")
             start = time.time()
             while time.time() - start < float(sys.argv[1]):
                 os.write(fd, b"\\r")
                 pump(0.1)
             os.write(fd, b"\\x03")
+            phase("Ctrl-C sent")
             pump(4)
             for _ in range(50):
                 done, status = os.waitpid(pid, os.WNOHANG)
@@ -40,8 +47,10 @@ extension SoundFitIntegration {
                     break
                 time.sleep(0.1)
             else:
+                phase("still running 5 s after Ctrl-C: SIGKILL")
                 os.kill(pid, 9)
                 _, status = os.waitpid(pid, 0)
+            phase("ended")
             sys.stdout.write(output.decode("utf-8", "replace"))
             sys.stdout.write("\\nEXIT %d\\n" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
             """
@@ -60,7 +69,7 @@ extension SoundFitIntegration {
                 arguments: ["-c", Self.driver, "4", try SoundFitBinary.path(), "test", "--osc-port", "\(rig.ready.oscPort)",
                             "--ear", "left", "--hz", "1000"])
             defer { terminal.stop() }
-            #expect(terminal.waitForExit(timeout: .seconds(30)), "soundfit test did not end")
+            #expect(terminal.waitForExit(timeout: .seconds(30)), "soundfit test did not end: \(terminal.standardError)")
             let output = terminal.standardOutput
             #expect(output.contains("EXIT 130"), "\(output)\n\(terminal.standardError)")
             #expect(output.contains("test/state running ear left hz 1000"), "\(output)")
@@ -83,7 +92,7 @@ extension SoundFitIntegration {
                 arguments: ["-c", Self.driver, "2", try SoundFitBinary.path(), "test", "--start", "--ear", "left", "--hz", "1000",
                             "--", "--server", server.name, "--no-start-server", "--channels", "1", "--state-dir", directory.path])
             defer { terminal.stop() }
-            #expect(terminal.waitForExit(timeout: .seconds(60)), "soundfit test --start did not end")
+            #expect(terminal.waitForExit(timeout: .seconds(60)), "soundfit test --start did not end: \(terminal.standardError)")
             let output = terminal.standardOutput
             #expect(output.contains("EXIT 130"), "\(output)\n\(terminal.standardError)")
             #expect(output.contains("test/state running ear left hz 1000"), "\(output)")
