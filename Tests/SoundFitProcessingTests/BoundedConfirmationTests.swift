@@ -58,15 +58,24 @@ struct BoundedConfirmationTests {
         withExtendedLifetime(applicator) {}
     }
 
-    @Test func anErrorAtTheDeadlineIsTheDeliveryTimeout() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryTimeout: .seconds(2)), clock: clock)
+    /// A bounded applicator whose every wait sleeps on the clock for all the time it is given
+    /// and then throws `error`.
+    private func parameterWaitingOut(deliveryTimeout: Duration, thenThrowing error: any Error)
+        -> (ProcessingParameter<Int>, ParameterApplicator<Int>)
+    {
+        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryTimeout: deliveryTimeout), clock: clock)
         let clock = self.clock
         let applicator = parameter.addStreamingApplicator(boundedScheduling: { _, _ in
             { within in
                 try await clock.sleep(for: within)
-                throw TestError("gave up")
+                throw error
             }
         })
+        return (parameter, applicator)
+    }
+
+    @Test func anErrorAtTheDeadlineIsTheDeliveryTimeout() async throws {
+        let (parameter, applicator) = parameterWaitingOut(deliveryTimeout: .seconds(2), thenThrowing: TestError("gave up"))
         let request = try parameter.request(1)
         while clock.sleeperCount == 0 { await Task.yield() }
         await clock.advance(by: .milliseconds(1_999))
@@ -125,14 +134,8 @@ struct BoundedConfirmationTests {
 
     /// Superseded learnt only after the deadline is still superseded, not a timeout.
     @Test func supersededAfterTheDeadlineStaysSuperseded() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryTimeout: .seconds(1)), clock: clock)
-        let clock = self.clock
-        let applicator = parameter.addStreamingApplicator(boundedScheduling: { _, _ in
-            { within in
-                try await clock.sleep(for: within)
-                throw ProcessingParameterError.superseded
-            }
-        })
+        let (parameter, applicator) = parameterWaitingOut(deliveryTimeout: .seconds(1),
+                                                          thenThrowing: ProcessingParameterError.superseded)
         let request = try parameter.request(1)
         while clock.sleeperCount == 0 { await Task.yield() }
         await clock.advance(by: .seconds(1))

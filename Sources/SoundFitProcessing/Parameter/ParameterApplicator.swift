@@ -72,10 +72,10 @@ public final class ParameterApplicator<Value: Sendable>: Sendable {
     /// streaming one is told `time`, the moment the value is to take effect (nil: now), and a
     /// bounded one `within`, how long it may take.
     func apply(_ value: Value, at time: EngineTime? = nil, within: Duration) async throws {
-        switch kind {
-        case .sequential(let apply): try await apply(value)
-        case .streaming(let submit): try await submit(value, time)()
-        case .boundedStreaming(let submit): try await submit(value, time)(within)
+        if case .sequential(let apply) = kind {
+            try await apply(value)
+        } else {
+            try await handOver(value, at: time)(within)
         }
     }
 }
