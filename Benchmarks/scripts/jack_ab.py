@@ -17,7 +17,6 @@ import argparse
 import itertools
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -31,13 +30,11 @@ FAUST = "faust"
 def one_run(options, order):
     server = jackbench.Server(options.period, cpu=options.cpu, realtime=options.realtime)
     try:
-        server.start([jackbench.faust_client("noise_source")], stdin=subprocess.PIPE,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server.start_faust("noise_source")
         processes, clients, inputs = {}, {}, {}
         for name in order:
             if name == FAUST:
-                processes[name] = server.start([jackbench.faust_client("lowpass_gain")], stdin=subprocess.PIPE,
-                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                processes[name] = server.start_faust("lowpass_gain")
                 inputs[name] = server.wait_for_ports("lowpass_gain", "input", 2)
             else:
                 binary = options.a if name == "A" else options.b

@@ -19,7 +19,6 @@ Usage:
 """
 import argparse
 import os
-import subprocess
 import sys
 import time
 
@@ -70,8 +69,7 @@ def main():
 
     server = jackbench.Server(options.period, realtime=options.realtime)
     try:
-        noise = server.start([jackbench.faust_client("noise_source")], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        noise = server.start_faust("noise_source")
         noise_out = server.wait_for_ports("noise_source", "output", 2)
         for port in noise_out:
             server.disconnect_all(port)

@@ -31,7 +31,6 @@ both clients run in the same server at the same time.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -74,12 +73,10 @@ def measure(pids, seconds):
 def one_run(options, period, placement, soundfit_first):
     server = jackbench.Server(period, cpu=options.cpu if placement == "one-cpu" else None, realtime=options.realtime)
     try:
-        noise = server.start([jackbench.faust_client("noise_source")], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        noise = server.start_faust("noise_source")
         if soundfit_first:
             soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
-        faust = server.start([jackbench.faust_client("lowpass_gain")], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        faust = server.start_faust("lowpass_gain")
         if not soundfit_first:
             server.wait_for_ports("lowpass_gain", "input", 2)
             soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)

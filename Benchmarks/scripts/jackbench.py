@@ -79,6 +79,12 @@ class Server:
         self.children.append(process)
         return process
 
+    def start_faust(self, name):
+        """The Faust JACK client built from Benchmarks/Faust/jack/<name>.dsp on this server, quiet
+        (faust2jackconsole reads commands from stdin: it gets a pipe that stays open)."""
+        return self.start([faust_client(name)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+
     def ports(self, client, direction):
         """`client`'s ports of `direction` ("input" or "output"), in registration order."""
         lines = subprocess.run(["jack_lsp", "-s", self.name, "-p", client + ":"], capture_output=True, text=True,
