@@ -11,6 +11,9 @@ extension SoundFitIntegration {
             pid, fd = pty.fork()
             if pid == 0:
                 os.execv(sys.argv[2], sys.argv[2:])
+            # Non-blocking: a terminal that stops taking input, or a read that finds nothing
+            # after all, cannot hold the driver past its own time limits.
+            os.set_blocking(fd, False)
             output = b""
             def pump(seconds):
                 global output
@@ -20,9 +23,23 @@ extension SoundFitIntegration {
                     if ready:
                         try:
                             output += os.read(fd, 4096)
+                        except BlockingIOError:
+                            continue
                         except OSError:
                             return False
                 return True
+            def key(byte):
+                # Waits up to 2 s for the terminal to take the key (reading its output meanwhile).
+                end = time.time() + 2
+                while time.time() < end:
+                    try:
+                        os.write(fd, byte)
+                        return
+                    except BlockingIOError:
+                        pump(0.02)
+                    except OSError:
+                        break
+                phase("the terminal did not take %r" % byte)
             def phase(text):
                 # Where the driver is, on stderr as it happens: a run that hangs says where.
                 sys.stderr.write("driver %.1f s: %s\\n" % (time.time() - began, text))
@@ -36,9 +53,10 @@ extension SoundFitIntegration {
             phase("prompt seen" if b"Hearing test" in output else "no prompt after 20 s")
             start = time.time()
             while time.time() - start < float(sys.argv[1]):
-                os.write(fd, b"\\r")
+                key(b"\\r")
                 pump(0.1)
-            os.write(fd, b"\\x03")
+            phase("Enter pressed for %s s" % sys.argv[1])
+            key(b"\\x03")
             phase("Ctrl-C sent")
             pump(4)
             for _ in range(50):
