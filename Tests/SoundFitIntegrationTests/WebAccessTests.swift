@@ -159,6 +159,19 @@ extension SoundFitIntegration {
             #expect(log.contains("from the origin 'http://127.0.0.1:\(served)' is refused"), "\(log.suffix(2000))")
         }
 
+        @Test("Bad --http-token, --http-allow-host and --http-allow-origin values: a message naming the flag and exit 64")
+        func badFlags() throws {
+            for (arguments, flag) in [(["--http-token", "a b"], "--http-token"), (["--http-token", ""], "--http-token"),
+                                      (["--http-allow-host", "evil/example"], "--http-allow-host"),
+                                      (["--http-allow-origin", "evil.example"], "--http-allow-origin")] {
+                let soundfit = try SoundFitProcess(arguments: ["--no-start-server"] + arguments)
+                defer { soundfit.stop() }
+                #expect(soundfit.process.waitForExit(timeout: .seconds(30)), "\(arguments) did not exit")
+                #expect(soundfit.process.termination?.status == 64, "\(arguments): \(String(describing: soundfit.process.termination))")
+                #expect(soundfit.process.standardError.contains(flag), "\(arguments): \(soundfit.process.standardError)")
+            }
+        }
+
         @Test("An exposed port (--osc-host 0.0.0.0) prints a token; upgrades and state-changing requests need it (query or Bearer); reads do not; the page forwards it to its WebSocket")
         func tokenWhenExposed() throws {
             let server = try TestJackServer()

@@ -43,17 +43,27 @@ final class RawHTTPConnection: @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 
-    /// Writes `bytes`; false once the connection refuses them (closed, reset).
+    /// `errno` of the last send that failed: `EAGAIN` when the send timeout passed (the peer
+    /// takes nothing), `EPIPE` or `ECONNRESET` when the peer closed.
+    private(set) var sendError: Int32 = 0
+
+    /// Writes `bytes`; false once the connection refuses them (closed, reset, or full past the send timeout).
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { return false }
+            guard sent > 0 else {
+                sendError = errno
+                return false
+            }
             offset += sent
         }
         return true
     }
+
+    /// Whether the last failed send found the connection closed by the peer (not merely full).
+    var sendFoundClosed: Bool { sendError == EPIPE || sendError == ECONNRESET }
 
     @discardableResult
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
