@@ -152,7 +152,6 @@ public final class WebServer: Sendable {
         }
         channel.closeFuture.whenComplete { _ in connections.value.wrappingSubtract(1, ordering: .relaxed) }
         let limits = responder.limits
-        let logger = responder.logger
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: limits.maximumFrameBytes,
             // A refused upgrade goes on as a plain request, which the responder answers 403 with
@@ -173,7 +172,7 @@ public final class WebServer: Sendable {
                         NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64,
                                                     maxAccumulatedFrameSize: limits.maximumFrameBytes),
                         WebSocketHandler(peer: peer, transport: transport, listens: listens, namespace: namespace,
-                                         logger: logger),
+                                         refusals: responder.refusals),
                     ])
                 }
             })
