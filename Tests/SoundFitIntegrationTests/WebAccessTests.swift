@@ -159,6 +159,20 @@ extension SoundFitIntegration {
             #expect(log.contains("from the origin 'http://127.0.0.1:\(served)' is refused"), "\(log.suffix(2000))")
         }
 
+        @Test("--http-token on loopback: the ready line carries it, an upgrade without it is refused, with it upgraded")
+        func tokenOnLoopback() throws {
+            let rig = try SoundFitRig(channels: 1, extraArguments: ["--http-token", "local-secret_1"])
+            defer { rig.stop() }
+            let port = try #require(rig.ready.httpPort)
+            #expect(rig.ready.fields["http"] == "http://127.0.0.1:\(port)/?token=local-secret_1", "\(rig.ready.fields)")
+            let host = "127.0.0.1:\(port)"
+            let refused = try Self.upgrade(port, host: host, [("Origin", "http://127.0.0.1:\(port)")])
+            #expect(refused.status == 403 && refused.body.contains("token"), "\(refused.status) \(refused.body)")
+            let upgraded = try Self.upgrade(port, target: "/?token=local-secret_1", host: host, [("Origin", "http://127.0.0.1:\(port)")])
+            #expect(upgraded.status == 101, "\(upgraded.status) \(upgraded.body)")
+            #expect(try PlainHTTP.get(port: port, "/?HOST_INFO").status == 200, "a read needs no token")
+        }
+
         @Test("Bad --http-token, --http-allow-host and --http-allow-origin values: a message naming the flag and exit 64")
         func badFlags() throws {
             for (arguments, flag) in [(["--http-token", "a b"], "--http-token"), (["--http-token", ""], "--http-token"),
