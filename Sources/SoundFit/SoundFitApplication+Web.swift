@@ -1,4 +1,5 @@
 import Foundation
+import SoundFitOSC
 import SoundFitRuntime
 import SoundFitWeb
 
@@ -15,10 +16,20 @@ extension SoundFitApplication {
     }
 
     /// The web surface's page, `http://HOST:PORT/ui/` (the loopback address when the port is
-    /// bound to every address); nil without the HTTP port or a page to serve.
+    /// bound to every address; `?token=T` when the port requires one, which the page forwards to
+    /// its WebSocket); nil without the HTTP port or a page to serve.
     public var webPage: URL? {
         guard let web, configuration.web?.pageDirectory != nil else { return nil }
         let host = web.boundPeer.host == "0.0.0.0" ? "127.0.0.1" : web.boundPeer.host
-        return URL(string: "http://\(host):\(web.boundPeer.port)/ui/")
+        return URL(string: "http://\(host):\(web.boundPeer.port)/ui/" + (web.access.token.map { "?token=\($0)" } ?? ""))
+    }
+
+    /// Who may use the HTTP port: loopback names, the OSC host (every interface's address when
+    /// it is `0.0.0.0`) and `--http-allow-host`; `--http-allow-origin`; the token of
+    /// `--http-token`, else a random one when the port is exposed beyond loopback.
+    static func webAccess(_ osc: SoundFitConfiguration.OSC, _ web: SoundFitConfiguration.Web) -> WebAccess {
+        let hosts = web.allowedHosts + [osc.host] + (osc.host == "0.0.0.0" ? WebAccess.interfaceAddresses() : [])
+        let token = web.token ?? (osc.exposure == .network ? WebAccess.randomToken() : nil)
+        return WebAccess(allowedHosts: hosts, allowedOrigins: web.allowedOrigins, token: token)
     }
 }

@@ -114,7 +114,8 @@ public final class SoundFitApplication: Service, Sendable {
                                          oscPort: socket.boundPeer.port, webSocketPort: webPort,
                                          servesPage: webConfiguration.pageDirectory != nil)
                     },
-                    allowList: configuration.osc.allowList, limits: webConfiguration.limits, logger: logger)
+                    allowList: configuration.osc.allowList, access: Self.webAccess(configuration.osc, webConfiguration),
+                    limits: webConfiguration.limits, logger: logger)
             } catch {
                 socket.close(receiving: false)
                 tcpListener?.close()
@@ -212,9 +213,11 @@ public final class SoundFitApplication: Service, Sendable {
                     ], logger: logger)
                 }
                 zeroconf?.start()
-                onReady(SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, http: web?.boundPeer, clientName: status.clientName,
-                                      serverName: status.serverName, channelCount: host.configuration.channelCount,
-                                      usesPrivateServer: status.usesPrivateServer))
+                var ready = SoundFitReady(osc: socket.boundPeer, oscTCP: tcpListener?.boundPeer, http: web?.boundPeer, clientName: status.clientName,
+                                          serverName: status.serverName, channelCount: host.configuration.channelCount,
+                                          usesPrivateServer: status.usesPrivateServer)
+                ready.httpToken = web?.access.token
+                onReady(ready)
 
                 // Returns on graceful shutdown, throws when cancelled: either way, stop in order.
                 // Stopping the host ends `followConnection` once the session was deactivated.

@@ -72,6 +72,13 @@ public struct SoundFitConfiguration: Sendable {
         /// The web page's folder, served under `/ui`; nil serves no page.
         public var pageDirectory: URL?
         public var limits: WebLimits
+        /// `--http-allow-host`: names besides loopback and the listening address that requests
+        /// may carry in `Host` (see `WebAccess`).
+        public var allowedHosts: [String] = []
+        /// `--http-allow-origin`: origins besides the page's own that may open a WebSocket.
+        public var allowedOrigins: [String] = []
+        /// `--http-token`; nil: a random one when the port is exposed beyond loopback, else none.
+        public var token: String?
 
         public init(port: UInt16 = 7701, pageDirectory: URL? = nil, limits: WebLimits = WebLimits()) {
             self.port = port
@@ -116,6 +123,8 @@ public struct SoundFitReady: Sendable {
     public var oscTCP: OSCPeer?
     /// The HTTP and WebSocket port; nil when it is off.
     public var http: OSCPeer?
+    /// The token the HTTP port requires (`WebAccess`); nil when it requires none.
+    public var httpToken: String?
     public var clientName: String
     public var serverName: String
     public var channelCount: Int
@@ -136,11 +145,12 @@ public struct SoundFitReady: Sendable {
 
     /// The line `soundfit run` prints on stdout for scripts:
     /// `soundfit ready osc=udp://127.0.0.1:7700 osc_tcp=tcp://127.0.0.1:7700 http=http://127.0.0.1:7701 client=… server=… channels=2`
-    /// (`osc_tcp=off` with `--no-osc-tcp`, `http=off` with `--no-http`; ` private_server=dummy` at
+    /// (`osc_tcp=off` with `--no-osc-tcp`, `http=off` with `--no-http`, `http=http://HOST:PORT/?token=T` when the
+    /// HTTP port requires a token; ` private_server=dummy` at
     /// the end when the server is SoundFit's own).
     public var line: String {
         "soundfit ready osc=udp://\(osc) osc_tcp=\(oscTCP.map { "tcp://\($0)" } ?? "off") "
-            + "http=\(http.map { "http://\($0)" } ?? "off") client=\(clientName) "
+            + "http=\(http.map { "http://\($0)" + (httpToken.map { "/?token=\($0)" } ?? "") } ?? "off") client=\(clientName) "
             + "server=\(serverName) channels=\(channelCount)" + (usesPrivateServer ? " private_server=dummy" : "")
     }
 

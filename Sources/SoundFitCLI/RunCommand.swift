@@ -42,8 +42,26 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Serve no HTTP and WebSocket port (no OSCQuery, no web page).")
     var noHttp = false
 
+    @Option(help: "A host name the HTTP port answers besides loopback names and the listening address (repeatable or comma-separated; a guard against DNS rebinding: other Host headers get 403).")
+    var httpAllowHost: [String] = []
+
+    @Option(help: "An origin (http://host:port) whose pages may open a WebSocket or send state-changing requests, besides the page's own (repeatable or comma-separated).")
+    var httpAllowOrigin: [String] = []
+
+    @Option(help: "Token required on WebSocket upgrades and state-changing HTTP requests (?token= or Authorization: Bearer); default: a random one when --osc-host is not loopback, else none. The ready line's http= URL carries it.")
+    var httpToken: String?
+
     @Option(help: "Directory of the web page served at /ui (default: $SOUNDFIT_UI, else the ui/ folder of the SoundFit checkout or installation).")
     var uiDir: String?
+
+    /// `--http-allow-host`, each occurrence split at commas.
+    var httpAllowHostList: [String] { Self.commaList(httpAllowHost) }
+    /// `--http-allow-origin`, each occurrence split at commas.
+    var httpAllowOriginList: [String] { Self.commaList(httpAllowOrigin) }
+
+    private static func commaList(_ values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
 
     /// The web page's folder: `--ui-dir`, else `$SOUNDFIT_UI`, else the checkout's or installation's `ui/`.
     var webPageDirectory: URL? {
@@ -114,6 +132,15 @@ struct RunCommand: AsyncParsableCommand {
         }
         if let server, server == name {
             throw ValidationError("--name '\(name)' equals --server: a JACK client named like its server deletes the server's socket")
+        }
+        if let httpToken, httpToken.isEmpty || !httpToken.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) }) {
+            throw ValidationError("--http-token must be letters, digits and -._~ (it goes into URLs), got '\(httpToken)'")
+        }
+        for host in httpAllowHostList where WebAccess.hostName(ofHost: host) == nil {
+            throw ValidationError("--http-allow-host takes host names or addresses (example.local, 192.168.1.5), got '\(host)'")
+        }
+        for origin in httpAllowOriginList where WebAccess.normalizedOrigin(origin) == nil {
+            throw ValidationError("--http-allow-origin takes origins, scheme://host[:port] (http://example.local:8080), got '\(origin)'")
         }
         guard (1...300).contains(nsmOpenTimeout) else {
             throw ValidationError("--nsm-open-timeout must be 1…300 seconds, got \(nsmOpenTimeout)")
@@ -204,7 +231,11 @@ struct RunCommand: AsyncParsableCommand {
                 throw CLIError("--ui-dir \(uiDir) does not exist")
             }
             if page == nil { logger.warning("no web page found (pass --ui-dir); /ui is not served") }
-            configuration.web = SoundFitConfiguration.Web(port: UInt16(httpPort), pageDirectory: page)
+            var web = SoundFitConfiguration.Web(port: UInt16(httpPort), pageDirectory: page)
+            web.allowedHosts = httpAllowHostList
+            web.allowedOrigins = httpAllowOriginList
+            web.token = httpToken
+            configuration.web = web
         }
         configuration.calibration = levels.calibration ?? document.calibration
         if let earphone { configuration.earphone = try EarphoneFile.load(earphone) }

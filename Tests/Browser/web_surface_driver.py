@@ -202,6 +202,12 @@ def errors():
     return script("return [...document.querySelectorAll('#errors li')].map(li => li.textContent)")
 
 
+def wait_dataset(key, timeout=15):
+    """Waits until the page's `document.body.dataset[key]` is set (a page under test writes its
+    outcome there, e.g. the hostile page of WebAccessTests) and returns it."""
+    return wait_for(f"document.body.dataset.{key}", timeout, lambda: script("return document.body.dataset[arguments[0]]", key))
+
+
 def screenshot(path, width=None, height=None, full=False):
     """Saves a PNG of the page from its top; `full`: the window grows to the whole page."""
     if width:
@@ -216,7 +222,8 @@ def screenshot(path, width=None, height=None, full=False):
 
 COMMANDS = {name: globals()[name] for name in [
     "open_page", "controls", "control", "wait_value", "click_slider", "toggle", "response", "now", "fill_audiogram",
-    "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot"]}
+    "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot",
+    "wait_dataset"]}
 
 
 def main():

@@ -585,7 +585,7 @@ def check_bad_http(args):
     answer = raw_http(args.http, b"GARBAGE\r\n\r\n")
     check(status_of(answer) == 400 and body_of(answer), f"a malformed request line answered {answer[:200]!r}")
     print(f"ok malformed request line: 400 {body_of(answer)!r}")
-    answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 16384 + b"\r\n\r\n")
+    answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 16384 + b"\r\n\r\n")
     check(status_of(answer) == 431, f"an oversized header answered {answer[:200]!r}")
     print(f"ok oversized header: 431 {body_of(answer)!r}")
     code, _, body = get(args.http, "/no/such/path")
@@ -595,17 +595,17 @@ def check_bad_http(args):
     check(code == 400 and "NOPE" in json.loads(body)["error"], f"an unknown attribute answered {code} {body!r}")
     print(f"ok unknown attribute: 400 {body!r}")
     for path in ["/ui/../Package.swift", "/ui/%2e%2e/Package.swift", "/ui/..%2fPackage.swift", "/ui//etc/passwd"]:
-        answer = raw_http(args.http, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        answer = raw_http(args.http, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
         check(status_of(answer) in (403, 404) and b"swift-tools-version" not in answer and b"root:" not in answer,
               f"{path} answered {answer[:300]!r}")
         print(f"ok {path}: {status_of(answer)} {body_of(answer)!r}")
     code, content_type, body = get(args.http, "/ui")
     check(code == 200 and content_type.startswith("text/html") and b"<html" in body.lower(), f"/ui answered {code} {content_type}")
     print(f"ok /ui: 200 {content_type}")
-    answer = raw_http(args.http, b"POST /filter/cutoff HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\n9999")
+    answer = raw_http(args.http, b"POST /filter/cutoff HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\n9999")
     check(status_of(answer) == 405, f"a POST answered {answer[:200]!r}")
     print(f"ok POST: 405 {body_of(answer)!r}")
-    answer = raw_http(args.http, b"POST /ui/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000)
+    answer = raw_http(args.http, b"POST /ui/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000)
     check(status_of(answer) == 413, f"an oversized body answered {answer[:200]!r}")
     print(f"ok oversized body: 413 {body_of(answer)!r}")
     check(udp.query("/filter/cutoff") == before, "bad HTTP input changed /filter/cutoff")
@@ -660,7 +660,7 @@ def check_slow_reader(args):
 
 
 def check_refused(args):
-    answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", read_timeout=5)
+    answer = raw_http(args.http, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", read_timeout=5)
     check(answer == b"", f"a refused source was answered {answer[:200]!r}")
     print("ok a source outside --osc-allow: closed without an answer")
 

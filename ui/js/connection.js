@@ -2,8 +2,15 @@
 // carry OSC both ways, with the same contract as UDP; text frames carry LISTEN/IGNORE.
 import { decodePacket, encodeMessage } from "./osc.js";
 
+// The page's own token (`?token=` of its URL, printed by SoundFit in its ready line when the
+// port requires one) goes on to the WebSocket, which SoundFit opens only with it.
+function socketURL() {
+  const token = new URLSearchParams(location.search).get("token");
+  return `ws://${location.host}/` + (token ? `?token=${encodeURIComponent(token)}` : "");
+}
+
 export class Connection {
-  constructor(url = `ws://${location.host}/`) {
+  constructor(url = socketURL()) {
     this.url = url;
     this.listeners = new Map();   // address → [handler(args)]
     this.listening = new Set();   // paths LISTENed to, sent again after a reconnect

@@ -226,6 +226,21 @@ public enum OSCDocumentation {
         most 8 deliveries and 1 waiting value, each with its requester's address for the \
         feedback; a newer value supersedes the waiting one). Datagrams over 16384 bytes are \
         dropped.
+        - **The HTTP and WebSocket port** (`--http-port`, OSC over WebSocket and OSCQuery) is \
+        for SoundFit's own page and for non-browser clients, never for another web page: a \
+        request whose `Host` is not a loopback name or address (localhost, 127.0.0.0/8, [::1]), \
+        the listening address or an `--http-allow-host` name is answered `403` (a rebound DNS \
+        name reads nothing); a WebSocket upgrade or a state-changing request (any method but \
+        GET, HEAD, OPTIONS) whose `Origin` is not the page's own (`http://` + an allowed host + \
+        the port) or an `--http-allow-origin` one is answered `403`; without `Origin` (browsers \
+        always send one on a WebSocket) it is a non-browser client and allowed. On an exposed \
+        port a random token (or `--http-token`, which also applies on loopback) is printed in the \
+        ready line (`http=http://HOST:PORT/?token=T`) and required on every upgrade and \
+        state-changing request, as `?token=T` or `Authorization: Bearer T`; reads need none. \
+        Every refusal is a JSON `{"error": reason}` and a rate-limited log line. Client frames \
+        must be masked and carry no RSV bit (RFC 6455), else close 1002 and nothing of them is \
+        processed; answers queued for a client that does not read stop its reading and, past \
+        256 KiB, close it.
         """
     }
 

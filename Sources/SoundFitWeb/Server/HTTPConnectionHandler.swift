@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOWebSocket
 import SoundFitModel
 import SoundFitOSC
 
@@ -8,9 +9,14 @@ import SoundFitOSC
 /// timeout), hands it to the server's responder in a task, and writes the answer. Requests on
 /// one connection are answered in order (NIO's pipelining handler holds the next until then).
 ///
+/// Answers queued for a client that does not read are bounded: while the channel is not
+/// writable (over its high watermark) no more is read, so no more requests are parsed; past
+/// `WebLimits.maximumQueuedBytes` queued the connection is closed.
+///
 /// Thread rules: the connection's event loop only; the responder runs off it.
-final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let responder: WebResponder
@@ -20,6 +26,10 @@ final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Set once the connection is being closed after a refusal: what follows is dropped.
     private var refused = false
     private var requestDeadline: Scheduled<Void>?
+    /// Response bytes written but not yet handed to the kernel.
+    private var queuedBytes = 0
+    /// A `read` held back while the channel was not writable, issued once it is again.
+    private var readHeld = false
 
     init(responder: WebResponder, peer: OSCPeer) {
         self.responder = responder
@@ -32,6 +42,28 @@ final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func handlerRemoved(context: ChannelHandlerContext) {
         requestDeadline?.cancel()
+        // Removed by the WebSocket upgrade: the WebSocket handlers read from here on.
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    /// No reading while the client does not take what it was sent.
+    func read(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            context.read()
+        } else {
+            readHeld = true
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, readHeld {
+            readHeld = false
+            context.read()
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -81,7 +113,9 @@ final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             let response = await responder.respond(to: request)
             eventLoop.execute {
                 let (handler, context) = bound.value
-                handler.write(response, version: version, keepAlive: keepAlive, omitBody: request.method == .HEAD,
+                // A refused client (403: Host, Origin, token) gets nothing more on this connection.
+                handler.write(response, version: version, keepAlive: keepAlive && response.status != .forbidden,
+                              omitBody: request.method == .HEAD,
                               context: context)
             }
         }
@@ -89,6 +123,7 @@ final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private func write(_ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool,
                        context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: response.contentType)
         headers.add(name: "Content-Length", value: String(response.body.count))
@@ -96,12 +131,24 @@ final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: response.status, headers: headers))),
                       promise: nil)
+        var size = 64 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
         if !omitBody, !response.body.isEmpty {
             var buffer = context.channel.allocator.buffer(capacity: response.body.count)
             buffer.writeBytes(response.body)
+            size += response.body.count
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        queuedBytes += size
+        written.assumeIsolated().whenComplete { [self] _ in queuedBytes -= size }
+        guard queuedBytes <= responder.limits.maximumQueuedBytes else {
+            refused = true
+            requestDeadline?.cancel()
+            responder.logRefusal(.tooManyRequests, "closed the connection: \(queuedBytes) bytes of answers queued that it does not read "
+                                 + "(the limit is \(responder.limits.maximumQueuedBytes))", peer: peer)
+            context.close(promise: nil)
+            return
+        }
         if keepAlive {
             armRequestDeadline(context: context)
         } else {
@@ -126,12 +173,44 @@ final class HTTPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let timeout = responder.limits.requestTimeout
         requestDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.nanoseconds))) {
             let (handler, context) = bound.value
-            handler.refuse(.requestTimeout, "no whole request within \(timeout.seconds) s", context: context)
+            handler.timeOut(after: timeout, context: context)
         }
+    }
+
+    /// `408 Request Timeout`, then close. Written as bytes below NIO's response encoder: between
+    /// requests NIO's pipelining handler takes a response as a protocol violation (it asserts in
+    /// debug builds and fails the write, so the socket closed without the answer).
+    private func timeOut(after timeout: Duration, context: ChannelHandlerContext) {
+        guard !refused else { return }
+        refused = true
+        guard context.channel.isWritable else {
+            // Its answers are still queued: a 408 behind them would wait for it forever.
+            responder.logRefusal(.requestTimeout, "closed the connection: it does not read its answers", peer: peer)
+            context.close(promise: nil)
+            return
+        }
+        let reason = "no whole request within \(timeout.seconds) s"
+        responder.logRefusal(.requestTimeout, reason, peer: peer)
+        let body = HTTPResponse.error(.requestTimeout, reason).body
+        var buffer = context.channel.allocator.buffer(capacity: body.count + 128)
+        buffer.writeString("HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+                           + "Connection: close\r\n\r\n")
+        buffer.writeBytes(body)
+        guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            context.close(promise: nil)
+            return
+        }
+        encoder.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        // A client whose kernel buffer is full never takes the 408: closed a little later regardless.
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .seconds(2)) { bound.value.close(promise: nil) }
     }
 
     /// Malformed HTTP (NIO's parser): 400 with the parser's reason, then close.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A WebSocket upgrade refused by `WebAccess`: the request follows as a plain one, and
+        // the responder answers it 403.
+        if error is NIOWebSocketUpgradeError { return }
         if let parserError = error as? HTTPParserError {
             let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
             refuse(status, "malformed HTTP request: \(parserError)", context: context)

@@ -26,7 +26,10 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The query's `name=value` pairs, percent-decoded (`?points=256&x` → `points: 256, x: ""`).
-    public var queryItems: [(name: String, value: String)] {
+    public var queryItems: [(name: String, value: String)] { Self.queryItems(of: query) }
+
+    /// The `name=value` pairs of `query`, percent-decoded.
+    static func queryItems(of query: String?) -> [(name: String, value: String)] {
         guard let query, !query.isEmpty else { return [] }
         return query.split(separator: "&").map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

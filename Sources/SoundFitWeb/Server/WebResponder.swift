@@ -13,8 +13,17 @@ struct WebResponder: Sendable {
     let limits: WebLimits
     let logger: Logger
     let refusals: RateLimitedLog<String>
+    let access: WebAccess
+    /// The port bound (the page's own origin carries it).
+    let port: @Sendable () -> UInt16
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = access.refusal(method: request.method, query: request.query, headers: request.headers, port: port()) {
+            logRefusal(.forbidden, "\(request.method.rawValue) \(request.path.prefix(100)): \(refusal)", peer: request.peer)
+            return .error(.forbidden, refusal)
+        }
+        var request = request
+        request.query = Self.removingToken(from: request.query)
         if let route = routes.first(where: { $0.takes(request.path) }) {
             guard route.methods.contains(request.method) else { return methodNotAllowed(request, allowed: route.methods) }
             return await route.respond(request)
@@ -27,6 +36,13 @@ struct WebResponder: Sendable {
             return .json(hostInfo().json)
         }
         return namespace.respond(path: request.path, query: request.query)
+    }
+
+    /// The query without its `token=` items (the token is the access check's, not the route's).
+    static func removingToken(from query: String?) -> String? {
+        guard let query, query.contains("token=") else { return query }
+        let rest = query.split(separator: "&").filter { !$0.hasPrefix("token=") }.joined(separator: "&")
+        return rest.isEmpty ? nil : rest
     }
 
     private func methodNotAllowed(_ request: HTTPRequest, allowed: [HTTPMethod]) -> HTTPResponse {

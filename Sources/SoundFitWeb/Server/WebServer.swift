@@ -14,7 +14,8 @@ import Synchronization
 /// port bound to the OSC host. SwiftNIO directly (HTTP/1.1 and the WebSocket upgrade on one
 /// port, one event-loop thread).
 ///
-/// Connections from outside `--osc-allow` are closed when accepted; every other bound is in
+/// Connections from outside `--osc-allow` are closed when accepted; requests from pages and
+/// names that are not this server's are refused by `WebAccess`; every other bound is in
 /// `WebLimits`.
 ///
 /// Thread rules: create, `run` and `close` from any thread except the JACK process callback.
@@ -29,6 +30,8 @@ public final class WebServer: Sendable {
     /// OSC over the WebSocket: give it to the OSC surface as one of its streams.
     public let transport: WebSocketOSCTransport
     public let limits: WebLimits
+    /// Who may use the port (its token is printed in the ready line).
+    public let access: WebAccess
     private let listens: WebSocketListens
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
@@ -42,7 +45,8 @@ public final class WebServer: Sendable {
     /// every WebSocket hears (`PATH_CHANGED`); nil without a state directory.
     public init(host: String, port: UInt16, runtime: SoundFitRuntime, stateKeeper: StateKeeper? = nil, routes: [HTTPRoute],
                 hostInfo: @escaping @Sendable (_ webPort: UInt16) -> OSCQueryHostInfo,
-                allowList: OSCAllowList = .everyone, limits: WebLimits = WebLimits(), logger: Logger) throws(OpenError) {
+                allowList: OSCAllowList = .everyone, access: WebAccess = WebAccess(), limits: WebLimits = WebLimits(),
+                logger: Logger) throws(OpenError) {
         guard OSCPeer(host: host, port: port) != nil else {
             throw OpenError(description: "invalid HTTP host '\(host)' (expected an IPv4 address or localhost)")
         }
@@ -54,13 +58,16 @@ public final class WebServer: Sendable {
         let boundPort = BoundPort()
         let responder = WebResponder(
             routes: routes, namespace: namespace, hostInfo: { hostInfo(boundPort.port.load(ordering: .relaxed)) }, limits: limits,
-            logger: logger, refusals: RateLimitedLog { [logger] line in logger.warning("\(line)") })
+            logger: logger, refusals: RateLimitedLog { [logger] line in logger.warning("\(line)") }, access: access,
+            port: { boundPort.port.load(ordering: .relaxed) })
         let connections = ConnectionCount()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // HTTP: reading stops above a quarter of the bound (HTTPConnectionHandler); the
+            // WebSocket upgrade raises the mark to the bound itself.
             .childChannelOption(.writeBufferWaterMark,
-                                value: .init(low: limits.maximumQueuedBytes / 2, high: limits.maximumQueuedBytes))
+                                value: .init(low: limits.maximumQueuedBytes / 8, high: limits.maximumQueuedBytes / 4))
             .childChannelInitializer { channel in
                 Self.accept(channel, allowList: allowList, connections: connections, responder: responder,
                             transport: transport, listens: listens, namespace: namespace)
@@ -77,6 +84,7 @@ public final class WebServer: Sendable {
         self.transport = transport
         self.listens = listens
         self.limits = limits
+        self.access = access
         self.group = group
         self.connections = connections
         self.runtime = runtime
@@ -144,18 +152,27 @@ public final class WebServer: Sendable {
         }
         channel.closeFuture.whenComplete { _ in connections.value.wrappingSubtract(1, ordering: .relaxed) }
         let limits = responder.limits
-        let logger = responder.logger
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: limits.maximumFrameBytes,
-            shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
+            // A refused upgrade goes on as a plain request, which the responder answers 403 with
+            // the same check's reason.
+            shouldUpgrade: { channel, head in
+                let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init)
+                let refused = responder.access.refusal(method: head.method, query: query, headers: head.headers,
+                                                       port: UInt16(channel.localAddress?.port ?? 0)) != nil
+                return channel.eventLoop.makeSucceededFuture(refused ? nil : HTTPHeaders())
+            },
             upgradePipelineHandler: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.syncOptions?.setOption(
+                        .writeBufferWaterMark, value: .init(low: limits.maximumQueuedBytes / 2, high: limits.maximumQueuedBytes))
                     try channel.pipeline.syncOperations.addHandlers([
+                        WebSocketFrameValidator(peer: peer, refusals: responder.refusals),
                         IdleStateHandler(readTimeout: .nanoseconds(limits.webSocketPingInterval.nanoseconds)),
                         NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64,
                                                     maxAccumulatedFrameSize: limits.maximumFrameBytes),
                         WebSocketHandler(peer: peer, transport: transport, listens: listens, namespace: namespace,
-                                         logger: logger),
+                                         refusals: responder.refusals),
                     ])
                 }
             })

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 import NIOWebSocket
 import SoundFitJSON
@@ -13,7 +12,8 @@ import SoundFitOSC
 /// `{"COMMAND": "ERROR", "DATA": "reason"}` and changes nothing.
 ///
 /// Bounds: messages over `WebLimits.maximumFrameBytes` close the socket with 1009 (NIO's
-/// decoder and the fragment aggregator); unknown opcodes and protocol errors with 1002; a
+/// decoder and the fragment aggregator); unknown opcodes and protocol errors with 1002 (unmasked
+/// frames and RSV bits never get here: `WebSocketFrameValidator`); a
 /// socket silent for two ping intervals is closed; a reader that lets more than
 /// `maximumQueuedBytes` pile up is closed.
 ///
@@ -26,17 +26,18 @@ final class WebSocketHandler: ChannelInboundHandler {
     private let transport: WebSocketOSCTransport
     private let listens: WebSocketListens
     private let namespace: OSCQueryNamespace
-    private let logger: Logger
+    /// Closes a client causes are logged here, rate limited (a client can cause them at any rate).
+    private let refusals: RateLimitedLog<String>
     private var awaitingPong = false
     private var closing = false
 
     init(peer: OSCPeer, transport: WebSocketOSCTransport, listens: WebSocketListens, namespace: OSCQueryNamespace,
-         logger: Logger) {
+         refusals: RateLimitedLog<String>) {
         self.peer = peer
         self.transport = transport
         self.listens = listens
         self.namespace = namespace
-        self.logger = logger
+        self.refusals = refusals
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -138,7 +139,7 @@ final class WebSocketHandler: ChannelInboundHandler {
             return
         }
         if awaitingPong {
-            logger.info("closed the silent WebSocket of \(peer)")
+            refusals.log("websocket silent", "closed the silent WebSocket of \(peer)")
             close(.goingAway, context: context)
         } else {
             awaitingPong = true
@@ -149,7 +150,7 @@ final class WebSocketHandler: ChannelInboundHandler {
     /// A client that does not read its answers: closed once its queue passes the bound.
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if !context.channel.isWritable {
-            logger.warning("closed the WebSocket of \(peer): it does not read what it is sent (queue over its bound)")
+            refusals.log("websocket queue", "closed the WebSocket of \(peer): it does not read what it is sent (queue over its bound)")
             context.close(promise: nil)
         }
         context.fireChannelWritabilityChanged()
@@ -157,10 +158,10 @@ final class WebSocketHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let aggregation = error as? NIOWebSocketFrameAggregator.Error {
-            logger.info("WebSocket of \(peer): \(aggregation)")
+            refusals.log("websocket error", "WebSocket of \(peer): \(aggregation)")
             close(aggregation == .accumulatedFrameSizeIsTooLarge ? .messageTooLarge : .protocolError, context: context)
         } else {
-            logger.info("WebSocket of \(peer): \(error)")
+            refusals.log("websocket error", "WebSocket of \(peer): \(error)")
             close(.protocolError, context: context)
         }
     }

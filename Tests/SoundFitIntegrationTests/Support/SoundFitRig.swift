@@ -65,7 +65,9 @@ struct ReadyLine {
         self.fields = fields
         oscPort = port
         oscTCPPort = fields["osc_tcp"].flatMap { $0.hasPrefix("tcp://127.0.0.1:") ? UInt16($0.dropFirst("tcp://127.0.0.1:".count)) : nil }
-        httpPort = fields["http"].flatMap { $0.hasPrefix("http://127.0.0.1:") ? UInt16($0.dropFirst("http://127.0.0.1:".count)) : nil }
+        httpPort = fields["http"].flatMap {
+            $0.hasPrefix("http://127.0.0.1:") ? UInt16($0.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }) : nil
+        }
         self.client = client
         self.server = server
         self.channels = channels
