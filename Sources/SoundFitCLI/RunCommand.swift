@@ -61,6 +61,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var levels: ChainLevelOptions
 
+    @OptionGroup var patchLimits: UserPatchLimitOptions
+
     @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
     var stateDir: String?
 
@@ -177,7 +179,8 @@ struct RunCommand: AsyncParsableCommand {
         let hearingProfile = try profile.map(HearingProfileFile.load)
         let fitting = try Fitting(techLevel: techLevel)
         let session = personalization.configuration(fitting: fitting)
-        let patches = try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: stateURL, logger: logger)
+        let patches = try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: stateURL, logger: logger,
+                                                 limits: patchLimits.limits)
 
         var jack = JackHostConfiguration()
         jack.clientName = name
