@@ -12,13 +12,12 @@ struct NSMPreparedOpen: Sendable {
     var open: NSMOpen
     /// The normalized state directory.
     var directory: URL
-    /// The directory's lock, taken by `prepare`; nil when the running SoundFit holds it (a
-    /// switch to its own path): the new one takes it once the old one released it.
-    var lock: StateDirectoryLock?
+    /// The directory's lock, taken by `prepare` (shared with the running SoundFit when it is
+    /// the path already open: the lock is per process).
+    var lock: StateDirectoryLock
 
-    /// Checks `open` and locks its directory. `running`: the state directory of the SoundFit
-    /// running now, if any (its lock is this process's own).
-    static func prepare(_ open: NSMOpen, running: URL?) throws(NSMRefusal) -> NSMPreparedOpen {
+    /// Checks `open` and locks its directory.
+    static func prepare(_ open: NSMOpen) throws(NSMRefusal) -> NSMPreparedOpen {
         guard !open.clientID.isEmpty, open.clientID.utf8.count <= 63, !open.clientID.contains(":") else {
             throw NSMRefusal(.general, "the client id '\(open.clientID)' cannot be a JACK client name (1…63 characters without ':')")
         }
@@ -30,9 +29,6 @@ struct NSMPreparedOpen: Sendable {
             throw NSMRefusal(.createFailed, "\(error)")
         }
         try checkReadable(directory)
-        guard directory.path != running?.path else {
-            return NSMPreparedOpen(open: open, directory: directory, lock: nil)
-        }
         do {
             let lock = try StateDirectoryLock(directory: directory)
             return NSMPreparedOpen(open: open, directory: directory, lock: lock)

@@ -30,7 +30,7 @@ extension RunCommand {
         let first = try await waitForOpen(client, logger: logger)
         var current: NSMPreparedOpen
         do {
-            current = try NSMPreparedOpen.prepare(first, running: nil)
+            current = try NSMPreparedOpen.prepare(first)
         } catch {
             client.error(to: NSMOpen.address, error.code, error.description)
             throw CLIError("NSM: cannot open \(first.path): \(error.description)")
@@ -49,7 +49,7 @@ extension RunCommand {
                 guard let back = previous else { throw failure.error }
                 logger.error("NSM: cannot switch to \(current.open.path) (\(failure.message)); opening \(back.path) again")
                 do {
-                    current = try NSMPreparedOpen.prepare(back, running: nil)
+                    current = try NSMPreparedOpen.prepare(back)
                 } catch {
                     throw CLIError("NSM: cannot open \(back.path) again: \(error.description)")
                 }
@@ -124,7 +124,6 @@ extension RunCommand {
         let session = NSMSession(client: client, runtime: application.runtime, stateKeeper: stateKeeper,
                                  webPage: application.webPage, logger: logger)
 
-        let running = prepared.directory
         let services = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         return try await withThrowingTaskGroup(of: NSMPreparedOpen?.self) { group in
@@ -142,7 +141,7 @@ extension RunCommand {
             // open was answered.
             group.addTask {
                 guard await ready.wait() else { return nil }
-                return await session.run { open in try NSMPreparedOpen.prepare(open, running: running) }
+                return await session.run { open in try NSMPreparedOpen.prepare(open) }
             }
             // SoundFit ends (a signal, or JACK failing): the session ends with it. The session
             // ends first with another open: SoundFit stops in order, then the switch follows.

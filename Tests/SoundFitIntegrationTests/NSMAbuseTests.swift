@@ -135,6 +135,15 @@ extension SoundFitIntegration.NSMSession {
         try nsm.send("/nsm/client/save")
         let saved = try nsm.waitFor("/reply to save") { ($0.address == "/reply" || $0.address == "/error") && $0.string(0) == "/nsm/client/save" }.match
         #expect(saved.address == "/reply", "\(saved)")
+
+        // An open of the path it runs on (its own lock) reopens it, with its values.
+        let same = try requestOpen(nsm, path: path.path, clientID: "SoundFit.nBACK")
+        #expect(same.address == "/reply", "\(same); \(process.standardError)")
+        let reopened = try #require(readyLine(process, 2), "no ready line after reopening; \(process.standardError)")
+        let oscSame = try OSCTestClient(port: reopened.oscPort)
+        try oscSame.ping()
+        try oscSame.waitForSession()
+        #expect(try oscSame.query("/filter/cutoff").number == 3100)
     }
 
     @Test("A first open with a relative path is refused with /error and exit 1; nothing is written")
@@ -154,7 +163,7 @@ extension SoundFitIntegration.NSMSession {
         #expect(!FileManager.default.fileExists(atPath: "\(FileManager.default.currentDirectoryPath)/\(relative)"))
     }
 
-    @Test("20 switches leak no file descriptor: /proc/PID/fd has as many entries after as before")
+    @Test("20 switches leak no file descriptor: /proc/PID/fd holds the same pipes, sockets and files after as before")
     func switchesLeakNoDescriptors() throws {
         let server = try TestJackServer()
         defer { server.stop() }
@@ -170,7 +179,17 @@ extension SoundFitIntegration.NSMSession {
         var readyCount = 1
         /// Switches to `paths[n % 2]` and waits until that SoundFit answers OSC with its session.
         func switchTo(_ n: Int) throws {
-            let answer = try requestOpen(nsm, path: paths[n % 2].path, clientID: "SoundFit.nFD\(n % 2)")
+            var answer = try requestOpen(nsm, path: paths[n % 2].path, clientID: "SoundFit.nFD\(n % 2)")
+            if answer.address == "/error", answer.string(2)?.contains("could not start: cannot connect to JACK") == true {
+                // The test's jackd, on a loaded machine, now and then refuses a client right
+                // after closing the previous one (status 0x21). SoundFit then opens the previous
+                // path again (a ready line); the switch is asked for once more. The descriptors
+                // of that path are counted like any other.
+                _ = try #require(readyLine(process, readyCount), "switch \(n): no ready line after the fallback; \(process.standardError)")
+                readyCount += 1
+                print("note: switch \(n): jackd refused the client once; switching again")
+                answer = try requestOpen(nsm, path: paths[n % 2].path, clientID: "SoundFit.nFD\(n % 2)")
+            }
             #expect(answer.address == "/reply", "switch \(n): \(answer); \(process.standardError)")
             let ready = try #require(readyLine(process, readyCount), "switch \(n): no ready line; \(process.standardError)")
             readyCount += 1
@@ -178,38 +197,58 @@ extension SoundFitIntegration.NSMSession {
             try osc.ping()
             try osc.waitForSession()
         }
-        func descriptors() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/fd")) ?? []).sorted()
+        /// The process's descriptors by kind (`pipe`, `socket`, a path, `anon_inode:[eventfd]`…)
+        /// and its thread count, read now.
+        func snapshot() -> (kinds: [String: Int], count: Int, threads: Int) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/fd")) ?? []
+            let targets = names.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.pid)/fd/\($0)")) ?? "?" }
+            // JACK's metadata files in /dev/shm are shared by every jackd on the machine and
+            // replaced now and then: the same descriptor reads "(deleted)" afterwards.
+            let kinds = Dictionary(targets.map {
+                ($0.hasPrefix("pipe:") ? "pipe" : $0.hasPrefix("socket:") ? "socket" : $0.replacingOccurrences(of: " (deleted)", with: ""), 1)
+            }, uniquingKeysWith: +)
+            let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/task").count) ?? 0
+            return (kinds, names.count, threads)
         }
-        /// The descriptors once their count held still for 0.3 s (at most 10 s): a SoundFit
-        /// just started has its zeroconf helpers' pipes open until they end on their own (at
-        /// once without an Avahi daemon), and no event announces a closed descriptor, so this
-        /// polls. A leak stays open and is counted either way.
-        func settledDescriptors() -> [String] {
-            var current = descriptors()
+        /// The snapshot once the count held still for 1 s (at most 15 s): a SoundFit just
+        /// started has its zeroconf helpers' pipes open until they end on their own (at once
+        /// without an Avahi daemon); no event announces a closed descriptor, so this polls. A
+        /// leak stays open and is counted either way.
+        func settled() -> (kinds: [String: Int], count: Int, threads: Int) {
+            var current = snapshot()
             var stableReads = 0
-            let deadline = ContinuousClock.now + .seconds(10)
-            while stableReads < 3, ContinuousClock.now < deadline {
+            let deadline = ContinuousClock.now + .seconds(15)
+            while stableReads < 10, ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.1)
-                let next = descriptors()
+                let next = snapshot()
                 stableReads = next.count == current.count ? stableReads + 1 : 0
                 current = next
             }
             return current
         }
-        func targets(_ names: [String]) -> [String] {
-            names.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.pid)/fd/\($0)")) ?? "?" }
-        }
-        // One round trip first: whatever a SoundFit opens once per process (and keeps) is open
+        // Two round trips first: whatever a SoundFit opens once per process (and keeps) is open
         // before the count starts.
-        try switchTo(1)
-        try switchTo(2)
-        let before = settledDescriptors()
+        for n in 1...4 { try switchTo(n) }
+        let before = settled()
         for n in 1...20 { try switchTo(n) }
-        let after = settledDescriptors()
-        print("note: /proc/\(process.pid)/fd: \(before.count) entries before 20 switches, \(after.count) after")
+        let after = settled()
+        print("note: /proc/\(process.pid)/fd: \(before.count) entries before 20 switches, \(after.count) after; threads \(before.threads) → \(after.threads)")
+
+        // Every thread that touched Foundation's run loop owns one (eventpoll, eventfd, timerfd)
+        // until it ends, and Dispatch's worker threads come and go on idle timers (measured on
+        // an idle SoundFit: 40 descriptors and 10 threads, 37 and 8 a few seconds later). Those
+        // three kinds may vary, never past one per thread; everything else must be exactly as
+        // before.
+        let perThread: Set = ["anon_inode:[eventpoll]", "anon_inode:[eventfd]", "anon_inode:[timerfd]"]
+        let changed = Set(before.kinds.keys).union(after.kinds.keys).filter { before.kinds[$0] != after.kinds[$0] }.sorted()
+        let report = changed.map { "\($0): \(before.kinds[$0] ?? 0) → \(after.kinds[$0] ?? 0)" }.joined(separator: ", ")
         #expect(before.count > 0)
-        #expect(after.count == before.count, "before: \(targets(before)); after: \(targets(after))")
+        #expect(changed.allSatisfy(perThread.contains), "changed: \(report)")
+        for kind in perThread {
+            #expect((after.kinds[kind] ?? 0) <= after.threads, "\(kind): \(report); threads \(before.threads) → \(after.threads)")
+        }
+        // A SoundFit left behind per switch would leave its threads (JACK, NIO) behind too.
+        #expect(after.threads <= before.threads + 4, "threads \(before.threads) → \(after.threads)")
         #expect(process.isRunning)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// An advisory lock on a state directory, held for as long as the value lives: one SoundFit
 /// per state directory, so two instances never overwrite each other's state, and `state import`
@@ -10,6 +11,11 @@ import Glibc
 /// a new file and run beside the first; the directory cannot go away while it is open. The
 /// file `<directory>/soundfit.lock` only carries the holder's pid for the message (rewritten
 /// by every holder; a deleted one only loses the pid from the message).
+///
+/// The lock is per process: another lock of the same directory in the process that holds it
+/// shares the one `flock` (counted; released with the last value). An NSM switch to the path
+/// already open, or back to the previous one, must not depend on when the stopped SoundFit's
+/// last reference goes away.
 ///
 /// The lock dies with the process (also after `kill -9`). The descriptors are close-on-exec,
 /// so a child (the private jackd) never inherits them. Thread rules: acquire and release on any
@@ -24,8 +30,21 @@ public final class StateDirectoryLock: Sendable {
         public var isHeldElsewhere: Bool
     }
 
-    /// The locked descriptor of the directory.
-    private let descriptor: Int32
+    /// A directory by device and inode (its path may have other spellings).
+    private struct DirectoryID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The directories this process has locked: the locked descriptor and how many values share it.
+    private struct Held {
+        var descriptor: Int32
+        var holders: Int
+    }
+
+    private static let held = Mutex<[DirectoryID: Held]>([:])
+
+    private let id: DirectoryID
 
     /// Takes the lock on `directory` without waiting; throws when another process holds it.
     public init(directory: URL) throws(Refusal) {
@@ -34,10 +53,32 @@ public final class StateDirectoryLock: Sendable {
             throw Refusal(description: "cannot open the state directory \(directory.path): \(String(cString: strerror(errno)))",
                           isHeldElsewhere: false)
         }
-        let pidPath = directory.appendingPathComponent(Self.fileName).path
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
             let reason = errno
             Glibc.close(fd)
+            throw Refusal(description: "cannot read the state directory \(directory.path): \(String(cString: strerror(reason)))",
+                          isHeldElsewhere: false)
+        }
+        let id = DirectoryID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        // Shared or taken under the registry's lock, so a release never races a take.
+        let failure: Int32? = Self.held.withLock { held in
+            if var entry = held[id] {
+                entry.holders += 1
+                held[id] = entry
+                Glibc.close(fd)
+                return nil
+            }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let reason = errno
+                Glibc.close(fd)
+                return reason
+            }
+            held[id] = Held(descriptor: fd, holders: 1)
+            return nil
+        }
+        let pidPath = directory.appendingPathComponent(Self.fileName).path
+        if let reason = failure {
             guard reason == EWOULDBLOCK else {
                 throw Refusal(description: "cannot lock the state directory \(directory.path): \(String(cString: strerror(reason)))",
                               isHeldElsewhere: false)
@@ -48,12 +89,21 @@ public final class StateDirectoryLock: Sendable {
                 give this one its own with --state-dir, or stop the other first
                 """, isHeldElsewhere: true)
         }
-        descriptor = fd
+        self.id = id
         Self.writePid(pidPath)
     }
 
     deinit {
-        Glibc.close(descriptor)
+        Self.held.withLock { held in
+            guard var entry = held[id] else { return }
+            entry.holders -= 1
+            if entry.holders == 0 {
+                Glibc.close(entry.descriptor)
+                held[id] = nil
+            } else {
+                held[id] = entry
+            }
+        }
     }
 
     /// Writes this process's pid into the pid file (best effort: the lock does not depend on it).
