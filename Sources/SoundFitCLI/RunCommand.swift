@@ -79,6 +79,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var levels: ChainLevelOptions
 
+    @OptionGroup var patchLimits: UserPatchLimitOptions
+
     @Option(help: "Directory for SoundFit's state (default: $XDG_STATE_HOME/soundfit or ~/.local/state/soundfit).")
     var stateDir: String?
 
@@ -182,13 +184,14 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     /// SoundFit configured from the command line; prints the ready line when it is ready.
-    /// `session`: an NSM session's state directory and JACK client name, which replace
-    /// `--state-dir` and `--name`.
-    func makeApplication(logger: Logger, session: NSMOpen? = nil) throws -> SoundFitApplication {
-        let name = session?.clientID ?? name
-        let stateURL = try StateDirectory.prepare(session?.path ?? stateDir ?? StateDirectory.defaultPath)
+    /// `session`: an NSM session's state directory (checked, perhaps already locked) and JACK
+    /// client name, which replace `--state-dir` and `--name`. `onReady` runs after the ready line.
+    func makeApplication(logger: Logger, session: NSMPreparedOpen? = nil,
+                         onReady: @escaping @Sendable () -> Void = {}) throws -> SoundFitApplication {
+        let name = session?.open.clientID ?? name
+        let stateURL = try session?.directory ?? StateDirectory.prepare(stateDir ?? StateDirectory.defaultPath)
         // One SoundFit per state directory: the lock is held as long as the process lives.
-        let stateLock = try StateDirectory.lock(stateURL)
+        let stateLock = try session?.lock ?? StateDirectory.lock(stateURL)
         logger.info("state directory \(stateURL.path)")
         // Which build of the personalization loops runs (SOUNDFIT_SIMD forces one; see README).
         if let problem = SIMDPath.environmentProblem { logger.warning("\(problem)") }
@@ -204,7 +207,8 @@ struct RunCommand: AsyncParsableCommand {
         let hearingProfile = try profile.map(HearingProfileFile.load)
         let fitting = try Fitting(techLevel: techLevel)
         let session = personalization.configuration(fitting: fitting)
-        let patches = try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: stateURL, logger: logger)
+        let patches = try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: stateURL, logger: logger,
+                                                 limits: patchLimits.limits)
 
         var jack = JackHostConfiguration()
         jack.clientName = name
@@ -245,6 +249,7 @@ struct RunCommand: AsyncParsableCommand {
             print(ready.line)
             fflush(nil)
             if let hint = ready.privateServerHint { logger.notice("\(hint)") }
+            onReady()
         }
         if osc.exposure == .network {
             logger.warning("OSC listens on \(oscHost): other hosts on that network can control SoundFit\(oscAllowEntries.isEmpty ? " (restrict them with --osc-allow)" : ""); answers are budgeted per source address")

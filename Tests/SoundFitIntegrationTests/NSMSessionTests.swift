@@ -7,7 +7,7 @@ extension SoundFitIntegration {
     /// protocol-exact NSM server in the test (Debian 12 ships none), on a real jackd.
     @Suite("NSM session") struct NSMSession {
         /// Starts `soundfit run` as an NSM server would (only `NSM_URL` tells it about the session).
-        private func launch(_ nsm: TestNSMServer, server: TestJackServer, arguments: [String] = [],
+        func launch(_ nsm: TestNSMServer, server: TestJackServer, arguments: [String] = [],
                             environment: [String: String] = [:]) throws -> ChildProcess {
             try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(),
                              arguments: ["run", "--osc-port", "0", "--http-port", "0", "--server", server.name,
@@ -16,7 +16,7 @@ extension SoundFitIntegration {
         }
 
         /// Answers the announce and opens `path` as `clientID`; returns the ready line.
-        private func open(_ nsm: TestNSMServer, _ process: ChildProcess, path: URL, clientID: String) throws -> ReadyLine {
+        func open(_ nsm: TestNSMServer, _ process: ChildProcess, path: URL, clientID: String) throws -> ReadyLine {
             try nsm.send("/reply", .string("/nsm/server/announce"), .string("Howdy, what took you so long?"),
                          .string("test-nsm"), .string(":server-control:"))
             try nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string(clientID))

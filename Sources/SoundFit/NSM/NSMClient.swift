@@ -38,6 +38,8 @@ public final class NSMClient: Sendable {
         case notNow = -8
         case badProject = -9
         case createFailed = -10
+        /// The project is in use by another instance (nsmd's `ERR_SESSION_LOCKED`).
+        case sessionLocked = -11
     }
 
     /// Why `NSM_URL` cannot be used.
@@ -182,5 +184,40 @@ public struct NSMOpen: Sendable, Equatable {
         self.path = path
         self.displayName = displayName
         self.clientID = clientID
+    }
+
+    public init(path: String, displayName: String, clientID: String) {
+        self.path = path
+        self.displayName = displayName
+        self.clientID = clientID
+    }
+
+    /// `path` as the state directory: absolute, without `.` or `..` components (repeated and
+    /// trailing slashes are dropped). A relative path would land wherever SoundFit's working
+    /// directory happens to be, and `..` can leave the session's tree: both are refused, not
+    /// resolved, so the state always lives where the session manager can see it.
+    public func stateDirectory() throws(NSMRefusal) -> URL {
+        guard path.hasPrefix("/") else {
+            throw NSMRefusal(.createFailed, "the path '\(path)' is relative: NSM paths are absolute")
+        }
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        if let dots = components.first(where: { $0 == "." || $0 == ".." }) {
+            throw NSMRefusal(.createFailed, "the path '\(path)' has a '\(dots)' component: NSM paths are absolute and normalized")
+        }
+        guard !components.isEmpty else {
+            throw NSMRefusal(.createFailed, "the path '\(path)' is the root directory, not a client's directory")
+        }
+        return URL(fileURLWithPath: "/" + components.joined(separator: "/"), isDirectory: true)
+    }
+}
+
+/// Why an `/nsm/client/open` was refused: the code and message of the `/error` answer.
+public struct NSMRefusal: Error, CustomStringConvertible, Sendable {
+    public var code: NSMClient.ErrorCode
+    public var description: String
+
+    public init(_ code: NSMClient.ErrorCode, _ description: String) {
+        self.code = code
+        self.description = description
     }
 }

@@ -14,8 +14,10 @@ import SoundFitRuntime
 /// SoundFit keeps journaling every applied change to the state directory as it always does
 /// (a crash loses nothing); "dirty" means: changed since the session manager last saved.
 ///
-/// An `/nsm/client/open` while running ends `run()` with the open: the owner stops this
-/// SoundFit and opens the new path (`:switch:`).
+/// An `/nsm/client/open` while running is first prepared (checked, its state directory
+/// locked) by the owner's `prepare`, while this SoundFit keeps running: a refused one is
+/// answered with `/error` and this session carries on; a prepared one ends `run()`, and the
+/// owner stops this SoundFit and opens the new path (`:switch:`).
 ///
 /// The optional GUI is the web surface: `show_optional_gui` opens its page in the desktop's
 /// browser (`xdg-open`); a browser tab cannot be closed from here, so `hide_optional_gui` only
@@ -75,11 +77,12 @@ public final class NSMSession: Sendable {
     }
 
     /// Saves and reports until cancelled (nil) or until the session manager opens another
-    /// path (returned: the owner switches to it).
-    public func run() async -> NSMOpen? {
+    /// path that `prepare` accepts (returned: the owner switches to it). `prepare` runs on this
+    /// session's task; its `NSMRefusal` is the `/error` answer (any other error: a general one).
+    public func run<Prepared: Sendable>(prepare: @escaping @Sendable (NSMOpen) async throws -> Prepared) async -> Prepared? {
         // A client with an optional GUI tells its initial state once it is open.
         if webPage != nil { client.send(Self.guiHiddenAddress) }
-        return await withTaskGroup(of: NSMOpen?.self) { group in
+        return await withTaskGroup(of: Prepared?.self) { group in
             group.addTask {
                 await self.followChanges()
                 return nil
@@ -88,7 +91,7 @@ public final class NSMSession: Sendable {
                 await self.reportDirtyState()
                 return nil
             }
-            group.addTask { await self.answerServer() }
+            group.addTask { await self.answerServer(prepare: prepare) }
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
@@ -119,10 +122,20 @@ public final class NSMSession: Sendable {
         }
     }
 
-    /// Answers saves; returns the next `/nsm/client/open` (nil when cancelled).
-    private func answerServer() async -> NSMOpen? {
+    /// Answers saves; returns the next `/nsm/client/open` that `prepare` accepts (nil when
+    /// cancelled). A refused one is answered here and the session goes on.
+    private func answerServer<Prepared: Sendable>(prepare: @Sendable (NSMOpen) async throws -> Prepared) async -> Prepared? {
         for await message in client.messages() {
-            if let open = NSMOpen(message) { return open }
+            if let open = NSMOpen(message) {
+                do {
+                    return try await prepare(open)
+                } catch {
+                    let refusal = error as? NSMRefusal ?? NSMRefusal(.general, "\(error)")
+                    client.error(to: NSMOpen.address, refusal.code, refusal.description)
+                    logger.error("NSM: refused the switch to \(open.path): \(refusal.description); still running in \(stateKeeper.store.directory.path)")
+                    continue
+                }
+            }
             switch message.address {
             case Self.saveAddress:
                 await save()

@@ -16,6 +16,10 @@ public enum PatchError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidParameters(DocumentError)
     /// The patch file could not be written or removed (the message names the file).
     case storage(String)
+    /// A new user patch would pass `UserPatchLimits.maximumCount`.
+    case tooManyUserPatches(name: String, limit: Int)
+    /// The user patch files would pass `UserPatchLimits.maximumBytes` together.
+    case userPatchesTooLarge(name: String, limit: Int)
 
     public var description: String {
         switch self {
@@ -28,6 +32,10 @@ public enum PatchError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(name)' is the name of a factory patch (read-only): save under another name"
         case .invalidParameters(let error): "cannot save the patch: \(error.description)"
         case .storage(let message): message
+        case .tooManyUserPatches(let name, let limit):
+            "cannot save patch '\(NumberText.escapedForMessage(name))': at most \(limit) user patches (--max-user-patches); delete some"
+        case .userPatchesTooLarge(let name, let limit):
+            "cannot save patch '\(NumberText.escapedForMessage(name))': user patches take at most \(limit) bytes together (--max-user-patch-bytes); delete some"
         }
     }
 }

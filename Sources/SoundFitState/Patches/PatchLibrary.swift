@@ -28,6 +28,9 @@ public enum PatchReference: Sendable, Equatable, CustomStringConvertible {
 /// - A new user patch gets the number below the lowest user number on disk (−1, −2, …), so
 ///   numbers are not reused while a later patch exists. Broken user files keep their numbers.
 /// - User patch files are read once, at `init`; the library is their only writer afterwards.
+/// - User patches are bounded (`limits`): a new name is refused once `maximumCount` files
+///   exist or its file would take the files past `maximumBytes` together; an existing name can
+///   still be overwritten while the total stays within `maximumBytes` (or does not grow).
 ///
 /// Thread rules: any thread except the audio thread; saving and deleting do blocking file I/O
 /// (milliseconds) under the library's lock.
@@ -38,29 +41,38 @@ public final class PatchLibrary: Sendable {
     public let userStore: UserPatchStore
     /// What was wrong with the patch files when the library was opened, to be logged at start.
     public let problems: [DocumentProblem]
+    /// How many user patches, and how many bytes of them, the library keeps at most.
+    public let limits: UserPatchLimits
 
     private struct UserPatches {
         var byNumber: [Int: Patch]
         /// Numbers held by `user-<n>.json` files, broken ones included.
         var occupied: Set<Int>
+        /// The size of each `user-<n>.json` file, broken ones included.
+        var fileSizes: [Int: Int]
+
+        var totalBytes: Int { fileSizes.values.reduce(0, +) }
     }
 
     private let user: Mutex<UserPatches>
 
     /// Opens the library: loads the factory patches of `factoryDirectory` and the user patches
     /// of `userStore`. Never fails: broken files are in `problems`, the rest loads.
-    public convenience init(factoryDirectory: URL, userStore: UserPatchStore, descriptors: [ParameterDescriptor]) {
+    public convenience init(factoryDirectory: URL, userStore: UserPatchStore, descriptors: [ParameterDescriptor],
+                            limits: UserPatchLimits = UserPatchLimits()) {
         let factory = FactoryPatchLibrary.load(directory: factoryDirectory, descriptors: descriptors)
-        self.init(factoryPatches: factory.patches, factoryProblems: factory.problems, userStore: userStore, descriptors: descriptors)
+        self.init(factoryPatches: factory.patches, factoryProblems: factory.problems, userStore: userStore, descriptors: descriptors,
+                  limits: limits)
     }
 
     /// Opens the library with factory patches already loaded (e.g. built into a test).
     public init(factoryPatches: [Patch], factoryProblems: [DocumentProblem] = [], userStore: UserPatchStore,
-                descriptors: [ParameterDescriptor]) {
+                descriptors: [ParameterDescriptor], limits: UserPatchLimits = UserPatchLimits()) {
         self.descriptors = descriptors
+        self.limits = limits
         self.factoryPatches = factoryPatches.sorted { $0.number < $1.number }
         self.userStore = userStore
-        let loaded = userStore.load(descriptors: descriptors)
+        let loaded = userStore.loadSized(descriptors: descriptors)
         var problems = factoryProblems + loaded.problems
         let factoryNames = Set(factoryPatches.map { PatchName.key($0.name) })
         var byNumber: [Int: Patch] = [:]
@@ -81,12 +93,17 @@ public final class PatchLibrary: Sendable {
             byNumber[patch.number] = patch
         }
         self.problems = problems
-        user = Mutex(UserPatches(byNumber: byNumber, occupied: loaded.occupiedNumbers))
+        user = Mutex(UserPatches(byNumber: byNumber, occupied: Set(loaded.fileSizes.keys), fileSizes: loaded.fileSizes))
     }
 
     /// Every patch: factory by number, then user patches −1, −2, ….
     public var patches: [Patch] {
         factoryPatches + user.withLock { $0.byNumber.values.sorted { $0.number > $1.number } }
+    }
+
+    /// How many `user-<n>.json` files there are (broken ones included) and their bytes together.
+    public var userStorage: (count: Int, bytes: Int) {
+        user.withLock { ($0.fileSizes.count, $0.totalBytes) }
     }
 
     /// The user patches, −1, −2, ….
@@ -116,7 +133,8 @@ public final class PatchLibrary: Sendable {
     ///
     /// An existing user patch of that name (case-insensitively) is overwritten and keeps its
     /// number (the new spelling of the name is kept); otherwise the patch gets a new number
-    /// (`newUserNumber`). The file is written atomically before the library changes.
+    /// (`newUserNumber`). The file is written atomically before the library changes. Refused
+    /// past `limits` (see the type's rules).
     @discardableResult
     public func save(name: String, summary: String = "", parameters: [String: ParameterValue]) throws(PatchError) -> Patch {
         try PatchName.validate(name)
@@ -131,15 +149,26 @@ public final class PatchLibrary: Sendable {
         }
         let descriptors = self.descriptors
         let store = userStore
+        let limits = self.limits
         return try user.withLock { (state: inout UserPatches) throws(PatchError) -> Patch in
-            guard let number = state.byNumber.values.first(where: { PatchName.key($0.name) == key })?.number
-                ?? Self.newUserNumber(occupied: state.occupied) else {
+            let existing = state.byNumber.values.first(where: { PatchName.key($0.name) == key })?.number
+            if existing == nil, state.fileSizes.count >= limits.maximumCount {
+                throw .tooManyUserPatches(name: name, limit: limits.maximumCount)
+            }
+            guard let number = existing ?? Self.newUserNumber(occupied: state.occupied) else {
                 throw .storage("no user patch numbers left (delete some patches)")
             }
             let patch = Patch(number: number, name: name, summary: summary, parameters: parameters)
-            try store.write(patch, descriptors: descriptors)
+            let data = patch.encoded(descriptors: descriptors)
+            let replaced = state.fileSizes[number] ?? 0
+            let total = state.totalBytes - replaced + data.count
+            if total > limits.maximumBytes, data.count > replaced {
+                throw .userPatchesTooLarge(name: name, limit: limits.maximumBytes)
+            }
+            try store.write(data, of: patch)
             state.byNumber[number] = patch
             state.occupied.insert(number)
+            state.fileSizes[number] = data.count
             return patch
         }
     }
@@ -180,6 +209,7 @@ public final class PatchLibrary: Sendable {
             try store.remove(number: patch.number)
             state.byNumber[patch.number] = nil
             state.occupied.remove(patch.number)
+            state.fileSizes[patch.number] = nil
         }
         return patch
     }

@@ -42,28 +42,37 @@ public struct UserPatchStore: Sendable {
     /// and that file is skipped (it stays on disk). A missing directory means no user patches.
     ///
     /// - Returns: the patches, the problems, and every number a `user-<n>.json` file occupies
-    ///   (also the broken ones, so a new patch never takes a broken file's number).
+    ///   (also the broken ones, so a new patch never takes a broken file's number) with the
+    ///   file's size in bytes.
     public func load(descriptors: [ParameterDescriptor]) -> (patches: [Patch], problems: [DocumentProblem], occupiedNumbers: Set<Int>) {
-        guard FileManager.default.fileExists(atPath: directory.path) else { return ([], [], []) }
+        let loaded = loadSized(descriptors: descriptors)
+        return (loaded.patches, loaded.problems, Set(loaded.fileSizes.keys))
+    }
+
+    /// `load`, with the size of every `user-<n>.json` file by number.
+    public func loadSized(descriptors: [ParameterDescriptor]) -> (patches: [Patch], problems: [DocumentProblem], fileSizes: [Int: Int]) {
+        guard FileManager.default.fileExists(atPath: directory.path) else { return ([], [], [:]) }
         AtomicFile.removeTemporaries(in: directory)
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch {
             return ([], [DocumentProblem(file: directory.path, field: nil,
-                                         message: "cannot read the user patch directory: \((error as NSError).localizedDescription)")], [])
+                                         message: "cannot read the user patch directory: \((error as NSError).localizedDescription)")], [:])
         }
         var patches: [Patch] = []
         var problems: [DocumentProblem] = []
-        var occupied = Set<Int>()
+        var sizes: [Int: Int] = [:]
         for name in names.sorted() {
             guard let number = Self.number(forFileName: name) else { continue }
-            occupied.insert(number)
             let url = directory.appendingPathComponent(name)
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+            sizes[number] = size
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 problems.append(DocumentProblem(file: url.path, field: nil, message: "cannot read the file"))
                 continue
             }
+            sizes[number] = data.count
             do {
                 let patch = try Patch.decode(data, file: url.path, descriptors: descriptors, completeness: .defaultsForMissing)
                 guard patch.number == number else {
@@ -77,11 +86,16 @@ public struct UserPatchStore: Sendable {
                 problems += error.problems
             }
         }
-        return (patches, problems, occupied)
+        return (patches, problems, sizes)
     }
 
     /// Writes `patch` (number < 0) atomically, creating the directory if needed.
     public func write(_ patch: Patch, descriptors: [ParameterDescriptor]) throws(PatchError) {
+        try write(patch.encoded(descriptors: descriptors), of: patch)
+    }
+
+    /// Writes `data`, `patch` encoded, atomically, creating the directory if needed.
+    public func write(_ data: Data, of patch: Patch) throws(PatchError) {
         precondition(patch.number < 0, "user patches have numbers < 0")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -89,7 +103,7 @@ public struct UserPatchStore: Sendable {
             throw .storage("cannot create the user patch directory \(directory.path): \((error as NSError).localizedDescription)")
         }
         do {
-            try AtomicFile.write(patch.encoded(descriptors: descriptors), to: url(for: patch.number))
+            try AtomicFile.write(data, to: url(for: patch.number))
         } catch {
             throw .storage("cannot save patch \(patch.number) '\(patch.name)': \(error.message)")
         }

@@ -56,8 +56,13 @@ public final class ZeroconfAdvertiser: Sendable {
             process.standardOutput = FileHandle.nullDevice
             let errors = Pipe()
             process.standardError = errors
+            // The read end is closed here, once the child's output was read: nothing else closes
+            // it (the pipe outlived every stop, two descriptors per NSM switch), and the handler
+            // lets go of itself so the process and its pipe can go.
             process.terminationHandler = { [self] ended in
                 let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                try? errors.fileHandleForReading.close()
+                ended.terminationHandler = nil
                 finished(service, status: ended.terminationStatus, output: output)
             }
             do {
@@ -65,6 +70,8 @@ public final class ZeroconfAdvertiser: Sendable {
                 children.withLock { $0.append(process) }
                 logger.info("zeroconf: advertising \(service.type) on port \(service.port) as '\(name)'")
             } catch {
+                try? errors.fileHandleForReading.close()
+                try? errors.fileHandleForWriting.close()
                 reportOnce("zeroconf: \(tool) could not start (\(error)); SoundFit is not advertised")
             }
         }
