@@ -54,6 +54,21 @@ import Testing
         #expect(runtime.effectiveMaximumOutputSPL == 90)
     }
 
+    /// The hearing test presents no tone above the limit in force: a tone the limiter would cut
+    /// would give a wrong threshold.
+    @Test func theHearingTestStaysBelowTheLimitInForce() async throws {
+        let runtime = try makeRuntime(ceiling: OutputCeiling(maximumOutputSPL: 90, fullScaleSPL: 100))
+        let runner = HearingTestRunner(runtime: runtime)
+        var settings = HearingTestSettings()
+        settings.maximumLevel = 120
+        let before = runner.maximumLevel(at: 1000, settings: settings)
+        // Calibration 80: full scale is 80 dB SPL, the limit in force 70 (−10 dBFS): 20 dB less,
+        // not 10 (full scale alone).
+        try await runtime.setCalibration(80)
+        let after = runner.maximumLevel(at: 1000, settings: settings)
+        #expect(abs(before - after - 20) < 1e-9, "before \(before) dB HL, after \(after) dB HL")
+    }
+
     @Test func withoutACeilingTheRangesAreTheOnlyLimit() throws {
         let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
         #expect(runtime.ceiling == .unbounded)
