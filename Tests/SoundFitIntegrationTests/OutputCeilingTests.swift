@@ -90,6 +90,16 @@ extension SoundFitIntegration {
             try Self.expectPeak(audio, at: -20, "calibration raised to 110")
             #expect(try osc.ask("/config/calibration", [.float(100)], reply: "/config/calibration").arguments == [.float(100), .string("dB SPL")])
             try Self.expectPeak(audio, at: Self.ceilingDBFS, "calibration back at 100")
+
+            // OSC over TCP answers the same.
+            let tcp = try OSCTCPTestClient(port: try #require(rig.ready.oscTCPPort, "\(rig.ready.fields)"))
+            #expect(tcp.send("/config/max_output", .float(100)))
+            let refused = try tcp.waitFor("/error over TCP") { $0.address == "/error" || $0.address == "/config/max_output" }
+            expectErrorReply(refused, for: "/config/max_output", hint: "above the ceiling 90 dB SPL")
+            #expect(tcp.send("/config/max_output", .float(75)))
+            let lowered = try tcp.waitFor("/config/max_output over TCP") { $0.address == "/error" || $0.address == "/config/max_output" }
+            #expect(lowered.arguments == [.float(75), .string("dB SPL")], "\(lowered)")
+            try Self.expectPeak(audio, at: -25, "TCP: lowered to 75 dB SPL")
         }
 
         /// Sends `messages` over the WebSocket with `Tests/Scripts/osc_over_websocket.py`; returns
