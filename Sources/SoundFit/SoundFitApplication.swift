@@ -75,8 +75,10 @@ public final class SoundFitApplication: Service, Sendable {
         engine = AudioEngine(settings: restored.map(StateKeeper.chainSettings) ?? ChainSettings(),
                              techLevel: configuration.session.fitting.techLevel)
         runtime = SoundFitRuntime(engine: engine, sessionConfiguration: configuration.session,
-                                  presets: ProfilePresetSource(calibration: configuration.calibration))
+                                  presets: ProfilePresetSource(calibration: configuration.calibration),
+                                  ceiling: configuration.outputCeiling)
         runtime.maximumOutputSPL = configuration.maximumOutputSPL
+        logger.info("output ceiling \(configuration.outputCeiling)")
         var jack = configuration.jack
         if let persistence = configuration.persistence, jack.privateServerLogPath == nil {
             jack.privateServerLogPath = persistence.stateDirectory.appendingPathComponent("jackd-private.log").path

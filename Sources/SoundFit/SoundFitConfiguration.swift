@@ -33,6 +33,13 @@ public struct SoundFitConfiguration: Sendable {
     /// The calibration: the dB SPL a full-scale sine stands for at the ear
     /// (`PresetPayload.calibrationRange`, 80…130). A document-level setting.
     public var calibration = PresetGenerator.defaultCalibration
+    /// The calibration the ceiling is fixed through (`OutputCeiling.startCalibration`); nil:
+    /// `calibration`.
+    public var ceilingCalibration: Double?
+    /// The ceiling: `maximumOutputSPL` through `ceilingCalibration`, fixed for the run.
+    public var outputCeiling: OutputCeiling {
+        OutputCeiling(maximumOutputSPL: maximumOutputSPL, fullScaleSPL: ceilingCalibration ?? calibration)
+    }
     /// The earphone's RETSPL table the hearing test starts with (`--earphone`; `/test/earphone` changes it).
     public var earphone = EarphoneTable.tdh39
 

@@ -8,7 +8,7 @@ struct ChainLevelOptions: ParsableArguments {
     @Option(help: "Calibration in dB SPL (80…130): the level a full-scale sine stands for at the ear; presets are generated for it (default: the state directory's document.json, else 100).")
     var calibration: Double?
 
-    @Option(help: "Output safety limit in dB SPL (40…130, through the calibration): no output sample exceeds it.")
+    @Option(help: "Output safety limit in dB SPL (40…130, through the calibration): no output sample exceeds it. For `run` it is the ceiling: surfaces may lower it and restore it, never raise it.")
     var maxOutput = SoundFitRuntime.defaultMaximumOutputSPL
 
     @Option(help: "Directory of the factory patches (default: the patches/ folder of the SoundFit checkout or installation).")

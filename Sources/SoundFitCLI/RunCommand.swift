@@ -242,6 +242,9 @@ struct RunCommand: AsyncParsableCommand {
             configuration.web = web
         }
         configuration.calibration = levels.calibration ?? document.calibration
+        // The ceiling's calibration: a stored one (which surfaces can write) only tightens it.
+        configuration.ceilingCalibration = OutputCeiling.startCalibration(commandLine: levels.calibration,
+                                                                          stored: document.calibration)
         if let earphone { configuration.earphone = try EarphoneFile.load(earphone) }
 
         let application = try SoundFitApplication(configuration: configuration, logger: logger) { ready in

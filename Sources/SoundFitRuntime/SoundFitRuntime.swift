@@ -58,11 +58,14 @@ public final class SoundFitRuntime: Sendable {
         var sessionStart: (@Sendable (ProcessingSession) async -> Void)?
     }
 
+    /// `ceiling`: the output safety limit fixed for the runtime's life (`OutputCeiling`); the
+    /// maximum output starts at the default, or at the ceiling when that is lower.
     public init(engine: AudioEngine, sessionConfiguration: ProcessingConfiguration,
                 config: ProcessingConfig = .default, presets: ProfilePresetSource = ProfilePresetSource(),
-                clock: any Clock<Duration> = ContinuousClock()) {
+                ceiling: OutputCeiling = .unbounded, clock: any Clock<Duration> = ContinuousClock()) {
         self.engine = engine
         self.presets = presets
+        self.ceiling = ceiling
         lifecycle = Mutex(Lifecycle(sessionConfiguration: sessionConfiguration))
         // The handler reads the controller's delivery timeout; the controller needs the handler.
         let timeoutBox = DeliveryTimeout(config.deliveryTimeout)
@@ -95,7 +98,7 @@ public final class SoundFitRuntime: Sendable {
             kernel.attachEngine(batches: batches)
         }
         sessions = controller.sessionUpdates()
-        maximumOutputSPL = Self.defaultMaximumOutputSPL
+        maximumOutputSPL = min(Self.defaultMaximumOutputSPL, ceiling.maximumOutputSPL)
     }
 
     // MARK: Output safety limit
@@ -105,17 +108,48 @@ public final class SoundFitRuntime: Sendable {
     /// The maximum outputs a user may set, in dB SPL.
     public static let maximumOutputRange: ClosedRange<Double> = 40...130
 
+    /// The ceiling fixed at start: `maximumOutputSPL` never goes above it, and the output's
+    /// limit in dBFS never above its dBFS, whatever the calibration becomes.
+    public let ceiling: OutputCeiling
+
     /// The output safety limit: no output sample exceeds this level, in dB SPL through the
     /// calibration (the dB SPL a full-scale sine stands for), in every mode and whatever the
-    /// stages do. Applied from the next audio cycle. Values outside `maximumOutputRange` are
-    /// refused by the surfaces before they get here.
+    /// stages do — nor the ceiling's dBFS (`outputLimitDBFS`). Applied from the next audio
+    /// cycle. Values outside `maximumOutputRange` or above `ceiling` are refused by the surfaces
+    /// before they get here (`ceiling.refusal`).
     public var maximumOutputSPL: Double {
         get { lifecycle.withLock { $0.maximumOutputSPL } }
         set {
-            precondition(Self.maximumOutputRange.contains(newValue))
-            lifecycle.withLock { $0.maximumOutputSPL = newValue }
-            engine.setOutputCeiling(OutputLimiter.ceiling(maximumSPL: newValue, fullScaleSPL: presets.calibration))
+            precondition(Self.maximumOutputRange.contains(newValue) && newValue <= ceiling.maximumOutputSPL)
+            lifecycle.withLock {
+                $0.maximumOutputSPL = newValue
+                applyOutputLimit(maximumOutputSPL: newValue)
+            }
         }
+    }
+
+    /// The highest output peak now, dB relative to full scale: the maximum output through the
+    /// calibration, clamped at the ceiling's dBFS.
+    public var outputLimitDBFS: Double {
+        lifecycle.withLock { ceiling.limitDBFS(maximumOutputSPL: $0.maximumOutputSPL, calibration: presets.calibration) }
+    }
+
+    /// `outputLimitDBFS` in dB SPL through the current calibration: `maximumOutputSPL`, or less
+    /// when a calibration lowered after the start holds the limit at the ceiling's dBFS. The
+    /// hearing test presents no tone above it (the limiter would cut it).
+    public var effectiveMaximumOutputSPL: Double {
+        lifecycle.withLock {
+            let calibration = presets.calibration
+            return ceiling.limitDBFS(maximumOutputSPL: $0.maximumOutputSPL, calibration: calibration) + calibration
+        }
+    }
+
+    /// Hands the limit to the engine. Called with the lifecycle lock held, after the maximum
+    /// output or the calibration changed: both writers go through the lock, so the last store
+    /// is computed from the latest of both.
+    private func applyOutputLimit(maximumOutputSPL: Double) {
+        let limit = ceiling.limitDBFS(maximumOutputSPL: maximumOutputSPL, calibration: presets.calibration)
+        engine.setOutputCeiling(Float(Decibels.amplitude(limit)))
     }
 
     // MARK: Calibration
@@ -125,14 +159,18 @@ public final class SoundFitRuntime: Sendable {
     public var calibration: Double { presets.calibration }
 
     /// Changes the calibration (within `PresetPayload.calibrationRange`, checked by the
-    /// surfaces): the output safety limit follows at once; the session's preset is generated
-    /// again for it and applied, and listeners hear that the preset is stale
-    /// (`calibrationChanged`). Throws when the regenerated preset could not be applied.
+    /// surfaces): the output safety limit follows at once, clamped at the ceiling's dBFS (a
+    /// lower calibration never raises the output's limit in dBFS above the start's); the
+    /// session's preset is generated again for it and applied, and listeners hear that the
+    /// preset is stale (`calibrationChanged`). Throws when the regenerated preset could not be
+    /// applied.
     public func setCalibration(_ calibration: Double) async throws {
         precondition(PresetPayload.calibrationRange.contains(calibration))
         guard calibration != presets.calibration else { return }
-        presets.calibration = calibration
-        engine.setOutputCeiling(OutputLimiter.ceiling(maximumSPL: maximumOutputSPL, fullScaleSPL: calibration))
+        lifecycle.withLock {
+            presets.calibration = calibration
+            applyOutputLimit(maximumOutputSPL: $0.maximumOutputSPL)
+        }
         if let session = controller.session, session.preset.value != nil {
             try await ControlError.refusing { try await session.preset.load() }
         }

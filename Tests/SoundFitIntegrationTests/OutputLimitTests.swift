@@ -42,8 +42,11 @@ extension SoundFitIntegration {
             #expect(abs(level) <= 0.01)
             #expect(try osc.status()["output_limit_db"]?.number == 0)
 
-            // The limit can be changed and queried; out-of-range values are refused.
-            #expect(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
+            // The limit can be lowered and queried; out-of-range values and values above the
+            // ceiling set at start (--max-output 80) are refused.
+            #expect(try osc.ask("/config/max_output", [.float(70)], reply: "/config/max_output").arguments == [.float(70), .string("dB SPL")])
+            expectErrorReply(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output"),
+                             for: "/config/max_output", hint: "ceiling")
             expectErrorReply(try osc.ask("/config/max_output", [.float(20)], reply: "/config/max_output"),
                              for: "/config/max_output", hint: "40")
         }

@@ -90,7 +90,8 @@ public final class OfflineSoundFit: @unchecked Sendable {
 
         let engine = AudioEngine(settings: StateKeeper.chainSettings(document), techLevel: document.session.fitting.techLevel)
         runtime = SoundFitRuntime(engine: engine, sessionConfiguration: document.session,
-                                  presets: ProfilePresetSource(calibration: settings.calibration))
+                                  presets: ProfilePresetSource(calibration: settings.calibration),
+                                  ceiling: OutputCeiling(maximumOutputSPL: settings.maximumOutputSPL, fullScaleSPL: settings.calibration))
         runtime.maximumOutputSPL = settings.maximumOutputSPL
         stateKeeper = StateKeeper(runtime: runtime, library: settings.patches, store: store, restoring: document) { _ in }
         audio = OfflineAudioThread(driver: InMemoryDriver(

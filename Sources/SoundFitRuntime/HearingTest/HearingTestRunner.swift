@@ -104,7 +104,7 @@ public final class HearingTestRunner: Sendable {
     public func maximumLevel(at frequency: Double, settings: HearingTestSettings) -> Double {
         let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
         return min(settings.maximumLevel,
-                   calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.maximumOutputSPL))
+                   calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL))
     }
 
     // MARK: Requests

@@ -162,10 +162,14 @@ extension OSCCommandTable {
             summary: "The output safety limit in dB SPL (default 100): a limiter at the end of the chain, in every "
                 + "mode, never lets an output sample exceed this level (through the calibration: the dB SPL a "
                 + "full-scale sine stands for). No latency; transparent below the limit. `/status` reports the "
-                + "largest reduction (`output_limit_db`). Without arguments, queries.",
-            arguments: [Arg("f", "spl", "the maximum output, 40…130 dB SPL.", optional: true)],
+                + "largest reduction (`output_limit_db`). Without arguments, queries. "
+                + "A safety property, not a setting: the ceiling chosen at start (`--max-output`) cannot be raised "
+                + "from any surface — this lowers the limit and restores it up to the ceiling; and a calibration "
+                + "lowered after the start never lifts the output's limit in dBFS above the start's (`/status` "
+                + "reports `output_ceiling_spl` and the limit in force, `output_limit_dbfs`).",
+            arguments: [Arg("f", "spl", "the maximum output, 40…130 dB SPL, at most the ceiling set at start.", optional: true)],
             reply: "`/config/max_output ,f spl ,s dB SPL` (the unit last: a reply is never a request).",
-            errors: ["not a number within 40…130"],
+            errors: ["not a number within 40…130", "above the ceiling set at start (`--max-output`)"],
             examples: ["oscsend localhost 7700 /config/max_output f 90"]),
         requests: [.bare("/config/max_output"), OSCMessageForm("/config/max_output", .exactly([.any]))],
         replies: [OSCMessageForm("/config/max_output", .exactly([.float, .string(oneOf: [splUnit])]))],
@@ -184,6 +188,7 @@ extension OSCCommandTable {
         } catch {
             return .reject(error.reason)
         }
+        if let refusal = runtime.ceiling.refusal(maximumOutputSPL: spl) { return .reject(refusal) }
         return .perform {
             runtime.maximumOutputSPL = spl
             reply()
@@ -201,7 +206,9 @@ extension OSCCommandTable {
                 + "applies it; subscribers get `/invalidated /processing/preset calibration_changed`) and the output "
                 + "safety limit is reached through it. A document-level setting: saved in `document.json` (with a "
                 + "state directory), read at the next start unless `--calibration` is given, carried by "
-                + "`soundfit state export`/`import`. Without arguments, queries.",
+                + "`soundfit state export`/`import`. Without arguments, queries. A lower calibration puts the same dB "
+                + "SPL higher in dBFS: the output's limit stays at or below the start's in dBFS (the ceiling, see "
+                + "`/config/max_output`; `/status` reports the limit in force, `output_limit_dbfs`).",
             arguments: [Arg("f", "db_spl", "the calibration, 80…130 dB SPL.", optional: true)],
             reply: "`/config/calibration ,f db_spl ,s dB SPL`, once the preset was regenerated and applied.",
             errors: ["not a number within 80…130",

@@ -97,7 +97,8 @@ extension OSCCommandTable {
                 + "percentiles (how long the process callback took, monotonic clock), "
                 + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, http (`http://host:port` or `off`), "
                 + "http_connections, session, "
-                + "cycles, version, …",
+                + "cycles, max_output_spl, output_ceiling_spl (the ceiling fixed at start), output_limit_dbfs (the "
+                + "output's limit in force, dB relative to full scale), output_limit_db, version, …",
             examples: ["oscsend localhost 7700 /status"]),
         requests: [.bare("/status")],
         replies: [OSCMessageForm("/status", .atLeast(1))],

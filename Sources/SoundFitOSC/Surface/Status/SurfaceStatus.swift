@@ -10,8 +10,8 @@ public struct SurfaceStatus: Sendable {
 extension OSCControlSurface {
     /// `/status ,s key <value> …`: the host program's fields, then session, subscribers, the
     /// subscriptions awaiting confirmation, the datagrams dropped over a source's budget, cycles,
-    /// the output safety limit (its level, and the largest reduction in dB since the previous
-    /// `/status`) and version.
+    /// the output safety limit (its level, the ceiling fixed at start, the limit in force in dBFS,
+    /// and the largest reduction in dB since the previous `/status`) and version.
     func statusMessage() -> OSCMessage {
         var arguments: [OSCArgument] = []
         for (key, value) in status().fields {
@@ -24,6 +24,8 @@ extension OSCControlSurface {
                       .string("answers_dropped"), .int64(Int64(budgeted?.droppedCount ?? 0)),
                       .string("cycles"), .int64(Int64(runtime.engine.cycleCount)),
                       .string("max_output_spl"), .float(Float(runtime.maximumOutputSPL)),
+                      .string("output_ceiling_spl"), .float(Float(runtime.ceiling.maximumOutputSPL)),
+                      .string("output_limit_dbfs"), .float(Float(runtime.outputLimitDBFS)),
                       .string("output_limit_db"), .float(Float(runtime.engine.takeOutputLimitReduction())),
                       .string("version"), .string(Self.version)]
         return OSCMessage("/status", arguments)
