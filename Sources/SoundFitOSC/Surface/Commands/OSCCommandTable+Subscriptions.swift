@@ -97,7 +97,7 @@ extension OSCCommandTable {
                     if !renewed { sendSnapshot(to: subscriber, surface: request.surface) }
                 }
             case .pending(let pending, let challenge, let reply):
-                if let challenge { feedback.send(challenge, to: pending.target) }
+                if let challenge { feedback.sendChallenge(challenge, to: pending.target) }
                 request.reply(reply)
             }
         } catch {
