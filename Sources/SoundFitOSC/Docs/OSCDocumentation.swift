@@ -235,7 +235,8 @@ public enum OSCDocumentation {
         - **Bounded work per packet and per source.** A packet carries at most \
         \(OSCControlSurface.maximumMessagesPerPacket) messages, at most \
         \(OSCControlSurface.maximumPatternMessagesPerPacket) of them address patterns (each is matched \
-        against every parameter); more is refused whole with one `/error`. Each source address may take \
+        against every parameter); more is refused whole with one `/error`. Each client (address and \
+        port, so local clients on 127.0.0.1 are told apart; a TCP connection) may take \
         \(Int(SourceWorkBudgets.defaultShare * 100)) % of a receive thread's CPU time after a burst of \
         \(SourceWorkBudgets.defaultBurst.components.attoseconds / 1_000_000_000_000_000) ms; beyond it its \
         packets are dropped (the first of each episode answered with one `/error`, logged rate \

@@ -1,5 +1,6 @@
-/// How much of a receive thread's time each source address may take: a token bucket of
-/// seconds of work per IPv4 address. Packets are handled one at a time on the transport's
+/// How much of a receive thread's time each source may take: a token bucket of seconds of
+/// work per sender (address and port: local clients all send from 127.0.0.1, and each is a
+/// client of its own; over TCP, each connection). Packets are handled one at a time on the transport's
 /// receive thread, so without it one client sending costly packets (bundles of hundreds of
 /// address patterns: 54–85 ms each) delays every other client's requests behind its own. A
 /// source that used up its budget has its packets dropped, at the cost of a clock read and a
@@ -12,7 +13,9 @@
 /// that the heavy source gets `share` of the thread.
 ///
 /// A pure state machine over plain `Duration` times. Memory is bounded: at most
-/// `maximumSources` addresses; a new one evicts the least recently used.
+/// `maximumSources` senders; a new one evicts the least recently used. (A process that
+/// rotates its source ports gets a fresh burst per port: fairness between clients, not a
+/// defence against a local process bent on load, which has other means.)
 public struct SourceWorkBudgets: Sendable {
     public static let defaultShare = 0.2
     public static let defaultBurst: Duration = .milliseconds(100)
@@ -38,7 +41,7 @@ public struct SourceWorkBudgets: Sendable {
     public let share: Double
     public let burst: Duration
     public let maximumSources: Int
-    private var buckets: [UInt32: Bucket] = [:]
+    private var buckets: [OSCPeer: Bucket] = [:]
     /// Packets dropped (or refused) since the start.
     public private(set) var droppedCount = 0
 
@@ -49,9 +52,9 @@ public struct SourceWorkBudgets: Sendable {
         self.maximumSources = maximumSources
     }
 
-    /// Whether a packet from `address` (network byte order) arriving at `now` is handled.
-    public mutating func admit(_ address: UInt32, at now: Duration) -> Admission {
-        var bucket = buckets[address] ?? newBucket(at: now)
+    /// Whether a packet from `source` arriving at `now` is handled.
+    public mutating func admit(_ source: OSCPeer, at now: Duration) -> Admission {
+        var bucket = buckets[source] ?? newBucket(at: now)
         let elapsed = Self.seconds(now - bucket.lastUse)
         bucket.credit = min(Self.seconds(burst), bucket.credit + max(0, elapsed) * share)
         bucket.lastUse = now
@@ -64,19 +67,19 @@ public struct SourceWorkBudgets: Sendable {
             admission = bucket.told ? .drop : .refuse
             bucket.told = true
         }
-        buckets[address] = bucket
+        buckets[source] = bucket
         return admission
     }
 
-    /// A handled packet from `address` took `work` of the thread's time.
-    public mutating func charge(_ work: Duration, to address: UInt32) {
-        guard var bucket = buckets[address] else { return }
+    /// A handled packet from `source` took `work` of the thread's time.
+    public mutating func charge(_ work: Duration, to source: OSCPeer) {
+        guard var bucket = buckets[source] else { return }
         // Never in debt for more than one burst: a single slow packet does not silence a source for long.
         bucket.credit = max(-Self.seconds(burst), bucket.credit - Self.seconds(work))
-        buckets[address] = bucket
+        buckets[source] = bucket
     }
 
-    /// Addresses with a bucket (never more than `maximumSources`).
+    /// Senders with a bucket (never more than `maximumSources`).
     public var trackedSourceCount: Int { buckets.count }
 
     private mutating func newBucket(at now: Duration) -> Bucket {

@@ -58,8 +58,8 @@ import Testing
 
 /// Issue 21: each source's share of the receive thread.
 @Suite struct SourceWorkBudgetsTests {
-    private let heavy = OSCPeer(host: "10.0.0.9", port: 9000)!.address
-    private let light = OSCPeer(host: "10.0.0.8", port: 9000)!.address
+    private let heavy = OSCPeer(host: "127.0.0.1", port: 9000)!
+    private let light = OSCPeer(host: "127.0.0.1", port: 9001)!
 
     @Test func aHeavySourceIsDroppedOnceItsBurstIsSpentAndToldOnce() {
         var budgets = SourceWorkBudgets(share: 0.2, burst: .milliseconds(100))

@@ -13,13 +13,13 @@ extension OSCControlSurface {
     /// are accepted in the order they arrived. Its source's work budget (`SourceWorkBudgets`)
     /// is charged the thread time (CPU time) it took; a source over budget is not handled.
     func receive(_ bytes: [UInt8], from sender: OSCSender) {
-        let address = sender.peer.address
-        let admission = workBudgets.withLock { $0.admit(address, at: ContinuousClock.now - Self.workClockOrigin) }
+        let source = sender.peer
+        let admission = workBudgets.withLock { $0.admit(source, at: ContinuousClock.now - Self.workClockOrigin) }
         guard admission == .handle else {
-            throttled.log("work", "dropped OSC packets from \(sender.peer.host): over its share of the "
+            throttled.log("work", "dropped OSC packets from \(sender.peer): over its share of the "
                 + "receive thread (\(Int(SourceWorkBudgets.defaultShare * 100)) %, costly requests such as large bundles of patterns)")
             if admission == .refuse {
-                replies.reject("", "packets from this address take more than their share of SoundFit's time; "
+                replies.reject("", "packets from this client take more than their share of SoundFit's time; "
                     + "dropped until it recovers (send fewer or cheaper requests)", to: sender)
             }
             return
@@ -34,7 +34,7 @@ extension OSCControlSurface {
             dispatch(packet, from: sender)
         }
         let work = ThreadTime.now() - start
-        workBudgets.withLock { $0.charge(work, to: address) }
+        workBudgets.withLock { $0.charge(work, to: source) }
     }
 
     /// The origin of the work budgets' times.
