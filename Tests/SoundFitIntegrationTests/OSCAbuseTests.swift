@@ -60,7 +60,14 @@ extension SoundFitIntegration {
                 // Lets the receive thread keep up a little, so most datagrams are read, not lost in the kernel.
                 if index % 2000 == 1999 { Thread.sleep(forTimeInterval: 0.01) }
             }
-            try rig.osc.ping(timeout: .seconds(30))
+            // The flood can fill the socket buffer, where the kernel drops any datagram, a /ping
+            // too: ask until one is answered.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var answered = false
+            while !answered, ContinuousClock.now < deadline {
+                answered = (try? rig.osc.ping(timeout: .seconds(1))) != nil
+            }
+            #expect(answered, "no /pong within 30 s after the flood")
             let errors = flooder.collect(for: .milliseconds(300)).filter { $0.address == "/error" }
             let afterOSC = lineCount(rig.soundfit)
             report("log lines for 100 000 undecodable datagrams", Double(afterOSC - before), unit: "lines")

@@ -77,7 +77,7 @@ import Testing
             case .drop: time += .microseconds(10)
             }
         }
-        // Its burst (two packets) plus 20 % of the second (about three more).
+        // Its burst (two packets) plus 20 % of the second (about three more); back to back, 17.
         #expect((4...6).contains(handled), "\(handled)")
         #expect(refusals >= 1 && refusals <= handled)
         // Another source is handled at once.
