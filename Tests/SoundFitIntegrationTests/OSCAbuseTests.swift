@@ -46,6 +46,20 @@ extension SoundFitIntegration {
             let laterAtB = instanceB.collect(for: .milliseconds(400))
             #expect(laterAtB.isEmpty, "B got \(laterAtB.prefix(4))")
             #expect(try rig.osc.status()["subscribers"]?.number == 1)
+
+            // B subscribes itself over UDP once the connection's subscription is gone; the TCP
+            // peer cannot remove B's.
+            tcp.send("/unsubscribe")
+            _ = try tcp.waitFor("/unsubscribed") { $0.address == "/unsubscribed" }
+            instanceB.send("/subscribe")
+            _ = try instanceB.waitFor("B's /subscribed") { $0.address == "/subscribed" }
+            tcp.send("/unsubscribe")
+            let refusal = try tcp.waitFor("/unsubscribe answer") { $0.address == "/unsubscribed" || $0.address == "/error" }
+            #expect(refusal.address == "/error" && refusal.string(1)?.contains("another transport") == true, "\(refusal)")
+            #expect(try rig.osc.status()["subscribers"]?.number == 1)
+            _ = instanceB.collect(for: .milliseconds(300))
+            expectApplied(try rig.osc.set("/filter/cutoff", .float(3500)), "/filter/cutoff", .float(3500))
+            _ = try instanceB.waitFor("feedback to B") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3500)] }
         }
 
         @Test("Log growth is bounded: 100 000 undecodable datagrams and 3 000 MIDI program changes to a missing patch")

@@ -138,7 +138,14 @@ final class SubscriberFeedback: Sendable {
 
     /// Removes subscriptions; see `SubscriberRegistry.unsubscribe(from:url:)`. Returns each
     /// removed subscription's `/unsubscribed` reply.
+    /// A sender's own subscription is the one sent over its transport: a TCP peer cannot remove
+    /// the UDP endpoint's with the same address and port, nor the reverse.
     func unsubscribe(from sender: OSCSender, url: OSCPeer?) throws(SubscriptionError) -> [OSCMessage] {
+        let route: (any OSCTransport)? = sender.transport === transport ? nil : sender.transport
+        if (url ?? sender.peer) == sender.peer, registry.withRegistry({ $0.subscriber(at: sender.peer) }) != nil,
+           transports.withLock({ $0[sender.peer] }) !== route {
+            throw .subscribedOverAnotherTransport(url: sender.peer.oscURL)
+        }
         let removed = try registry.unsubscribe(from: sender.peer, url: url)
         let replies = removed.map { OSCMessage("/unsubscribed", [.string(self.url(of: $0.target))]) }
         forget(removed)
