@@ -180,8 +180,10 @@ extension SoundFitIntegration {
                 if saved.address != "/patch/saved" { break }
             }
 
-            // One request each, from 127.0.0.2: what a forged source address draws.
+            // One request each, from 127.0.0.2: what a source address that confirmed it receives
+            // there draws (an unconfirmed one gets at most 3× its request: OSCAbuseTests).
             let victim = try OSCTestClient(port: port, localAddress: loopbackAddress(2))
+            try victim.confirmSource()
             func factor(_ message: OSCTestMessage, until last: String) throws -> Double {
                 victim.sendRaw(OSCWire.encode(message))
                 let answer = try victim.waitFor(last) { $0.address == last }

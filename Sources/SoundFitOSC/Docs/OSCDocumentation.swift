@@ -54,7 +54,7 @@ public enum OSCDocumentation {
         `oscdump` prints: `oscsend localhost 7700 /subscribe/confirm s TOKEN`), or use a client that \
         listens on its sending socket (a script, TouchOSC, Open Stage Control).
         - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, \
-        `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/unsubscribed`, `/list/param`, \
+        `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/source/challenge`, `/source/confirmed`, `/unsubscribed`, `/list/param`, \
         `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
         `/profile/presets`, `/session/interrupted`, `/invalidated`, `/test/state`, `/test/result`, \
         `/test/no_response`, `/response/stages`, `/meters/subscribed`, `/meters/unsubscribed`, `/meters/input`, \
@@ -171,7 +171,7 @@ public enum OSCDocumentation {
         ## Security
 
         SoundFit listens on 127.0.0.1 by default. With `--osc-host` set to anything but \
-        127.0.0.1, localhost or ::1 (0.0.0.0, a LAN address, also 127.0.0.2…), the port is \
+        127.0.0.1 or localhost (0.0.0.0, a LAN address, also 127.0.0.2…; IPv4 only), the port is \
         *exposed*: a datagram's source address can be forged by anyone on the path, and the \
         per-source budget below applies. What any packet can and cannot do:
 
@@ -213,6 +213,38 @@ public enum OSCDocumentation {
         KiB/s; beyond it datagrams are dropped, counted (`/status` `answers_dropped`) and logged \
         (rate limited). At most \(budgets.maximumSources) addresses are tracked; a new one evicts \
         the one used least recently. On loopback, replies are never limited.
+        - **No amplification to unconfirmed sources (exposed port).** A source address that has \
+        not confirmed it receives there is sent at most \(SourceBudgets.answerRatio)× the bytes it \
+        sent (what it earns is kept up to \(budgets.burstBytes / 1024) KiB); the rest is dropped and \
+        counted like the budget's. `/list`, `/status`, `/patch/list`, `/response` and \
+        `/meters/subscribe` answer only a confirmed address (else `/error … unconfirmed source`, \
+        itself dropped when over the ratio). An address confirms with `/source/confirm`: SoundFit \
+        sends it a token (a keyed hash of the address and a \(SourceConfirmations.tokenWindow.components.seconds) s \
+        window: nothing is kept per request) and the address echoes it; confirming a subscription's \
+        challenge confirms the target's address too. At most \(SourceConfirmations.defaultCapacity) \
+        confirmed addresses, each until \(SourceConfirmations.defaultLifetime.components.seconds) s pass \
+        without a packet from it. 127.0.0.1 (never accepted from the network) and TCP or WebSocket \
+        peers (their handshake proved the address) count as confirmed. A subscription's challenge \
+        is outside the ratio: its number is bounded by the confirmation rules above.
+        - **Transports are part of a target.** A TCP or WebSocket peer and a UDP endpoint with the \
+        same address and port are different endpoints (any local program can bind its TCP client \
+        to a port another owns on UDP): a `/subscribe ,s osc.udp://…` naming the requester's own \
+        address and port is "its own" only when the request came over UDP; otherwise the target \
+        confirms. A target subscribed over one transport is not renewed or re-routed from another \
+        (`/error`).
+        - **Bounded work per packet and per source.** A packet carries at most \
+        \(OSCControlSurface.maximumMessagesPerPacket) messages, at most \
+        \(OSCControlSurface.maximumPatternMessagesPerPacket) of them address patterns (each is matched \
+        against every parameter); more is refused whole with one `/error`. Each client (address and \
+        port, so local clients on 127.0.0.1 are told apart; a TCP connection) may take \
+        \(Int(SourceWorkBudgets.defaultShare * 100)) % of a receive thread's CPU time after a burst of \
+        \(SourceWorkBudgets.defaultBurst.components.attoseconds / 1_000_000_000_000_000) ms; beyond it its \
+        packets are dropped (the first of each episode answered with one `/error`, logged rate \
+        limited) until its share refills, so a client sending costly packets delays another's \
+        requests by about the burst, not by its backlog.
+        - **Bounded logs.** Every log line a client can cause is rate limited (at most 5 per \
+        10 s per kind, then a count of those held back): refused senders, oversized and \
+        undecodable packets, dropped answers, throttled sources, MIDI refusals and program changes.
         - **Large answers are bounded.** `/list` answers one `/list/param` per parameter of the \
         fixed model (\(parameterCount) parameters, about 1.3 KB in all) and `/list/end`; \
         `/patch/list` answers pages of \(OSCCommandTable.patchListPageSize) patches \

@@ -5,6 +5,12 @@ import Synchronization
 /// per interval. The surface wraps its transport in one when it listens beyond loopback
 /// (`OSCExposure.network`); on loopback replies are never limited.
 ///
+/// It also keeps which addresses confirmed they receive there (`SourceConfirmations`): every
+/// packet received earns its source `SourceBudgets.answerRatio` times its bytes of answers,
+/// and an unconfirmed source gets no more than that. 127.0.0.1 counts as confirmed: the kernel
+/// never accepts it as a source from the network, and it is where this host's own tools send
+/// from (the rest of 127.0.0.0/8 is treated like any host, so one machine can test the rules).
+///
 /// Thread rules: any thread except the JACK process callback; the lock covers the budget
 /// bookkeeping only, never the send.
 final class BudgetedTransport: OSCTransport {
@@ -13,6 +19,7 @@ final class BudgetedTransport: OSCTransport {
     private let budgets: Mutex<SourceBudgets>
     private let now: @Sendable () -> Duration
     private let drops: RateLimitedLog<String>
+    private let confirmations = Mutex(SourceConfirmations())
 
     init(_ base: any OSCTransport, budgets: SourceBudgets = SourceBudgets(),
          log: @escaping @Sendable (String) -> Void) {
@@ -29,19 +36,67 @@ final class BudgetedTransport: OSCTransport {
 
     @discardableResult
     func send(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
-        let time = now()
-        guard budgets.withLock({ $0.spend(packet.count, to: peer.address, at: time) }) else {
-            drops.log("budget \(peer.host)", "dropped answers to \(peer.host): over its budget of "
-                + "\(bytesPerSecond) bytes/s (a forged source, or a client asking too much)")
-            return false
-        }
-        return base.send(packet, to: peer)
+        send(packet, to: peer, confirmed: isConfirmed(peer.address))
     }
 
+    /// Sends a packet whose amount is bounded by its own rules (a subscription's challenge: one
+    /// per pending target), to a source that may not have sent anything: within the rate budget
+    /// only.
+    @discardableResult
+    func sendOutsideRatio(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
+        send(packet, to: peer, confirmed: true)
+    }
+
+    private func send(_ packet: [UInt8], to peer: OSCPeer, confirmed: Bool) -> Bool {
+        let time = now()
+        switch budgets.withLock({ $0.spend(packet.count, to: peer.address, at: time, confirmed: confirmed) }) {
+        case .allowed:
+            return base.send(packet, to: peer)
+        case .overBudget:
+            drops.log("budget \(peer.host)", "dropped answers to \(peer.host): over its budget of "
+                + "\(bytesPerSecond) bytes/s (a forged source, or a client asking too much)")
+        case .overRatio:
+            drops.log("ratio", "dropped answers to \(peer.host): more than \(SourceBudgets.answerRatio)× what it "
+                + "sent, and it has not confirmed its address (/source/confirm)")
+        }
+        return false
+    }
+
+    /// Every packet received earns its source answers (and keeps a confirmed one confirmed).
     func startReceiving(maximumPacketBytes: Int,
                         onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
                         onOversized: @escaping @Sendable (Int, OSCPeer) -> Void) {
-        base.startReceiving(maximumPacketBytes: maximumPacketBytes, onPacket: onPacket, onOversized: onOversized)
+        base.startReceiving(maximumPacketBytes: maximumPacketBytes, onPacket: { [self] bytes, peer in
+            let time = now()
+            budgets.withLock { $0.received(bytes.count, from: peer.address, at: time) }
+            confirmations.withLock { $0.heard(from: peer.address, at: time) }
+            onPacket(bytes, peer)
+        }, onOversized: onOversized)
+    }
+
+    /// Whether `address` (network byte order) confirmed it receives here, or is 127.0.0.1.
+    func isConfirmed(_ address: UInt32) -> Bool {
+        guard UInt32(bigEndian: address) != 0x7F00_0001 else { return true }
+        let time = now()
+        return confirmations.withLock { $0.isConfirmed(address, at: time) }
+    }
+
+    /// The token `peer`'s address echoes to confirm itself.
+    func confirmationToken(for peer: OSCPeer) -> String {
+        let time = now()
+        return confirmations.withLock { $0.token(for: peer.address, at: time) }
+    }
+
+    /// Confirms `peer`'s address when `token` is its token; false when it is not.
+    func confirm(_ token: String, from peer: OSCPeer) -> Bool {
+        let time = now()
+        return confirmations.withLock { $0.confirm(token, from: peer.address, at: time) }
+    }
+
+    /// Confirms `address`: it echoed the token of a subscription's challenge.
+    func confirm(_ address: UInt32) {
+        let time = now()
+        confirmations.withLock { $0.confirm(address, at: time) }
     }
 
     func isOwnEndpoint(_ peer: OSCPeer) -> Bool { base.isOwnEndpoint(peer) }
@@ -50,8 +105,10 @@ final class BudgetedTransport: OSCTransport {
         base.reportUnreachable(to: handler)
     }
 
-    /// Datagrams dropped for being over budget, and the addresses tracked.
+    /// Datagrams dropped for being over budget (or over the ratio), and the addresses tracked.
     var droppedCount: Int { budgets.withLock { $0.droppedCount } }
+    var droppedForRatioCount: Int { budgets.withLock { $0.droppedForRatioCount } }
+    var confirmedSourceCount: Int { confirmations.withLock { $0.confirmedCount } }
     var trackedSourceCount: Int { budgets.withLock { $0.trackedSourceCount } }
 
     /// Writes the counts of drop lines held back in ended windows.
@@ -68,9 +125,9 @@ public enum OSCExposure: Sendable, Equatable {
     /// forged by anyone on the path, so what each source address can draw is budgeted.
     case network
 
-    /// `loopback` for 127.0.0.1, localhost and ::1, `network` for anything else (0.0.0.0 too;
+    /// `loopback` for 127.0.0.1 and localhost, `network` for anything else (0.0.0.0 too;
     /// and, deliberately, 127.0.0.2…: so a test can exercise the network rules on one host).
     public init(listeningOn host: String) {
-        self = ["127.0.0.1", "localhost", "::1"].contains(host) ? .loopback : .network
+        self = ["127.0.0.1", "localhost"].contains(host) ? .loopback : .network
     }
 }

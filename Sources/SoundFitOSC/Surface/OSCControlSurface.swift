@@ -21,6 +21,11 @@ public final class OSCControlSurface: Sendable {
     public static let version = SoundFitVersion.current
     /// Datagrams larger than this are dropped with a log line.
     public static let maximumPacketBytes = 16384
+    /// Messages one packet may carry (a bundle's, nested ones included); more is refused whole.
+    public static let maximumMessagesPerPacket = 256
+    /// Messages with an address pattern one packet may carry: each is matched against every
+    /// parameter, the costliest routing there is; more is refused whole.
+    public static let maximumPatternMessagesPerPacket = 32
     /// How often counts of rate-limited log lines that were held back are written.
     static let suppressedLogInterval: Duration = .seconds(10)
     /// How often ended subscription leases and confirmation windows are swept (only while
@@ -46,6 +51,10 @@ public final class OSCControlSurface: Sendable {
     let hearingTestStarter = Mutex<OSCSender?>(nil)
     /// The opt-in meter streams (`/meters/subscribe`).
     let meters: OSCMeterStream
+    /// Each source's share of the receive threads (`SourceWorkBudgets`).
+    let workBudgets = Mutex(SourceWorkBudgets())
+    /// Packets dropped for their source's work budget are logged at most a few times per interval.
+    let throttled: RateLimitedLog<String>
     private let keeper = Mutex<StateKeeper?>(nil)
     /// Patches and durable state, once attached.
     var stateKeeper: StateKeeper? { keeper.withLock { $0 } }
@@ -89,6 +98,7 @@ public final class OSCControlSurface: Sendable {
         self.logger = logger
         self.status = status
         ingress = OSCIngress(allowList: allowList, logger: logger)
+        throttled = RateLimitedLog { [logger] line in logger.warning("\(line)") }
         replies = OSCReplies(logger: logger)
         parameters = OSCParameterRequests(runtime: runtime, replies: replies)
         feedback = SubscriberFeedback(transport: self.transport, allowList: allowList, exposure: exposure,
@@ -184,6 +194,7 @@ public final class OSCControlSurface: Sendable {
                 group.addTask { [surface] in
                     while (try? await Task.sleep(for: OSCControlSurface.suppressedLogInterval)) != nil {
                         surface.ingress.flushSuppressedLogLines()
+                        surface.throttled.flushSuppressed()
                         surface.budgeted?.flushSuppressedLogLines()
                     }
                 }

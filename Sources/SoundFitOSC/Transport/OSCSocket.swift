@@ -23,7 +23,7 @@ public final class OSCSocket: OSCTransport {
     /// from fader surfaces are not lost in the kernel.
     public init(host: String, port: UInt16, receiveBufferBytes: Int32 = 4 << 20) throws(OpenError) {
         guard let peer = OSCPeer(host: host, port: port) else {
-            throw OpenError(description: "invalid OSC host '\(host)' (expected an IPv4 address or localhost)")
+            throw OpenError(description: "invalid OSC host '\(host)' (expected an IPv4 address or localhost; IPv6, ::1 too, is not supported)")
         }
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw OpenError(description: "cannot create UDP socket: \(String(cString: strerror(errno)))") }

@@ -57,7 +57,7 @@ public final class OSCTCPListener: OSCConnectionTransport {
     public init(host: String, port: UInt16, allowList: OSCAllowList = .everyone, limits: Limits = Limits(),
                 logger: Logger) throws(OSCSocket.OpenError) {
         guard let peer = OSCPeer(host: host, port: port) else {
-            throw OSCSocket.OpenError(description: "invalid OSC host '\(host)' (expected an IPv4 address or localhost)")
+            throw OSCSocket.OpenError(description: "invalid OSC host '\(host)' (expected an IPv4 address or localhost; IPv6, ::1 too, is not supported)")
         }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw OSCSocket.OpenError(description: "cannot create TCP socket: \(String(cString: strerror(errno)))") }

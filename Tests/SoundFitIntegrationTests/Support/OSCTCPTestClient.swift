@@ -36,10 +36,11 @@ final class OSCTCPTestClient: @unchecked Sendable {
     /// The local port of the connection.
     let localPort: UInt16
 
-    /// Connects from `localAddress` (host byte order) to 127.0.0.1:`port`. A small
-    /// `receiveBufferBytes` makes a client that does not read fill up quickly.
+    /// Connects from `localAddress` (host byte order) and `localPort` (0: any) to
+    /// 127.0.0.1:`port`. A small `receiveBufferBytes` makes a client that does not read fill up
+    /// quickly. A TCP port is not a UDP port: `localPort` may be one a UDP socket owns.
     init(port: UInt16, framing: TestStreamFraming = .slip, localAddress: UInt32 = 0x7F00_0001,
-         receiveBufferBytes: Int32? = nil) throws {
+         localPort requestedPort: UInt16 = 0, receiveBufferBytes: Int32? = nil) throws {
         self.framing = framing
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw IntegrationError("socket: \(String(cString: strerror(errno)))") }
@@ -49,6 +50,7 @@ final class OSCTCPTestClient: @unchecked Sendable {
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_addr.s_addr = localAddress.bigEndian
+        local.sin_port = requestedPort.bigEndian
         var remote = sockaddr_in()
         remote.sin_family = sa_family_t(AF_INET)
         remote.sin_port = port.bigEndian

@@ -24,7 +24,7 @@ import Testing
     /// The OSC contract's (v1) command table, plus `/status`, `/config/max_output`, `/config/calibration`,
     /// MIDI control, the hearing test and the reports.
     static let contract = [
-        "/ping", "/list", "/status", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
+        "/ping", "/list", "/status", "/source/confirm", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
         "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
         "/session/interrupt", "/session/resolve", "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save",
         "/patch/delete", "/patch/current",

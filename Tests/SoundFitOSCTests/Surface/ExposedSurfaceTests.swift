@@ -41,8 +41,10 @@ import Testing
         defer { surface.stop() }
         // A surface on the network subscribing itself: its source could be forged.
         surface.send(OSCMessage("/subscribe"), from: Self.display)
+        // The challenge only: `/subscribe/pending` (60 bytes) is more than 3× the 12-byte request
+        // of a source that has not confirmed its address; the challenge's number is bounded on its own.
         let messages = await surface.everything(to: Self.display, within: .milliseconds(300))
-        #expect(messages.map(\.address) == ["/subscribe/challenge", "/subscribe/pending"], "\(messages)")
+        #expect(messages.map(\.address) == ["/subscribe/challenge"], "\(messages)")
         let token = try #require(challengeToken(in: messages.filter { $0.address == "/subscribe/challenge" }))
         surface.send(OSCMessage("/subscribe/confirm", [.string(token)]), from: Self.display)
         #expect(await surface.messages(to: Self.display, through: "/session").first?.address == "/subscribed")
@@ -65,6 +67,8 @@ import Testing
         let surface = try await SurfaceHarness(exposure: .network)
         defer { surface.stop() }
         let victim = OSCPeer(host: "10.0.0.7", port: 5000)!
+        // A confirmed address: the rate budget is what bounds it (an unconfirmed one is refused /list).
+        surface.surface.budgeted?.confirm(victim.address)
         for _ in 0..<200 { surface.send(OSCMessage("/list"), from: victim) }
         let bytes = surface.transport.readAllOutbound().filter { $0.peer == victim }.reduce(0) { $0 + $1.packet.count }
         #expect(bytes <= SourceBudgets.defaultBurstBytes + 2048, "\(bytes) bytes")
@@ -73,5 +77,40 @@ import Testing
         // Another address has its own budget.
         surface.send(OSCMessage("/ping"), from: Self.display)
         #expect(await surface.next(to: Self.display)?.address == "/pong")
+    }
+
+    /// Issue 21: what an unconfirmed source draws is at most 3× what it sent, per command;
+    /// large answers need a confirmed address (`/source/confirm`).
+    @Test func anUnconfirmedSourceDrawsAtMostThreeTimesWhatItSent() async throws {
+        let surface = try await SurfaceHarness(exposure: .network)
+        defer { surface.stop() }
+        let forged = OSCPeer(host: "10.0.0.5", port: 7000)!
+        let requests = [OSCMessage("/list"), OSCMessage("/status"), OSCMessage("/response", [.int32(1024)]),
+                        OSCMessage("/meters/subscribe", [.float(30)]), OSCMessage("/subscribe"),
+                        OSCMessage("/ping"), OSCMessage("/filter/cutoff"), OSCMessage("/no/such")]
+        var bytesIn = 0
+        for request in requests {
+            let packet = OSCCodec.encode(request)
+            bytesIn += packet.count
+            for _ in 0..<20 { surface.transport.receive(packet, from: forged) }
+        }
+        let out = await surface.everything(to: forged, within: .milliseconds(300))
+        let bytesOut = out.reduce(0) { $0 + OSCCodec.encode($1).count }
+        #expect(bytesOut <= 3 * 20 * bytesIn, "\(bytesOut) bytes out for \(20 * bytesIn) in")
+        #expect(!out.contains { $0.address.hasPrefix("/list/") || $0.address == "/status" || $0.address.hasPrefix("/response/") })
+
+        // It confirms: /source/challenge (within 3× its request), the token back, then /list is answered.
+        let ask = OSCCodec.encode(OSCMessage("/source/confirm"))
+        let listener = OSCPeer(host: "10.0.0.6", port: 7000)!
+        surface.transport.receive(ask, from: listener)
+        let challenge = try #require(await surface.next(to: listener))
+        #expect(challenge.address == "/source/challenge" && OSCCodec.encode(challenge).count <= 3 * ask.count, "\(challenge)")
+        // The token is the address's: from another host it confirms nothing.
+        surface.send(OSCMessage("/source/confirm", challenge.arguments), from: forged)
+        #expect(surface.surface.budgeted?.isConfirmed(forged.address) == false)
+        surface.send(OSCMessage("/source/confirm", challenge.arguments), from: OSCPeer(host: "10.0.0.6", port: 7001)!)
+        #expect(await surface.next(to: OSCPeer(host: "10.0.0.6", port: 7001)!) == OSCMessage("/source/confirmed", [.string("10.0.0.6")]))
+        surface.send(OSCMessage("/list"), from: listener)
+        #expect(await surface.messages(to: listener, through: "/list/end").count > 10)
     }
 }

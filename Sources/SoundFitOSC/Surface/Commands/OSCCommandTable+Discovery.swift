@@ -41,6 +41,7 @@ extension OSCCommandTable {
         requests: [.bare("/list"), OSCMessageForm("/list", .exactly([.string()]))],
         replies: [OSCMessageForm("/list/param", .any), OSCMessageForm("/list/end", .any)],
         prepare: { request in
+            if let refusal = refusalOfLargeAnswer(to: request) { return refusal }
             let descriptors: [ParameterDescriptor]
             switch request.arguments.count {
             case 0:
@@ -102,5 +103,8 @@ extension OSCCommandTable {
             examples: ["oscsend localhost 7700 /status"]),
         requests: [.bare("/status")],
         replies: [OSCMessageForm("/status", .atLeast(1))],
-        prepare: { request in .perform { request.reply(request.surface.statusMessage()) } })
+        prepare: { request in
+            if let refusal = refusalOfLargeAnswer(to: request) { return refusal }
+            return .perform { request.reply(request.surface.statusMessage()) }
+        })
 }

@@ -40,6 +40,7 @@ extension OSCCommandTable {
         prepare: prepareResponse)
 
     private static func prepareResponse(_ request: OSCCommandRequest) -> OSCCommandPlan {
+        if let refusal = refusalOfLargeAnswer(to: request) { return refusal }
         var points = ChainResponse.defaultPoints
         switch request.arguments.count {
         case 0: break
@@ -104,11 +105,14 @@ extension OSCCommandTable {
         prepare: prepareSubscribeMeters)
 
     private static func prepareSubscribeMeters(_ request: OSCCommandRequest) -> OSCCommandPlan {
+        if let refusal = refusalOfLargeAnswer(to: request) { return refusal }
         var rate = OSCMeterStream.defaultRate
         switch request.arguments.count {
         case 0: break
         case 1:
-            guard let value = request.arguments[0].numericValue, OSCMeterStream.rateRange.contains(Float(value)) else {
+            // Checked as received, before the conversion to Float: 30.0000001 would round into the range.
+            let range = Double(OSCMeterStream.rateRange.lowerBound)...Double(OSCMeterStream.rateRange.upperBound)
+            guard let value = request.arguments[0].numericValue, value.isFinite, range.contains(value) else {
                 return .reject("rate: expects a number in \(Int(OSCMeterStream.rateRange.lowerBound))…"
                                + "\(Int(OSCMeterStream.rateRange.upperBound)) Hz")
             }

@@ -30,6 +30,7 @@ extension OSCCommandTable {
         requests: [.bare("/patch/list"), OSCMessageForm("/patch/list", .exactly([.any]))],
         replies: [OSCMessageForm("/patch/item", .any), OSCMessageForm("/patch/end", .any)],
         prepare: { request in
+            if let refusal = refusalOfLargeAnswer(to: request) { return refusal }
             let arguments = request.arguments
             guard arguments.count <= 1, arguments.allSatisfy({ if case .int32 = $0 { true } else { false } }) else {
                 return .reject("/patch/list takes [,i offset]")

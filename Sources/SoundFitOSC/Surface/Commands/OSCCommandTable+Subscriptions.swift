@@ -27,7 +27,7 @@ extension OSCCommandTable {
                 + "(see Security), where every target outside 127.0.0.0/8 confirms.",
             arguments: [
                 Arg("s", "url", "`osc.udp://host:port` to send to (IPv4 address or localhost); default, or `\"\"`: the sender's address and port "
-                    + "(over TCP: the sender's connection, until it closes), which needs no confirmation. Its host must be admitted by `--osc-allow`.",
+                    + "(over TCP: the sender's connection, until it closes), which needs no confirmation. A URL naming the sender's own address and port is its own only when the request came over UDP. Its host must be admitted by `--osc-allow`.",
                     optional: true),
                 Arg("s", "feedback", "`native` (default): `<address> <value>`; `normalized`: `<address>/normalized ,f position`; `both`.",
                     optional: true),
@@ -56,6 +56,8 @@ extension OSCCommandTable {
                 "the URL was subscribed by another client: only that client, or a client on the subscriber's host, "
                     + "may change it",
                 "too many subscriptions await confirmation, or a challenge went to that host less than a second ago",
+                "the target is subscribed over another transport (UDP vs a TCP or WebSocket connection from the same "
+                    + "address and port: different endpoints)",
             ],
             examples: [
                 "oscdump 9000 &",
@@ -97,7 +99,7 @@ extension OSCCommandTable {
                     if !renewed { sendSnapshot(to: subscriber, surface: request.surface) }
                 }
             case .pending(let pending, let challenge, let reply):
-                if let challenge { feedback.send(challenge, to: pending.target) }
+                if let challenge { feedback.sendChallenge(challenge, to: pending.target) }
                 request.reply(reply)
             }
         } catch {
@@ -165,6 +167,8 @@ extension OSCCommandTable {
                 "the URL was subscribed by another client (only that client, or a client on the subscriber's host, "
                     + "may remove it)",
                 "the URL is malformed",
+                "the sender's own address and port is subscribed over another transport (UDP vs a TCP or WebSocket "
+                    + "connection)",
             ],
             examples: ["oscsend localhost 7700 /unsubscribe s osc.udp://127.0.0.1:9000"]),
         requests: [OSCMessageForm("/unsubscribe", .any)],

@@ -6,7 +6,7 @@ enum OSCCommandTable {
     typealias Arg = OSCCommandDescription.Argument
 
     /// Commands and reports, in documentation order.
-    static let entries: [OSCCommand] = discovery + subscriptions + configuration + session + profile + patches
+    static let entries: [OSCCommand] = discovery + sources + subscriptions + configuration + session + profile + patches
         + midi + hearingTest + meters + reports
 
     private static let commandsByAddress: [String: OSCCommand] = Dictionary(

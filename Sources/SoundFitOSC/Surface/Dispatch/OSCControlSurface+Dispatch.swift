@@ -10,17 +10,35 @@ import SoundFitModel
 /// take effect in the audio cycle that contains that moment.
 extension OSCControlSurface {
     /// One received packet. Runs on the transport's receive thread, synchronously, so requests
-    /// are accepted in the order they arrived.
+    /// are accepted in the order they arrived. Its source's work budget (`SourceWorkBudgets`)
+    /// is charged the thread time (CPU time) it took; a source over budget is not handled.
     func receive(_ bytes: [UInt8], from sender: OSCSender) {
+        let source = sender.peer
+        let admission = workBudgets.withLock { $0.admit(source, at: ContinuousClock.now - Self.workClockOrigin) }
+        guard admission == .handle else {
+            throttled.log("work", "dropped OSC packets from \(sender.peer): over its share of the "
+                + "receive thread (\(Int(SourceWorkBudgets.defaultShare * 100)) %, costly requests such as large bundles of patterns)")
+            if admission == .refuse {
+                replies.reject("", "packets from this client take more than their share of SoundFit's time; "
+                    + "dropped until it recovers (send fewer or cheaper requests)", to: sender)
+            }
+            return
+        }
+        let start = ThreadTime.now()
         switch ingress.admit(bytes, from: sender) {
         case .dropped:
-            return
+            break
         case .undecodable(let reason):
             replies.reject("", reason, to: sender)
         case .packet(let packet):
             dispatch(packet, from: sender)
         }
+        let work = ThreadTime.now() - start
+        workBudgets.withLock { $0.charge(work, to: source) }
     }
+
+    /// The origin of the work budgets' times.
+    static let workClockOrigin = ContinuousClock.now
 
     /// A packet the transport discarded for its size. Over a connection (TCP) the sender is
     /// the connection's peer, never a forged source, so it is told; a datagram's is not.
@@ -36,6 +54,19 @@ extension OSCControlSurface {
         guard !messages.isEmpty else {
             // Every request is answered: a bundle with nothing in it too.
             replies.reject("", "empty bundle: nothing to do", to: sender)
+            return
+        }
+        // Bounded work per packet: each message costs routing, an address pattern matching it
+        // against every parameter (bundles of 511–1 023 patterns took 54–85 ms each).
+        guard messages.count <= Self.maximumMessagesPerPacket else {
+            replies.reject("", "bundle of \(messages.count) messages: at most \(Self.maximumMessagesPerPacket) per packet; "
+                + "nothing in the bundle was applied", to: sender)
+            return
+        }
+        let patterns = messages.count(where: { OSCAddressPattern.isPattern($0.address) })
+        guard patterns <= Self.maximumPatternMessagesPerPacket else {
+            replies.reject("", "bundle of \(patterns) address patterns: at most \(Self.maximumPatternMessagesPerPacket) "
+                + "per packet; nothing in the bundle was applied", to: sender)
             return
         }
         let routes = messages.map { route($0, from: sender) }

@@ -60,7 +60,7 @@ final class SubscriberFeedback: Sendable {
     /// Subscribes `sender` (or the request's URL); see `SubscriberRegistry.subscribe(from:_:at:)`.
     /// A URL naming SoundFit's own endpoint is refused: SoundFit would feed itself its feedback.
     /// A URL outside `--osc-allow` is refused. A URL other than the sender's own address and
-    /// port waits for its target's confirmation (`SubscriptionConfirmations`): the target may be
+    /// port (a UDP sender's: a TCP or WebSocket peer is never its own `osc.udp://` target) waits for its target's confirmation (`SubscriptionConfirmations`): the target may be
     /// an OSC server (another SoundFit) for which feedback is a set. So does, on an exposed port,
     /// any target outside loopback, the sender's own too (a source address can be forged there;
     /// 127.0.0.0/8 cannot come in from the network).
@@ -69,11 +69,20 @@ final class SubscriberFeedback: Sendable {
         let target = request.url ?? sender.peer
         guard allowList.allows(target) else { throw .notAllowed(url: target.oscURL) }
         let time = now()
+        // The transport the subscription is sent over (nil: the datagram transport). A target is
+        // identified with it: a TCP or WebSocket peer and a UDP endpoint with the same address
+        // and port are different endpoints (any local program can bind its TCP client to the
+        // port another program owns on UDP), so a URL is "the sender's own" only for a sender
+        // that came over the datagram transport itself.
+        let route: (any OSCTransport)? = request.url == nil && sender.transport !== transport ? sender.transport : nil
+        let isOwnTarget = request.url == nil || (target == sender.peer && sender.transport === transport)
         let existing = registry.withRegistry { $0.subscriber(at: target) }
-        if existing == nil, target != sender.peer || (exposure == .network && !target.isLoopback) {
+        if existing != nil, transports.withLock({ $0[target] }) !== route {
+            throw .subscribedOverAnotherTransport(url: target.oscURL)
+        }
+        if existing == nil, !isOwnTarget || (exposure == .network && !target.isLoopback) {
             return try awaitConfirmation(of: target, by: sender.peer, request, at: time)
         }
-        let route: (any OSCTransport)? = request.url == nil && sender.transport !== transport ? sender.transport : nil
         // Recorded first, so a flush racing with the subscription already sends over its transport.
         let previous = transports.withLock { transports in
             let previous = transports[target]
@@ -116,6 +125,8 @@ final class SubscriberFeedback: Sendable {
             try confirmations.confirm(token, from: sender.peer, at: time)
         }
         transports.withLock { $0[pending.target] = nil }
+        // The target's host echoed a token sent to it: it receives there (`SourceConfirmations`).
+        (transport as? BudgetedTransport)?.confirm(pending.target.address)
         let subscriber = try registry.subscribe(from: pending.owner, SubscriptionRequest(url: pending.target, feedback: pending.feedback,
                                                                                       selection: pending.selection),
                                                 at: time)
@@ -127,7 +138,14 @@ final class SubscriberFeedback: Sendable {
 
     /// Removes subscriptions; see `SubscriberRegistry.unsubscribe(from:url:)`. Returns each
     /// removed subscription's `/unsubscribed` reply.
+    /// A sender's own subscription is the one sent over its transport: a TCP peer cannot remove
+    /// the UDP endpoint's with the same address and port, nor the reverse.
     func unsubscribe(from sender: OSCSender, url: OSCPeer?) throws(SubscriptionError) -> [OSCMessage] {
+        let route: (any OSCTransport)? = sender.transport === transport ? nil : sender.transport
+        if (url ?? sender.peer) == sender.peer, registry.withRegistry({ $0.subscriber(at: sender.peer) }) != nil,
+           transports.withLock({ $0[sender.peer] }) !== route {
+            throw .subscribedOverAnotherTransport(url: sender.peer.oscURL)
+        }
         let removed = try registry.unsubscribe(from: sender.peer, url: url)
         let replies = removed.map { OSCMessage("/unsubscribed", [.string(self.url(of: $0.target))]) }
         forget(removed)
@@ -211,9 +229,22 @@ final class SubscriberFeedback: Sendable {
             }
             forget(dropped)
             for subscriber in dropped {
-                logger.warning("dropped subscriber \(subscriber.target): sends kept failing")
+                drops.log("send failures", "dropped subscriber \(subscriber.target): sends kept failing")
             }
         }
+    }
+
+    /// Sends a subscription's challenge to its target. On an exposed port it is outside the
+    /// answer ratio of an unconfirmed source (the target may never have sent anything): its
+    /// number is bounded by `SubscriptionConfirmations` (one per pending target).
+    func sendChallenge(_ message: OSCMessage, to target: OSCPeer) {
+        let packet = OSCCodec.encode(message)
+        let sent = if let budgeted = transport as? BudgetedTransport {
+            budgeted.sendOutsideRatio(packet, to: target)
+        } else {
+            transport.send(packet, to: target)
+        }
+        if !sent { logger.debug("could not send \(message.address) to \(target)") }
     }
 
     /// Sends one message to a subscription's target at once (its confirmation and snapshot).

@@ -32,6 +32,9 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
     case confirmationFromAnotherHost(url: String)
     /// The address pattern of a `/subscribe` is malformed or selects no parameter.
     case invalidPattern(String, reason: String)
+    /// The target is subscribed over another transport (UDP vs a TCP or WebSocket connection
+    /// from the same address and port): they are different endpoints, never one renewed as the other.
+    case subscribedOverAnotherTransport(url: String)
 
     public var description: String {
         switch self {
@@ -65,6 +68,9 @@ public enum SubscriptionError: Error, Equatable, Sendable, CustomStringConvertib
             "the confirmation of \(url) must come from its host"
         case .invalidPattern(let pattern, let reason):
             "/subscribe: address pattern '\(pattern)': \(reason)"
+        case .subscribedOverAnotherTransport(let url):
+            "\(url) is subscribed over another transport (UDP vs a TCP or WebSocket connection from the same address and port); "
+                + "unsubscribe it there first"
         }
     }
 }

@@ -45,7 +45,7 @@ import Testing
         let replyOnly: Set<String> = [
             "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
-            "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/invalidated",
+            "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/source/challenge", "/source/confirmed", "/invalidated",
             "/response/stages", "/meters/subscribed", "/meters/unsubscribed", "/meters/input", "/meters/output",
             "/meters/reduction",
             "/midi/mapped", "/midi/unmapped", "/midi/item", "/midi/end", "/midi/learning", "/midi/learn/cancelled",
