@@ -80,6 +80,12 @@ public final class StateKeeper: Sendable {
         changes = runtime.changeUpdates()
         sessions = runtime.controller.sessionUpdates()
         runtime.onSessionStart { [weak self] session in await self?.restoreSessionValues(session) }
+        // Applied means persisted: the store snapshots what the parameters hold, and every
+        // request waits for the journal before it is reported applied.
+        store.follow { [weak self] includingPresets in
+            self?.snapshot(includingPresets: includingPresets)
+        }
+        runtime.controller.persistAppliedValues { [store] in await store.journaled() }
     }
 
     /// Persists every applied change and every session change, and tracks the current patch,
@@ -100,7 +106,8 @@ public final class StateKeeper: Sendable {
                 return (state.tracker.valueApplied(change.value, at: change.address), state.tracker.current)
             }
             if patchChanged { currentPatchChanges(current) }
-            persist()
+            // The request that made the change waited for the journal already.
+            store.changed(journaling: false)
         }
     }
 
@@ -158,9 +165,43 @@ public final class StateKeeper: Sendable {
         persist()
     }
 
-    /// Schedules a (debounced, atomic) write of the current state.
+    /// Schedules a (debounced, atomic) write of the current state; the journal gets it within
+    /// a moment.
     public func persist() {
-        store.submit(document)
+        store.changed()
+    }
+
+    /// Schedules a write of the current state and returns once the journal has it (or the
+    /// append failed: `persistenceProblem`), for a change reported as done only after that.
+    public func persistJournaled() async {
+        store.changed(journaling: false)
+        await store.journaled()
+    }
+
+    /// Why the state is not persisted now, nil when it is (see
+    /// `DurableStateStore.persistenceProblem`).
+    public var persistenceProblem: String? { store.persistenceProblem }
+
+    /// The state as it is now, for the store (called on its journal queue): what every
+    /// parameter holds (a value a session waits for, while it waits), the current patch as of
+    /// those values, and the rest of the keeper's and the runtime's state.
+    private func snapshot(includingPresets: Bool) -> StateDocument {
+        var values = appliedValues
+        let (current, mappings) = state.withLock { state -> (CurrentPatch?, [MIDIMapping]) in
+            for (address, value) in state.pendingSessionValues { values[address] = value }
+            var tracker = state.tracker
+            tracker.update(values: values)
+            return (tracker.current, state.midiMappings)
+        }
+        let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
+        let profile = runtime.presets.profile
+        let presets = includingPresets
+            ? profile.map { PresetGenerator.presets(for: $0, fitting: session.fitting, calibration: runtime.calibration) } ?? []
+            : []
+        var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
+                                     hearingProfile: profile, presets: presets)
+        document.midiMappings = mappings
+        return document
     }
 
     // MARK: Document settings
@@ -272,7 +313,7 @@ public final class StateKeeper: Sendable {
             return state.tracker.current
         }
         currentPatchChanges(current)
-        persist()
+        await persistJournaled()
         // A session that started meanwhile did not see these values: it gets them now.
         if !waiting.isEmpty, let session = runtime.controller.session { await restoreSessionValues(session) }
         return patch
@@ -298,9 +339,7 @@ public final class StateKeeper: Sendable {
     @discardableResult
     public func save() async throws -> [String: ParameterValue] {
         let values = appliedValues
-        var saved = document
-        saved.parameters = values
-        store.submit(saved)
+        store.changed()
         try await store.flush()
         try saveDocumentSettings()
         return values
