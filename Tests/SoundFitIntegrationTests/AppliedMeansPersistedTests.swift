@@ -87,7 +87,7 @@ extension SoundFitIntegration {
             }
         }
 
-        @Test("a full state disk: applied but not persisted, /status persisted 0, then back to 1 by itself",
+        @Test("a full state disk: applied but not persisted, /status persisted 0 and the page's banner, then back to 1 by itself",
               .enabled(if: getuid() == 0, "mounts a tmpfs (needs root)"))
         func fullStateDisk() throws {
             let server = try TestJackServer()
@@ -103,9 +103,13 @@ extension SoundFitIntegration {
             let instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
             defer { instance.stop() }
             let osc = instance.osc
+            let port = try #require(instance.ready.httpPort, "the ready line names no HTTP port")
+            let page = try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/")
+            defer { page.quit() }
             expectApplied(try osc.set(Self.address, .float(500)), Self.address, .float(500))
             #expect(waitUntilSaved(directory, Self.address, 500) != nil)
             #expect(try osc.status()["persisted"] == .int(1))
+            _ = try page.call("wait_persistence", ["persisted": true])
 
             let filler = directory.appendingPathComponent("filler")
             let written = try fill(filler)
@@ -120,11 +124,15 @@ extension SoundFitIntegration {
             #expect(error.string(1)?.contains("No space left on device") == true, "\(error)")
             #expect(try osc.status()["persisted"] == .int(0))
             #expect(try osc.query(Self.address) == .float(600), "the change did not apply")
+            let banner = try #require(try page.call("wait_persistence", ["persisted": false]) as? [String: Any])
+            #expect((banner["text"] as? String)?.hasPrefix("Not persisted") == true, "\(banner)")
+            _ = try? page.screenshot("not-persisted")
 
             // The disk recovers: without another change, persistence resumes and the value is saved.
             try FileManager.default.removeItem(at: filler)
             _ = try osc.waitForStatus(timeout: .seconds(10)) { $0["persisted"] == .int(1) }
             #expect(waitUntilSaved(directory, Self.address, 600) != nil)
+            _ = try page.call("wait_persistence", ["persisted": true])
             #expect(instance.log.contains("No space left on device"), "the failure was not logged")
         }
 
