@@ -82,9 +82,9 @@ public final class StateKeeper: Sendable {
         runtime.onSessionStart { [weak self] session in await self?.restoreSessionValues(session) }
         // Applied means persisted: the store snapshots what the parameters hold, and every
         // request waits for the journal before it is reported applied.
-        store.follow { [weak self] includingPresets in
-            self?.snapshot(includingPresets: includingPresets)
-        }
+        store.follow({ [weak self] in self?.snapshot() }, presets: { [weak self] document in
+            self?.presets(for: document) ?? []
+        })
         runtime.controller.persistAppliedValues { [store] in await store.journaled() }
     }
 
@@ -182,10 +182,11 @@ public final class StateKeeper: Sendable {
     /// `DurableStateStore.persistenceProblem`).
     public var persistenceProblem: String? { store.persistenceProblem }
 
-    /// The state as it is now, for the store (called on its journal queue): what every
-    /// parameter holds (a value a session waits for, while it waits), the current patch as of
-    /// those values, and the rest of the keeper's and the runtime's state.
-    private func snapshot(includingPresets: Bool) -> StateDocument {
+    /// The state as it is now, without presets, for the store (called on its journal queue, so
+    /// quick: reads only): what every parameter holds (a value a session waits for, while it
+    /// waits), the current patch as of those values, and the rest of the keeper's and the
+    /// runtime's state.
+    private func snapshot() -> StateDocument {
         var values = appliedValues
         let (current, mappings) = state.withLock { state -> (CurrentPatch?, [MIDIMapping]) in
             for (address, value) in state.pendingSessionValues { values[address] = value }
@@ -194,14 +195,18 @@ public final class StateKeeper: Sendable {
             return (tracker.current, state.midiMappings)
         }
         let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
-        let profile = runtime.presets.profile
-        let presets = includingPresets
-            ? profile.map { PresetGenerator.presets(for: $0, fitting: session.fitting, calibration: runtime.calibration) } ?? []
-            : []
         var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
-                                     hearingProfile: profile, presets: presets)
+                                     hearingProfile: runtime.presets.profile, presets: [])
         document.midiMappings = mappings
         return document
+    }
+
+    /// The informational presets of `document` (its profile, for its fitting, at the
+    /// calibration now), for the store's `state.json` writes (its writer queue).
+    private func presets(for document: StateDocument) -> [PresetPayload] {
+        document.hearingProfile.map {
+            PresetGenerator.presets(for: $0, fitting: document.session.fitting, calibration: runtime.calibration)
+        } ?? []
     }
 
     // MARK: Document settings

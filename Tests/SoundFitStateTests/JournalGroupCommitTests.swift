@@ -18,7 +18,7 @@ import Testing
         let store = DurableStateStore(directory: directory, descriptors: TestParameters.descriptors,
                                       timing: .init(quietPeriod: .seconds(3600), maximumDelay: .seconds(3600),
                                                     retryInterval: retryInterval))
-        store.follow { _ in
+        store.follow {
             beforeSnapshot()
             return try? TestDocuments.document(gain: gain.value)
         }

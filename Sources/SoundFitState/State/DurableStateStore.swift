@@ -3,6 +3,7 @@ import SoundFitJSON
 import SoundFitProcessing
 import Synchronization
 import SoundFitModel
+import SoundFitHearing
 
 /// Keeps the current state on disk so that a restart, also after `kill -9` or a power loss,
 /// comes back with the last applied state.
@@ -95,11 +96,13 @@ public final class DurableStateStore: Sendable {
         case failed(String)
     }
 
-    /// The state as it is now, for a journal record or a `state.json` write; called on the
-    /// journal queue. `includingPresets`: with the informational presets (`state.json` only;
-    /// the journal leaves them out, they follow from the profile). nil: nothing to write (its
-    /// owner is gone).
-    public typealias Source = @Sendable (_ includingPresets: Bool) -> StateDocument?
+    /// The state as it is now, for a journal record or a `state.json` write, without the
+    /// informational presets; called on the journal queue, so it must be quick (every
+    /// `applied` waits for it). nil: nothing to write (its owner is gone).
+    public typealias Source = @Sendable () -> StateDocument?
+    /// The informational presets of a document about to be written as `state.json` (they follow
+    /// from its profile; generating them can take a while): called on the writer queue.
+    public typealias Presets = @Sendable (StateDocument) -> [PresetPayload]
 
     public let directory: URL
     public let descriptors: [ParameterDescriptor]
@@ -124,6 +127,7 @@ public final class DurableStateStore: Sendable {
         /// The last submitted document (without a source).
         var submitted: StateDocument?
         var source: Source?
+        var presets: Presets?
         var schedule: PersistenceSchedule
         var writerRunning = false
         /// `state.json` is known to be a good document (loaded or written by this store), so a
@@ -256,9 +260,13 @@ public final class DurableStateStore: Sendable {
     // MARK: Changing
 
     /// Takes the state from `source` from now on (see `Source`): journal records and
-    /// `state.json` writes are snapshots taken when they are written.
-    public func follow(_ source: @escaping Source) {
-        state.withLock { $0.source = source }
+    /// `state.json` writes are snapshots taken when they are written; `state.json` gets the
+    /// presets `presets` generates for its snapshot.
+    public func follow(_ source: @escaping Source, presets: Presets? = nil) {
+        state.withLock { state in
+            state.source = source
+            state.presets = presets
+        }
     }
 
     /// Records a document after an applied change (without a `Source`): it reaches the journal
@@ -353,8 +361,8 @@ public final class DurableStateStore: Sendable {
     /// Takes a snapshot, appends it and resumes the waiters it covers. Runs on the journal
     /// queue; returns the snapshot (nil when there is no state yet).
     @discardableResult
-    private func appendSnapshot(covering target: Int, includingPresets: Bool = false) -> StateDocument? {
-        let document = snapshot(includingPresets: includingPresets)
+    private func appendSnapshot(covering target: Int) -> StateDocument? {
+        let document = snapshot()
         var failure: String?
         if let document {
             do {
@@ -401,9 +409,9 @@ public final class DurableStateStore: Sendable {
     }
 
     /// The state now: the source's snapshot, else the last submitted document.
-    private func snapshot(includingPresets: Bool) -> StateDocument? {
+    private func snapshot() -> StateDocument? {
         let (source, submitted) = state.withLock { ($0.source, $0.submitted) }
-        if let source { return source(includingPresets) }
+        if let source { return source() }
         return submitted
     }
 
@@ -472,10 +480,11 @@ public final class DurableStateStore: Sendable {
         guard pending else { return }
         let (snapshot, appendsBefore) = journalQueue.sync { () -> (StateDocument?, Int) in
             let target = commits.withLock { $0.requested }
-            let document = appendSnapshot(covering: target, includingPresets: true)
+            let document = appendSnapshot(covering: target)
             return (document, commits.withLock { $0.appendCount })
         }
-        guard let document = snapshot else { return }
+        guard var document = snapshot else { return }
+        if let presets = state.withLock({ $0.presets }) { document.presets = presets(document) }
         do {
             try document.validate(descriptors: descriptors, file: "state")
         } catch {
