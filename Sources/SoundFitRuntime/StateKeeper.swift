@@ -34,6 +34,9 @@ public final class StateKeeper: Sendable {
         var values: [String: ParameterValue]
         /// Session values waiting for the next session: restored ones, or a patch's.
         var pendingSessionValues: [(String, ParameterValue)]
+        /// Session values being restored, each until its request ends: a snapshot taken
+        /// meanwhile (the new session holds its defaults) keeps them, not the defaults.
+        var restoringSessionValues: [String: ParameterValue] = [:]
         /// `document.json` as written last (its calibration is the runtime's).
         var documentSettings: DocumentSettings
         /// The MIDI control mappings (`MIDIControl` changes them, the state keeps them).
@@ -126,10 +129,12 @@ public final class StateKeeper: Sendable {
     private func restoreSessionValues(_ session: ProcessingSession) async {
         let pending = state.withLock { state -> [(String, ParameterValue)] in
             defer { state.pendingSessionValues = [] }
+            for (address, value) in state.pendingSessionValues { state.restoringSessionValues[address] = value }
             return state.pendingSessionValues
         }
         guard !pending.isEmpty else { return }
         for (address, value) in pending {
+            defer { _ = state.withLock { $0.restoringSessionValues.removeValue(forKey: address) } }
             if address == ParameterModel.processingPreset.address, value != .choice(PresetVariant.noneName),
                runtime.presets.profile == nil { continue }
             guard let control = runtime.parameter(at: address), let request = try? control.request(value, origin: nil) else { continue }
@@ -190,6 +195,7 @@ public final class StateKeeper: Sendable {
         var values = appliedValues
         let (current, mappings) = state.withLock { state -> (CurrentPatch?, [MIDIMapping]) in
             for (address, value) in state.pendingSessionValues { values[address] = value }
+            values.merge(state.restoringSessionValues) { _, restoring in restoring }
             var tracker = state.tracker
             tracker.update(values: values)
             return (tracker.current, state.midiMappings)
