@@ -16,8 +16,8 @@ import SoundFitHearing
 ///   applied only after it survives a `kill -9` also in the middle of a burst.
 /// - Group commit: appends run one at a time on the journal queue; the callers of
 ///   `journaled()` that arrive while one runs are all covered by the next single append (one
-///   snapshot of the state, one `write(2)`), so 10 000 changes per second cost a few hundred
-///   appends, not 10 000.
+///   snapshot of the state, one `write(2)`): the values one audio cycle acknowledges share an
+///   append (BENCHMARKS.md, "Applied means persisted").
 /// - The state comes from a `Source` (`follow(_:)`, the state keeper: it reads what every
 ///   parameter holds when the snapshot is taken, so a record is never older than an earlier
 ///   one), or from the last `submit(_:)`ted document (imports, tests).
@@ -291,7 +291,7 @@ public final class DurableStateStore: Sendable {
             state.writerRunning = true
             return true
         }
-        if journaling { _ = requestAppend(waiter: nil) }
+        if journaling { requestAppend(waiter: nil) }
         if startWriter {
             Task.detached { [self] in await runWriter() }
         }
@@ -304,7 +304,7 @@ public final class DurableStateStore: Sendable {
     public func journaled() async {
         guard !isReadOnly else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if let continuation = requestAppend(waiter: continuation) { continuation.resume() }
+            requestAppend(waiter: continuation)
         }
     }
 
@@ -327,9 +327,8 @@ public final class DurableStateStore: Sendable {
     }
 
     /// Numbers a request for an append and starts a round unless one is scheduled; a
-    /// `waiter` is resumed once an append that started after this call ended. Returns the
-    /// waiter when there is nothing to wait for (a read-only store).
-    private func requestAppend(waiter: CheckedContinuation<Void, Never>?) -> CheckedContinuation<Void, Never>? {
+    /// `waiter` is resumed once an append that started after this call ended.
+    private func requestAppend(waiter: CheckedContinuation<Void, Never>?) {
         let startRound = commits.withLock { commits -> Bool in
             commits.requested += 1
             if let waiter { commits.waiters.append((commits.requested, waiter)) }
@@ -338,7 +337,6 @@ public final class DurableStateStore: Sendable {
             return true
         }
         if startRound { journalQueue.async { [self] in appendRounds() } }
-        return nil
     }
 
     /// Appends snapshots while requests are uncovered: each round covers every request made
@@ -404,7 +402,7 @@ public final class DurableStateStore: Sendable {
                 commits.retryScheduled = false
                 return commits.problem != nil
             }
-            if failing { _ = requestAppend(waiter: nil) }
+            if failing { requestAppend(waiter: nil) }
         }
     }
 
