@@ -105,7 +105,7 @@ public final class SoundFitApplication: Service, Sendable {
             stateKeeper = nil
             currentPatchContinuation.finish()
         }
-        let host = self.host, socket = self.socket, tcpListener = self.tcpListener
+        let host = self.host, socket = self.socket, tcpListener = self.tcpListener, durable = store
         if let webConfiguration = configuration.web {
             do {
                 web = try WebServer(
@@ -144,6 +144,9 @@ public final class SoundFitApplication: Service, Sendable {
                 ("http", .string(web.map { "http://\($0.boundPeer)" } ?? "off")),
                 ("http_connections", .int32(Int32(web?.connectionCount ?? 0))),
             ]
+            // With a state directory: 1 while every applied change is persisted, 0 while the
+            // state cannot be written (full disk, read-only, I/O error).
+            if let durable { status.fields.append(("persisted", .int32(durable.persistenceProblem == nil ? 1 : 0))) }
             return status
         }
         if let stateKeeper { surface.attach(stateKeeper) }

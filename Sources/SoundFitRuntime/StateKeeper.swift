@@ -34,6 +34,9 @@ public final class StateKeeper: Sendable {
         var values: [String: ParameterValue]
         /// Session values waiting for the next session: restored ones, or a patch's.
         var pendingSessionValues: [(String, ParameterValue)]
+        /// Session values being restored, each until its request ends: a snapshot taken
+        /// meanwhile (the new session holds its defaults) keeps them, not the defaults.
+        var restoringSessionValues: [String: ParameterValue] = [:]
         /// `document.json` as written last (its calibration is the runtime's).
         var documentSettings: DocumentSettings
         /// The MIDI control mappings (`MIDIControl` changes them, the state keeps them).
@@ -80,6 +83,12 @@ public final class StateKeeper: Sendable {
         changes = runtime.changeUpdates()
         sessions = runtime.controller.sessionUpdates()
         runtime.onSessionStart { [weak self] session in await self?.restoreSessionValues(session) }
+        // Applied means persisted: the store snapshots what the parameters hold, and every
+        // request waits for the journal before it is reported applied.
+        store.follow({ [weak self] in self?.snapshot() }, presets: { [weak self] document in
+            self?.presets(for: document) ?? []
+        })
+        runtime.controller.persistAppliedValues { [store] in await store.journaled() }
     }
 
     /// Persists every applied change and every session change, and tracks the current patch,
@@ -100,7 +109,8 @@ public final class StateKeeper: Sendable {
                 return (state.tracker.valueApplied(change.value, at: change.address), state.tracker.current)
             }
             if patchChanged { currentPatchChanges(current) }
-            persist()
+            // The request that made the change waited for the journal already.
+            store.changed(journaling: false)
         }
     }
 
@@ -119,10 +129,12 @@ public final class StateKeeper: Sendable {
     private func restoreSessionValues(_ session: ProcessingSession) async {
         let pending = state.withLock { state -> [(String, ParameterValue)] in
             defer { state.pendingSessionValues = [] }
+            for (address, value) in state.pendingSessionValues { state.restoringSessionValues[address] = value }
             return state.pendingSessionValues
         }
         guard !pending.isEmpty else { return }
         for (address, value) in pending {
+            defer { _ = state.withLock { $0.restoringSessionValues.removeValue(forKey: address) } }
             if address == ParameterModel.processingPreset.address, value != .choice(PresetVariant.noneName),
                runtime.presets.profile == nil { continue }
             guard let control = runtime.parameter(at: address), let request = try? control.request(value, origin: nil) else { continue }
@@ -158,9 +170,49 @@ public final class StateKeeper: Sendable {
         persist()
     }
 
-    /// Schedules a (debounced, atomic) write of the current state.
+    /// Schedules a (debounced, atomic) write of the current state; the journal gets it within
+    /// a moment.
     public func persist() {
-        store.submit(document)
+        store.changed()
+    }
+
+    /// Schedules a write of the current state and returns once the journal has it (or the
+    /// append failed: `persistenceProblem`), for a change reported as done only after that.
+    public func persistJournaled() async {
+        store.changed(journaling: false)
+        await store.journaled()
+    }
+
+    /// Why the state is not persisted now, nil when it is (see
+    /// `DurableStateStore.persistenceProblem`).
+    public var persistenceProblem: String? { store.persistenceProblem }
+
+    /// The state as it is now, without presets, for the store (called on its journal queue, so
+    /// quick: reads only): what every parameter holds (a value a session waits for, while it
+    /// waits), the current patch as of those values, and the rest of the keeper's and the
+    /// runtime's state.
+    private func snapshot() -> StateDocument {
+        var values = appliedValues
+        let (current, mappings) = state.withLock { state -> (CurrentPatch?, [MIDIMapping]) in
+            for (address, value) in state.pendingSessionValues { values[address] = value }
+            values.merge(state.restoringSessionValues) { _, restoring in restoring }
+            var tracker = state.tracker
+            tracker.update(values: values)
+            return (tracker.current, state.midiMappings)
+        }
+        let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
+        var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
+                                     hearingProfile: runtime.presets.profile, presets: [])
+        document.midiMappings = mappings
+        return document
+    }
+
+    /// The informational presets of `document` (its profile, for its fitting, at the
+    /// calibration now), for the store's `state.json` writes (its writer queue).
+    private func presets(for document: StateDocument) -> [PresetPayload] {
+        document.hearingProfile.map {
+            PresetGenerator.presets(for: $0, fitting: document.session.fitting, calibration: runtime.calibration)
+        } ?? []
     }
 
     // MARK: Document settings
@@ -272,7 +324,7 @@ public final class StateKeeper: Sendable {
             return state.tracker.current
         }
         currentPatchChanges(current)
-        persist()
+        await persistJournaled()
         // A session that started meanwhile did not see these values: it gets them now.
         if !waiting.isEmpty, let session = runtime.controller.session { await restoreSessionValues(session) }
         return patch
@@ -298,9 +350,7 @@ public final class StateKeeper: Sendable {
     @discardableResult
     public func save() async throws -> [String: ParameterValue] {
         let values = appliedValues
-        var saved = document
-        saved.parameters = values
-        store.submit(saved)
+        store.changed()
         try await store.flush()
         try saveDocumentSettings()
         return values

@@ -220,10 +220,20 @@ def screenshot(path, width=None, height=None, full=False):
     return path
 
 
+def wait_persistence(persisted, timeout=15):
+    """Waits until the page shows SoundFit's `/status persisted` as `persisted`: the
+    "not persisted" banner up (False) or hidden (True); returns the banner's state."""
+    def probe():
+        shown = script("const banner = document.getElementById('persistence');"
+                       "return {hidden: banner.hidden, text: banner.textContent, persisted: banner.dataset.persisted || ''};")
+        return shown if shown["hidden"] == persisted and shown["persisted"] == ("1" if persisted else "0") else None
+    return wait_for(f"the page to show persisted {int(persisted)}", timeout, probe)
+
+
 COMMANDS = {name: globals()[name] for name in [
     "open_page", "controls", "control", "wait_value", "click_slider", "toggle", "response", "now", "fill_audiogram",
     "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot",
-    "wait_dataset"]}
+    "wait_dataset", "wait_persistence"]}
 
 
 def main():

@@ -61,8 +61,9 @@ import Testing
         running.submit(try document(gain: -2))
         #expect(try await eventually { FileManager.default.fileExists(atPath: running.journalURL.path) })
         try await Task.sleep(for: .milliseconds(50))
-        running.submit(try document(gain: -3))
+        // Measured before the second submit: its append starts at once.
         let lengthAfterFirst = try Data(contentsOf: running.journalURL).count
+        running.submit(try document(gain: -3))
         #expect(try await eventually { ((try? Data(contentsOf: running.journalURL).count) ?? 0) > lengthAfterFirst })
         // Cut the second record in half, as a power loss in the middle of its write would.
         let journal = try Data(contentsOf: running.journalURL)

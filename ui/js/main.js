@@ -4,7 +4,7 @@ import { loadNamespace } from "./namespace.js";
 import { buildControls } from "./controls.js";
 import { buildMeters } from "./meters.js";
 import { drawResponse } from "./charts.js";
-import { wireDelivery, wireErrors, wirePatches, wireSession } from "./panels.js";
+import { wireDelivery, wireErrors, wirePatches, wirePersistence, wireSession } from "./panels.js";
 import { wireHearing } from "./hearing.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -51,6 +51,7 @@ async function start() {
   wirePatches(connection);
   wireSession(connection);
   wireDelivery(connection);
+  wirePersistence(connection);
   wireHearing(connection);
   document.body.dataset.ready = "true";
 }

@@ -1,5 +1,5 @@
 // The command panels: patches (list, load, save, delete), the session and its interruptions,
-// delivery settings, and the errors SoundFit answered. Each sends the documented OSC commands
+// delivery settings, the errors SoundFit answered, and whether changes are persisted. Each sends the documented OSC commands
 // over the page's connection and shows the replies (docs/OSC.md).
 import { float, int, string } from "./osc.js";
 
@@ -109,4 +109,29 @@ export function wireDelivery(connection) {
   });
   connection.send("/config/delivery");
   connection.send("/config/timeout");
+}
+
+/** A banner while SoundFit cannot persist its state (`/status persisted 0`: a full or read-only
+ *  disk): changes still apply but would be lost by a restart. Asks `/status` every 2 s and at
+ *  once after a "not persisted" error; the banner goes when `persisted` is 1 again. */
+export function wirePersistence(connection) {
+  const banner = $("#persistence");
+  let reason = "";
+  connection.on("/status", (args) => {
+    for (let index = 0; index + 1 < args.length; index += 2) {
+      if (args[index] !== "persisted") continue;
+      const persisted = args[index + 1] === 1;
+      banner.hidden = persisted;
+      banner.dataset.persisted = persisted ? "1" : "0";
+      banner.textContent = persisted ? "" : `Not persisted: changes apply but are not saved${reason ? ` (${reason})` : ""}`;
+      if (persisted) reason = "";
+    }
+  });
+  connection.on("/error", ([, message]) => {
+    if (typeof message !== "string" || !message.startsWith("not persisted: ")) return;
+    reason = message.slice("not persisted: ".length);
+    connection.send("/status");
+  });
+  connection.on("#open", () => connection.send("/status"));
+  setInterval(() => { if (connection.isOpen) connection.send("/status"); }, 2000);
 }

@@ -108,6 +108,7 @@ public final class OSCControlSurface: Sendable {
     /// Attaches patches and durable state (before `run`).
     public func attach(_ stateKeeper: StateKeeper) {
         keeper.withLock { $0 = stateKeeper }
+        parameters.persistence.attach(stateKeeper)
     }
 
     /// Attaches MIDI control (before `run`).

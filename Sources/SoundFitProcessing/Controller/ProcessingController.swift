@@ -25,6 +25,8 @@ public final class ProcessingController: Sendable {
         var config: ProcessingConfig
         var activations: UInt64 = 0
         var parameters: [WeakParameter] = []
+        /// See `persistAppliedValues(with:)`.
+        var persistence: (@Sendable () async -> Void)?
     }
 
     private let state: Mutex<State>
@@ -85,6 +87,7 @@ public final class ProcessingController: Sendable {
             let session = ProcessingSession(
                 id: state.activations, configuration: configuration, held: state.held, config: state.config,
                 clock: clock, handler: handler, presetSource: presetSource, interruptions: interruptions)
+            if let persistence = state.persistence { session.persistAppliedValues(with: persistence) }
             state.session = session
             sessions.yield(session)
             return session
@@ -142,6 +145,18 @@ public final class ProcessingController: Sendable {
         }
     }
 
+    /// Makes every request of the session's parameters and of the parameters made by
+    /// `makeParameter` (now and later) wait for `persist` before it is reported `applied` (see
+    /// `ProcessingParameter.persistAppliedValues(with:)`): the durable state's journal.
+    public func persistAppliedValues(with persist: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            state.persistence = persist
+            state.session?.persistAppliedValues(with: persist)
+            state.parameters.removeAll { $0.parameter == nil }
+            for entry in state.parameters { entry.parameter?.persistAppliedValues(with: persist) }
+        }
+    }
+
     /// Makes a parameter for another subsystem (the engine's filter, ring modulator, gain)
     /// that uses the controller's clock and follows its delivery configuration. The controller
     /// holds it weakly; its owner adds the applicators (e.g. the audio engine).
@@ -154,6 +169,7 @@ public final class ProcessingController: Sendable {
         state.withLock { state in
             let parameter = ProcessingParameter(initialValue, address: address, config: state.config, clock: clock,
                                                 validate: validate, load: load)
+            if let persistence = state.persistence { parameter.persistAppliedValues(with: persistence) }
             state.parameters.removeAll { $0.parameter == nil }
             state.parameters.append(WeakParameter(parameter: parameter))
             return parameter
@@ -200,6 +216,7 @@ public final class ProcessingController: Sendable {
 /// A parameter whose config follows the controller's.
 protocol ConfigurableParameter: AnyObject, Sendable {
     func setConfig(_ config: ProcessingConfig)
+    func persistAppliedValues(with persist: (@Sendable () async -> Void)?)
 }
 
 extension ProcessingParameter: ConfigurableParameter {

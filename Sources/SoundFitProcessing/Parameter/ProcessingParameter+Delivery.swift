@@ -62,6 +62,9 @@ extension ProcessingParameter {
         /// Requests that ended `applied`.
         var appliedRequestCount = 0
         var closeError: (any Error)?
+        /// Awaited between taking a request's value and reporting it `applied` (see
+        /// `ProcessingParameter.persistAppliedValues(with:)`).
+        var persistence: (@Sendable () async -> Void)?
         /// The task of each job in flight, by `jobKey`.
         var jobTasks: [UInt64: Task<Void, Never>] = [:]
         var timerTask: Task<Void, Never>?
@@ -299,12 +302,18 @@ extension ProcessingParameter {
                 return
             }
         }
-        state.withLock { state in
+        let persistence = state.withLock { state -> (@Sendable () async -> Void)?? in
             if let error = state.closeError {
                 report(.failed(value, error), for: request.id, in: &state)
-                return
+                return nil
             }
             commit(value, requestID: request.id, in: &state)
+            return .some(state.persistence)
+        }
+        guard let persistence else { return }
+        // Taken, so a snapshot of the state has it; reported only once it is persisted.
+        if let persistence { await persistence() }
+        state.withLock { state in
             state.appliedRequestCount += 1
             report(.applied(value), for: request.id, in: &state)
         }

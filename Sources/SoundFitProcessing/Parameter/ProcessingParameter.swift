@@ -335,6 +335,17 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         }
     }
 
+    // MARK: Persistence
+
+    /// Makes every request wait for `persist` before it is reported `applied`: the delivery
+    /// takes the value (so `value` and a snapshot of the state have it), awaits `persist`, then
+    /// reports. The durable state store's `journaled()` makes "applied" mean "survives a
+    /// `kill -9`". `persist` never fails the request (a value that could not be persisted is
+    /// still applied; the surfaces say it is not persisted). nil: report at once.
+    public func persistAppliedValues(with persist: (@Sendable () async -> Void)?) {
+        state.withLock { $0.persistence = persist }
+    }
+
     // MARK: Internal (session, controller, tests)
 
     /// Values held for delivery: the ones in flight plus the waiting one; never more than 2, or

@@ -212,6 +212,13 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
         preset.config = config
     }
 
+    /// See `ProcessingController.persistAppliedValues(with:)`.
+    func persistAppliedValues(with persist: @escaping @Sendable () async -> Void) {
+        isEnabled.persistAppliedValues(with: persist)
+        intensity.persistAppliedValues(with: persist)
+        preset.persistAppliedValues(with: persist)
+    }
+
     /// Ends the session: its parameters reject changes, waiting values fail, deliveries in
     /// flight are cancelled (all with `ProcessingError.sessionInactive`).
     func close() {

@@ -3,6 +3,7 @@ import SoundFitJSON
 import SoundFitProcessing
 import Synchronization
 import SoundFitModel
+import SoundFitHearing
 
 /// Keeps the current state on disk so that a restart, also after `kill -9` or a power loss,
 /// comes back with the last applied state.
@@ -10,9 +11,21 @@ import SoundFitModel
 /// - Files in the state directory: `state.json` (the current state) and `state.previous.json`
 ///   (the copy before the last write). Both are `StateDocument` files, written atomically
 ///   (`AtomicFile`) with mode 0600 (the state holds a hearing profile). `state.journal`
-///   (`StateJournal`) records every submitted state within `journalDelay` (10 ms), so a change
-///   reported applied survives a `kill -9` also in the middle of a burst.
-/// - `submit(_:)` after every applied change; `state.json` writes are debounced: `quietPeriod`
+///   (`StateJournal`) is the write-ahead journal: `journaled()` returns once a record of the
+///   state as it is now is in the journal file (`write(2)` returned), so a change reported
+///   applied only after it survives a `kill -9` also in the middle of a burst.
+/// - Group commit: appends run one at a time on the journal queue; the callers of
+///   `journaled()` that arrive while one runs are all covered by the next single append (one
+///   snapshot of the state, one `write(2)`): the values one audio cycle acknowledges share an
+///   append (BENCHMARKS.md, "Applied means persisted").
+/// - The state comes from a `Source` (`follow(_:)`, the state keeper: it reads what every
+///   parameter holds when the snapshot is taken, so a record is never older than an earlier
+///   one), or from the last `submit(_:)`ted document (imports, tests).
+/// - When the state cannot be written (full disk, read-only, I/O error) the store says so
+///   (`persistenceProblem`, one `.failed` event per new problem), keeps trying (the journal
+///   every `retryInterval`, `state.json` after each quiet period) and the problem clears by
+///   itself when a write succeeds again.
+/// - `changed()` or `submit(_:)` after every change; `state.json` writes are debounced: `quietPeriod`
 ///   (200 ms) after the last change, and at most `maximumDelay` (1 s) after the first unwritten
 ///   one, so a fader moved continuously is saved about once a second; each such write compacts
 ///   the journal. `flush()` writes at once (shutdown).
@@ -24,10 +37,11 @@ import SoundFitModel
 ///   the journal's last complete record, newer than `state.json` by construction, replaces it.
 ///   Every fallback and replay comes with a warning to log.
 ///
-/// Thread rules: `submit` from any thread except the audio thread; it only stores the document
-/// under a lock and never waits for the disk. Encoding and writing run on a serial background
-/// queue, one write at a time, always of the latest document. `load` is synchronous (startup,
-/// before the first `submit`). One store per state directory (one SoundFit per directory).
+/// Thread rules: `submit`, `changed` and `journaled` from any thread except the audio thread;
+/// the first two never wait for the disk. Journal appends run on a serial journal queue, and
+/// `state.json` writes on a serial writer queue (so an fsync never holds up an append); the
+/// `Source` is called on the journal queue. `load` is synchronous (startup, before the first
+/// `submit`). One store per state directory (one SoundFit per directory).
 public final class DurableStateStore: Sendable {
     public static let fileName = "state.json"
     public static let previousFileName = "state.previous.json"
@@ -39,14 +53,15 @@ public final class DurableStateStore: Sendable {
         public var quietPeriod: Duration
         /// But no later than this after the first unwritten change.
         public var maximumDelay: Duration
-        /// Journal records are appended this long after a change (changes in between share one).
-        public var journalDelay: Duration
+        /// While the journal cannot be written, it is tried again this often (besides every
+        /// change), so persistence resumes by itself when the disk recovers.
+        public var retryInterval: Duration
 
         public init(quietPeriod: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(1),
-                    journalDelay: Duration = .milliseconds(10)) {
+                    retryInterval: Duration = .seconds(1)) {
             self.quietPeriod = quietPeriod
             self.maximumDelay = maximumDelay
-            self.journalDelay = journalDelay
+            self.retryInterval = retryInterval
         }
     }
 
@@ -76,9 +91,18 @@ public final class DurableStateStore: Sendable {
         /// A state was written; the count of writes so far.
         case wrote(count: Int)
         /// A write failed (the message names the file and the reason); the document is written
-        /// with the next change or `flush()`.
+        /// with the next change or `flush()`. A journal append that keeps failing the same way
+        /// is reported once.
         case failed(String)
     }
+
+    /// The state as it is now, for a journal record or a `state.json` write, without the
+    /// informational presets; called on the journal queue, so it must be quick (every
+    /// `applied` waits for it). nil: nothing to write (its owner is gone).
+    public typealias Source = @Sendable () -> StateDocument?
+    /// The informational presets of a document about to be written as `state.json` (they follow
+    /// from its profile; generating them can take a while): called on the writer queue.
+    public typealias Presets = @Sendable (StateDocument) -> [PresetPayload]
 
     public let directory: URL
     public let descriptors: [ParameterDescriptor]
@@ -89,20 +113,21 @@ public final class DurableStateStore: Sendable {
     private let eventContinuation: AsyncStream<Event>.Continuation
     private let clock: ProcessingClock
     private let queue = DispatchQueue(label: "soundfit.state.writer")
+    private let journalQueue = DispatchQueue(label: "soundfit.state.journal")
     private let journal: StateJournal
     private let state: Mutex<WriterState>
+    private let commits: Mutex<JournalState>
     /// Reads only (`soundfit render` reading an instance's state, perhaps while it runs):
     /// `load` changes nothing in the directory and `submit` keeps nothing.
     public let isReadOnly: Bool
 
     private struct WriterState {
-        var pending: StateDocument?
-        /// Numbers submissions, so a compaction knows whether the journal already has the newest.
-        var submissions = 0
-        var pendingSubmission = 0
-        /// The newest state not yet in the journal, and whether an append is scheduled.
-        var journalPending: (document: StateDocument, submission: Int)?
-        var journalScheduled = false
+        /// A change is not in `state.json` yet.
+        var pending = false
+        /// The last submitted document (without a source).
+        var submitted: StateDocument?
+        var source: Source?
+        var presets: Presets?
         var schedule: PersistenceSchedule
         var writerRunning = false
         /// `state.json` is known to be a good document (loaded or written by this store), so a
@@ -125,6 +150,7 @@ public final class DurableStateStore: Sendable {
         journal = StateJournal(directory: directory)
         (events, eventContinuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
         state = Mutex(WriterState(schedule: PersistenceSchedule(quietPeriod: timing.quietPeriod, maximumDelay: timing.maximumDelay)))
+        commits = Mutex(JournalState())
     }
 
     deinit {
@@ -142,6 +168,20 @@ public final class DurableStateStore: Sendable {
 
     /// How many states were written.
     public var writeCount: Int { state.withLock { $0.writeCount } }
+
+    /// Why the state is not persisted now (the last journal append or `state.json` write
+    /// failed), nil when it is. Surfaces report it (`/status persisted`, a "not persisted"
+    /// error after `applied`).
+    public var persistenceProblem: String? {
+        if let problem = commits.withLock({ $0.problem }) { return problem }
+        return state.withLock { $0.lastError }
+    }
+
+    /// How many journal appends succeeded (a group commit covers many `journaled()` calls).
+    public var journalAppendCount: Int { commits.withLock { $0.appendCount } }
+
+    /// The callers of `journaled()` waiting now (tests).
+    var journalWaiterCount: Int { commits.withLock { $0.waiters.count } }
 
     // MARK: Loading
 
@@ -217,46 +257,160 @@ public final class DurableStateStore: Sendable {
         if case .document = read(url) { true } else { false }
     }
 
-    // MARK: Writing
+    // MARK: Changing
 
-    /// Records the state after an applied change; it is written after the quiet period (or the
-    /// maximum delay). Returns at once.
+    /// Takes the state from `source` from now on (see `Source`): journal records and
+    /// `state.json` writes are snapshots taken when they are written; `state.json` gets the
+    /// presets `presets` generates for its snapshot.
+    public func follow(_ source: @escaping Source, presets: Presets? = nil) {
+        state.withLock { state in
+            state.source = source
+            state.presets = presets
+        }
+    }
+
+    /// Records a document after an applied change (without a `Source`): it reaches the journal
+    /// within a moment and `state.json` after the quiet period (or the maximum delay). Returns
+    /// at once.
     public func submit(_ document: StateDocument) {
         guard !isReadOnly else { return }
+        state.withLock { $0.submitted = document }
+        changed()
+    }
+
+    /// The state changed: it reaches `state.json` after the quiet period (or the maximum
+    /// delay), and, with `journaling`, the journal within a moment (a caller that reports the
+    /// change awaits `journaled()` instead). Returns at once.
+    public func changed(journaling: Bool = true) {
+        guard !isReadOnly else { return }
         let now = clock.now()
-        let (startWriter, scheduleJournal) = state.withLock { state -> (Bool, Bool) in
-            state.submissions += 1
-            state.pending = document
-            state.pendingSubmission = state.submissions
-            state.journalPending = (document, state.submissions)
+        let startWriter = state.withLock { state -> Bool in
+            state.pending = true
             state.schedule.changed(at: now)
-            let scheduleJournal = !state.journalScheduled
-            state.journalScheduled = true
-            guard !state.writerRunning else { return (false, scheduleJournal) }
+            guard !state.writerRunning else { return false }
             state.writerRunning = true
-            return (true, scheduleJournal)
+            return true
         }
-        if scheduleJournal {
-            let delay = timing.journalDelay
-            let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
-            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in appendJournal() }
-        }
+        if journaling { requestAppend(waiter: nil) }
         if startWriter {
             Task.detached { [self] in await runWriter() }
         }
     }
 
-    /// Appends the newest submitted state to the journal. Runs on `queue`.
-    private func appendJournal() {
-        let pending = state.withLock { state -> StateDocument? in
-            state.journalScheduled = false
-            defer { state.journalPending = nil }
-            return state.journalPending?.document
+    /// Returns once the state as it is now (every change made before the call) is in the
+    /// journal file — `write(2)` returned, so a `kill -9` cannot lose it — or the append that
+    /// would have written it failed (then `persistenceProblem` says why). Waits for at most one
+    /// append in progress plus the one that covers it.
+    public func journaled() async {
+        guard !isReadOnly else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            requestAppend(waiter: continuation)
         }
-        guard let pending else { return }
-        // Best effort: a journal that cannot be written is reported by the next compaction
-        // (when `state.json` can be written and the journal still cannot).
-        try? journal.append(journalRecord(pending))
+    }
+
+    // MARK: Journal (group commit)
+
+    private struct JournalState {
+        /// Numbers the requests for an append (`journaled()`, `changed()`).
+        var requested = 0
+        /// Every request up to this number was covered by an append that ended.
+        var covered = 0
+        /// The callers of `journaled()` and the request number each waits for.
+        var waiters: [(request: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// An append round is scheduled or running on the journal queue.
+        var appending = false
+        var retryScheduled = false
+        /// Why the last append failed; nil after a successful one.
+        var problem: String?
+        /// Successful appends so far.
+        var appendCount = 0
+    }
+
+    /// Numbers a request for an append and starts a round unless one is scheduled; a
+    /// `waiter` is resumed once an append that started after this call ended.
+    private func requestAppend(waiter: CheckedContinuation<Void, Never>?) {
+        let startRound = commits.withLock { commits -> Bool in
+            commits.requested += 1
+            if let waiter { commits.waiters.append((commits.requested, waiter)) }
+            guard !commits.appending else { return false }
+            commits.appending = true
+            return true
+        }
+        if startRound { journalQueue.async { [self] in appendRounds() } }
+    }
+
+    /// Appends snapshots while requests are uncovered: each round covers every request made
+    /// before its snapshot. Runs on the journal queue.
+    private func appendRounds() {
+        while true {
+            let target = commits.withLock { $0.requested }
+            if target > commits.withLock({ $0.covered }) {
+                appendSnapshot(covering: target)
+            }
+            let more = commits.withLock { commits -> Bool in
+                if commits.requested > commits.covered { return true }
+                commits.appending = false
+                return false
+            }
+            if !more { return }
+        }
+    }
+
+    /// Takes a snapshot, appends it and resumes the waiters it covers. Runs on the journal
+    /// queue; returns the snapshot (nil when there is no state yet).
+    @discardableResult
+    private func appendSnapshot(covering target: Int) -> StateDocument? {
+        let document = snapshot()
+        var failure: String?
+        if let document {
+            do {
+                try journal.append(journalRecord(document))
+            } catch {
+                failure = error.message
+            }
+        }
+        let (waiters, newProblem, scheduleRetry) = commits.withLock { commits in
+            commits.covered = max(commits.covered, target)
+            let previous = commits.problem
+            if document != nil {
+                commits.problem = failure
+                if failure == nil { commits.appendCount += 1 }
+            }
+            var resumed: [CheckedContinuation<Void, Never>] = []
+            commits.waiters.removeAll { waiter in
+                guard waiter.request <= target else { return false }
+                resumed.append(waiter.continuation)
+                return true
+            }
+            let scheduleRetry = commits.problem != nil && !commits.retryScheduled
+            if scheduleRetry { commits.retryScheduled = true }
+            return (resumed, commits.problem != previous ? commits.problem : nil, scheduleRetry)
+        }
+        for waiter in waiters { waiter.resume() }
+        if let newProblem { eventContinuation.yield(.failed("state journal: \(newProblem)")) }
+        if scheduleRetry { scheduleJournalRetry() }
+        return document
+    }
+
+    /// Tries the journal again after `retryInterval` while it fails (the disk may recover
+    /// without any change coming to write).
+    private func scheduleJournalRetry() {
+        let delay = timing.retryInterval
+        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+        journalQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            let failing = commits.withLock { commits -> Bool in
+                commits.retryScheduled = false
+                return commits.problem != nil
+            }
+            if failing { requestAppend(waiter: nil) }
+        }
+    }
+
+    /// The state now: the source's snapshot, else the last submitted document.
+    private func snapshot() -> StateDocument? {
+        let (source, submitted) = state.withLock { ($0.source, $0.submitted) }
+        if let source { return source() }
+        return submitted
     }
 
     /// A document as the journal records it: without the presets, which follow from the profile.
@@ -266,7 +420,9 @@ public final class DurableStateStore: Sendable {
         return record.encoded(descriptors: descriptors)
     }
 
-    /// Writes the latest submitted state now (if not written yet) and waits for the disk.
+    // MARK: state.json
+
+    /// Writes the latest state now (if not written yet) and waits for the disk.
     /// Throws when the latest state could not be written.
     public func flush() async throws(FileError) {
         await onQueue { self.writePending() }
@@ -306,48 +462,49 @@ public final class DurableStateStore: Sendable {
         }
     }
 
-    /// Writes the pending document, if any. Runs on `queue`.
+    /// Writes the state as it is now, if a change is pending. Runs on the writer queue.
+    ///
+    /// Compaction: on the journal queue (so no other append comes between) a snapshot is taken
+    /// and appended, so the journal's last record is never older than `state.json`; then
+    /// `state.json` is committed; then, back on the journal queue, the journal is removed, or
+    /// cut down to its newest record when appends came after the snapshot.
     private func writePending() {
-        let (document, submission, currentIsGood) = state.withLock { state -> (StateDocument?, Int, Bool) in
-            let document = state.pending
-            state.pending = nil
+        let (pending, currentIsGood) = state.withLock { state -> (Bool, Bool) in
+            let pending = state.pending
+            state.pending = false
             state.schedule.taken()
-            return (document, state.pendingSubmission, state.currentIsGood)
+            return (pending, state.currentIsGood)
         }
-        guard let document else { return }
+        guard pending else { return }
+        let (snapshot, appendsBefore) = journalQueue.sync { () -> (StateDocument?, Int) in
+            let target = commits.withLock { $0.requested }
+            let document = appendSnapshot(covering: target)
+            return (document, commits.withLock { $0.appendCount })
+        }
+        guard var document = snapshot else { return }
+        if let presets = state.withLock({ $0.presets }) { document.presets = presets(document) }
         do {
             try document.validate(descriptors: descriptors, file: "state")
         } catch {
             // Never write what `load` would reject: the file keeps the last good state.
-            fail("state not saved: \(error.problems.map(\.description).joined(separator: "; "))", retry: nil)
+            fail("state not saved: \(error.problems.map(\.description).joined(separator: "; "))", retry: false)
             return
-        }
-        // Compaction: the journal gets this state first, so its last record is never older
-        // than `state.json`, then `state.json` is committed and the journal emptied.
-        var journalFailure: String?
-        do {
-            try journal.append(journalRecord(document))
-        } catch {
-            journalFailure = error.message
         }
         do {
             try persist(document.encoded(descriptors: descriptors), keepingPrevious: currentIsGood)
         } catch {
-            fail(error.message, retry: document)
+            fail(error.message, retry: true)
             return
         }
-        if journalFailure == nil {
-            let newerPending = state.withLock { state -> Bool in
-                if state.journalPending?.submission == submission { state.journalPending = nil }
-                return state.journalPending != nil
-            }
-            // A newer state waiting for its append keeps the journal's history until then.
-            if !newerPending {
-                do {
-                    try journal.remove()
-                } catch {
-                    journalFailure = error.message
-                }
+        // The journal's records up to the snapshot are in `state.json` now (also when the
+        // snapshot's own append failed): only newer ones are kept.
+        let journalFailure = journalQueue.sync { () -> String? in
+            let newer = commits.withLock { $0.appendCount } != appendsBefore
+            do throws(FileError) {
+                try journal.compact(keepingLast: newer)
+                return nil
+            } catch {
+                return error.message
             }
         }
         let count = state.withLock { state -> Int in
@@ -382,20 +539,23 @@ public final class DurableStateStore: Sendable {
         }
     }
 
-    /// Records a failed write; `retry` becomes pending again unless a newer state is, and is
-    /// written again after the quiet period (a writer is started if none runs).
-    private func fail(_ message: String, retry: StateDocument?) {
+    /// Records a failed write (an event when it is a new problem); with `retry` the state is
+    /// written again after the quiet period (a writer is started if none runs), so a disk that
+    /// recovers gets it without a change.
+    private func fail(_ message: String, retry: Bool) {
         let now = clock.now()
-        let startWriter = state.withLock { state -> Bool in
+        let (startWriter, isNew) = state.withLock { state -> (Bool, Bool) in
+            let isNew = state.lastError != message
             state.lastError = message
-            guard state.pending == nil, let retry else { return false }
-            state.pending = retry
+            guard retry, !state.pending else { return (false, isNew) }
+            state.pending = true
             state.schedule.changed(at: now)
-            guard !state.writerRunning else { return false }
+            guard !state.writerRunning else { return (false, isNew) }
             state.writerRunning = true
-            return true
+            return (true, isNew)
         }
-        eventContinuation.yield(.failed(message))
+        // A disk that stays full is reported once, not after every retry.
+        if isNew { eventContinuation.yield(.failed(message)) }
         if startWriter {
             Task.detached { [self] in await runWriter() }
         }

@@ -10,18 +10,22 @@ import Glibc
 ///   record torn by a crash fails its length or checksum and is ignored.
 /// - Records are appended in submission order, so the last complete record is the newest state.
 /// - Compaction (`DurableStateStore` writing `state.json`) appends the document it is about to
-///   commit, commits `state.json`, then removes the journal: at every moment the journal's
-///   last record, if any, is at least as new as `state.json`.
+///   commit, commits `state.json`, then removes the journal — or, when newer records were
+///   appended meanwhile, replaces it (atomically, by a rename) with the newest one: at every
+///   moment the journal's last record, if any, is at least as new as `state.json`.
 /// - Appends are plain `write(2)`s (they survive the process; `state.json` is the fsynced copy
-///   for power loss). Mode 0600: the state holds a hearing profile.
+///   for power loss). An append that fails half-way (a full disk) is cut off again, so the
+///   records after it stay readable. Mode 0600: the state holds a hearing profile.
 ///
-/// Thread rules: one owner, the store's serial writer queue (loading happens before it starts).
+/// Thread rules: one owner, the store's serial journal queue (loading happens before it starts).
 final class StateJournal: @unchecked Sendable {
     static let fileName = "state.journal"
     private static let magic: [UInt8] = Array("SFJ1".utf8)
 
     let url: URL
     private var descriptor: Int32 = -1
+    /// The last record appended by this process (framed), for `compact(keepingLast:)`.
+    private var lastFrame: [UInt8]?
 
     init(directory: URL) {
         url = directory.appendingPathComponent(Self.fileName)
@@ -49,33 +53,73 @@ final class StateJournal: @unchecked Sendable {
         return last
     }
 
-    /// Appends one record. Throws when the file cannot be opened or written.
+    /// Appends one record with one `write(2)`: when it returns, the record is in the kernel
+    /// (a `kill -9` cannot lose it). Throws when the file cannot be opened or written; a partial
+    /// record is cut off again (it would hide the records after it).
     func append(_ payload: Data) throws(FileError) {
         try open()
-        var frame = Self.magic
-        frame += Self.bigEndian(UInt32(payload.count))
-        frame += payload
-        frame += Self.bigEndian(CRC32.checksum(payload))
+        let frame = Self.frame(payload)
+        let end = lseek(descriptor, 0, SEEK_END)
         let written = frame.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         guard written == frame.count else {
-            let reason = String(cString: strerror(errno))
-            // A partial record would hide the ones after it: cut it off again.
+            let reason = written < 0 ? String(cString: strerror(errno)) : "only \(written) of \(frame.count) bytes written"
+            if written > 0, end >= 0 { _ = ftruncate(descriptor, end) }
             Glibc.close(descriptor)
             descriptor = -1
             throw FileError("cannot append to \(url.path): \(reason)")
         }
+        lastFrame = frame
     }
 
     /// Removes the journal (after `state.json` holds everything it recorded); the next append
     /// starts a new one.
     func remove() throws(FileError) {
+        closeDescriptor()
+        guard unlink(url.path) == 0 || errno == ENOENT else {
+            throw FileError("cannot remove \(url.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// After `state.json` was committed: removes the journal, or, with `keepingLast` (records
+    /// newer than `state.json` were appended since its snapshot), replaces it with the last
+    /// record appended, through a temporary file renamed over it (a crash leaves the old
+    /// journal or the new one, both ending with that record). Not synced: the journal is for
+    /// crashes of the process; `state.json` is the copy for power loss.
+    func compact(keepingLast: Bool) throws(FileError) {
+        guard keepingLast, let lastFrame else { return try remove() }
+        closeDescriptor()
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(Self.fileName).tmp-\(getpid())")
+        let fd = Glibc.open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileError("cannot create \(temporary.path): \(String(cString: strerror(errno)))") }
+        let written = lastFrame.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let reason = String(cString: strerror(errno))
+        Glibc.close(fd)
+        guard written == lastFrame.count else {
+            unlink(temporary.path)
+            throw FileError("cannot write \(temporary.path): \(written < 0 ? reason : "short write")")
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary.path)
+            throw FileError("cannot replace \(url.path): \(reason)")
+        }
+    }
+
+    private func closeDescriptor() {
         if descriptor >= 0 {
             Glibc.close(descriptor)
             descriptor = -1
         }
-        guard unlink(url.path) == 0 || errno == ENOENT else {
-            throw FileError("cannot remove \(url.path): \(String(cString: strerror(errno)))")
-        }
+    }
+
+    /// `"SFJ1"`, length, payload, CRC-32.
+    private static func frame(_ payload: Data) -> [UInt8] {
+        var frame = magic
+        frame.reserveCapacity(payload.count + 12)
+        frame += bigEndian(UInt32(payload.count))
+        frame += payload
+        frame += bigEndian(CRC32.checksum(payload))
+        return frame
     }
 
     private func open() throws(FileError) {

@@ -97,7 +97,9 @@ extension OSCCommandTable {
                 + "callback timings then stay as they were), freewheel_cycles, callback_load, callback timing "
                 + "percentiles (how long the process callback took, monotonic clock), "
                 + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, http (`http://host:port` or `off`), "
-                + "http_connections, session, "
+                + "http_connections, persisted (with a state directory: 1 while every applied change is "
+                + "persisted, 0 while the state cannot be written — full disk, read-only, I/O error; it goes "
+                + "back to 1 by itself once a write succeeds), session, "
                 + "cycles, max_output_spl, output_ceiling_spl (the ceiling fixed at start), output_limit_dbfs (the "
                 + "output's limit in force, dB relative to full scale), output_limit_db, version, …",
             examples: ["oscsend localhost 7700 /status"]),

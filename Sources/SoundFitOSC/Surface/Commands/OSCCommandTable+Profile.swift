@@ -82,7 +82,7 @@ extension OSCCommandTable {
             }
             request.answerLater {
                 let variants = try await surface.runtime.profileChanged(replacing: update.get().replacing)
-                surface.stateKeeper?.persist()
+                await surface.stateKeeper?.persistJournaled()
                 request.reply(OSCMessage("/profile/presets", variants.map { .string($0.rawValue) }))
             }
         }

@@ -13,10 +13,12 @@ extension OSCCommandTable {
             arguments: [
                 Arg("s", "address", "the parameter's own address (also for changes sent in the `/normalized` form)."),
                 Arg("s", "state", "`pending` (waiting: discrete delivery settling, or behind the changes in "
-                    + "flight), `applying`, or a terminal state: `applied` (the audio thread has taken the value), "
+                    + "flight), `applying`, or a terminal state: `applied` (the audio thread has taken the value "
+                    + "and, with a state directory, it is in the state journal, so a `kill -9` cannot lose it), "
                     + "`failed` or `superseded` (a newer value replaced it before the audio thread took it)."),
                 Arg("s|f|i", "value", "the requested value, in native units."),
-                Arg("s", "error", "with `failed`: why.", optional: true),
+                Arg("s", "error", "with `failed`: why; with `applied` to subscribers: `not persisted: <reason>` "
+                    + "when the state could not be written.", optional: true),
                 Arg("i", "request_id", "the request id the set carried, if any.", optional: true),
             ],
             reply: "To the sender of a change, for each state its request goes through; every accepted set "
@@ -47,7 +49,10 @@ extension OSCCommandTable {
             ],
             reply: "To the sender of anything rejected: unknown address, wrong type or arity, out-of-range "
                 + "value (rejected, never clamped), read-only parameter, or an operation not allowed now "
-                + "(no session, interrupted).",
+                + "(no session, interrupted). One exception: `/error ,s address ,s \"not persisted: <reason>\"` "
+                + "right after a change's `/state … applied` says the change applied to the audio but the "
+                + "state could not be written (full disk, read-only, I/O error), so a restart would lose it; "
+                + "`/status` reports `persisted 0` until a write succeeds again.",
             examples: ["oscsend localhost 7700 /filter/cutoff f 5    # /error /filter/cutoff \"/filter/cutoff: 5.0 is out of range 20.0…20000.0\""]),
         sends: [OSCMessageForm("/error", .any)])
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import SoundFitModel
 import SoundFitProcessing
 import SoundFitRuntime
@@ -12,6 +13,8 @@ import SoundFitRuntime
 struct OSCParameterRequests: Sendable {
     let runtime: SoundFitRuntime
     let replies: OSCReplies
+    /// Whether applied changes are persisted (the state keeper, once attached).
+    let persistence = PersistenceStatus()
 
     init(runtime: SoundFitRuntime, replies: OSCReplies) {
         self.runtime = runtime
@@ -191,23 +194,30 @@ struct OSCParameterRequests: Sendable {
     /// request, to its sender; the terminal one also to subscribers (not to the sender). A fader
     /// (a normalized set) also gets its position when it has to move: to the step its value
     /// snapped to once applied, back to the current value when the change failed.
+    ///
+    /// `applied` comes once the change is in the state journal (the parameter waits for it).
+    /// When the state cannot be written, the change still applied, but is not persisted: the
+    /// sender gets `/error ,s address ,s "not persisted: <reason>"` right after `applied`, and
+    /// subscribers' `/state … applied <value>` carries `"not persisted: <reason>"` as its error.
     private func report(_ request: ParameterRequest<ParameterValue>, of routed: RoutedParameterRequest,
                         to sender: OSCSender, feedback: SubscriberFeedback) {
         let requestID = routed.requestID
-        Task { [replies] in
+        Task { [replies, persistence] in
             for await state in request.states {
                 var arguments: [OSCArgument] = [.string(request.address), .string(state.name.rawValue),
                                                 state.value.oscArgument]
                 if let reason = state.reason { arguments.append(.string(reason)) }
                 if let requestID { arguments.append(.int32(requestID)) }
                 replies.send(OSCMessage("/state", arguments), to: sender)
+                let notPersisted = state.name == .applied ? persistence.problem.map { "not persisted: \($0)" } : nil
+                if let notPersisted { replies.reject(request.address, notPersisted, to: sender) }
                 if let position = routed.position, let move = Self.faderMove(routed.control, from: position, after: state) {
                     replies.send(move, to: sender)
                 }
                 if state.isTerminal {
                     feedback.enqueue {
                         $0.enqueueTerminalState(address: request.address, state: state.name.rawValue,
-                                                value: state.value, error: state.reason, origin: sender.peer)
+                                                value: state.value, error: state.reason ?? notPersisted, origin: sender.peer)
                     }
                 }
             }
@@ -285,4 +295,17 @@ struct AppliedParameterChanges: Sendable {
                                         origin: change.origin?.sender(as: OSCSender.self)))
         }
     }
+}
+
+/// Whether the changes a surface reports applied are persisted: the state keeper's problem,
+/// once one is attached (without persistence nothing is reported). Any thread.
+final class PersistenceStatus: Sendable {
+    private let keeper = Mutex<StateKeeper?>(nil)
+
+    func attach(_ stateKeeper: StateKeeper) {
+        keeper.withLock { $0 = stateKeeper }
+    }
+
+    /// Why the state is not persisted now; nil when it is, or without persistence.
+    var problem: String? { keeper.withLock { $0 }?.persistenceProblem }
 }
