@@ -59,6 +59,9 @@ extension ProcessingParameter {
         /// The request whose value is `value` (0: the initial value). Overlapping deliveries may
         /// end out of order; only a newer request's value is taken.
         var committedRequestID: UInt64 = 0
+        /// The value the change feed last carried (`announce`): feedback follows persistence,
+        /// so it may lag `value` while the journal is written.
+        var announcedValue: Value?
         /// Requests that ended `applied`.
         var appliedRequestCount = 0
         var closeError: (any Error)?
@@ -260,9 +263,19 @@ extension ProcessingParameter {
         guard requestID > state.committedRequestID else { return }
         state.committedRequestID = requestID
         guard state.value != value else { return }
+        if state.announcedValue == nil { state.announcedValue = state.value }
         state.value = value
         values.yield(value)
-        changes.yield(ParameterChange(address: address, value: value, requestID: requestID,
+    }
+
+    /// Tells the change feed (value feedback to subscribers, the state keeper, LISTENing
+    /// WebSockets) about the value `requestID` took, once that value is persisted: only if it is
+    /// still the value in effect (a newer request that took its value announces that one) and
+    /// the feed does not carry it already.
+    private func announce(requestID: UInt64, in state: inout State) {
+        guard requestID == state.committedRequestID, let announced = state.announcedValue, announced != state.value else { return }
+        state.announcedValue = state.value
+        changes.yield(ParameterChange(address: address, value: state.value, requestID: requestID,
                                       origin: state.origins[requestID]))
     }
 
@@ -311,9 +324,11 @@ extension ProcessingParameter {
             return .some(state.persistence)
         }
         guard let persistence else { return }
-        // Taken, so a snapshot of the state has it; reported only once it is persisted.
+        // Taken, so a snapshot of the state has it; announced and reported only once it is
+        // persisted ("applied", and its feedback, survive a `kill -9`).
         if let persistence { await persistence() }
         state.withLock { state in
+            announce(requestID: request.id, in: &state)
             state.appliedRequestCount += 1
             report(.applied(value), for: request.id, in: &state)
         }
