@@ -65,10 +65,16 @@ struct TestCommand: ParsableCommand {
         }
         let ending = HearingTestEnding()
         let answered = Atomic<Bool>(false)
+        // Whether the test runs: `/test/start` is answered once the test has started (a task on
+        // soundfit's side), and a key pressed before that is no answer to any tone, so it is
+        // not sent (sent, it could reach soundfit first and end the run with "no hearing test
+        // is running").
+        let running = Atomic<Bool>(false)
         socket.startReceiving(maximumPacketBytes: 65536, onPacket: { bytes, _ in
             answered.store(true, ordering: .relaxed)
             guard let packet = try? OSCCodec.decode(bytes) else { return }
             for message in packet.messages {
+                if message.address == "/test/state" { running.store(true, ordering: .relaxed) }
                 Self.say(Self.describe(message))
                 if let code = Self.exitCode(after: message) { ending.finish(code) }
             }
@@ -91,7 +97,8 @@ struct TestCommand: ParsableCommand {
             var byte: UInt8 = 0
             while ending.code == nil, read(STDIN_FILENO, &byte, 1) == 1 {
                 switch byte {
-                case 10, 13, 32: send(OSCMessage("/test/heard"))
+                case 10, 13, 32:
+                    if running.load(ordering: .relaxed) { send(OSCMessage("/test/heard")) }
                 case 3:
                     send(OSCMessage("/test/cancel"))
                     // If soundfit does not answer, leave anyway.
