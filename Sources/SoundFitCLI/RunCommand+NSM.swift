@@ -109,8 +109,9 @@ extension RunCommand {
         let application: SoundFitApplication
         do {
             application = try makeApplication(logger: logger, session: prepared) {
-                ready.signal()
+                // The answer first: the session's first message (the GUI state) must follow it.
                 if answering { client.reply(to: NSMOpen.address, "SoundFit state opened in \(directory.path)") }
+                ready.signal()
             }
         } catch {
             let reason = "\(error)"
