@@ -68,6 +68,9 @@ public struct PureToneAudiometry: Sendable {
         public var level: Double?
         /// The 1 kHz retest of this ear.
         public var isRetest: Bool
+        /// Effective masking level (dB EM, ISO 389-4) of the narrow-band noise centred on
+        /// `frequency` in the other ear's channels during this presentation; nil: no masking.
+        public var maskingLevel: Double? = nil
 
         public var isCatchTrial: Bool { level == nil }
     }
