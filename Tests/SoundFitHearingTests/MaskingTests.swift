@@ -112,3 +112,50 @@ import Testing
         #expect(normal.probabilityOfHeard(.left, frequency: 1000, level: 50, maskingLevel: 100) < 0.01)
     }
 }
+
+/// The plateau method against a listener who answers deterministically: heard when either
+/// cochlea gets the tone at or above its (masked) threshold.
+@Suite struct PlateauSearchTests {
+    private func run(_ search: PlateauSearch, test: Double, other: Double, attenuation: Double) -> (PlateauSearch, [Double]) {
+        var search = search
+        var maskings: [Double] = []
+        while search.outcome == nil {
+            let level = search.toneLevel
+            maskings.append(search.masking)
+            let heard = level >= max(test, search.masking - attenuation) || level - attenuation >= max(other, search.masking)
+            search.record(heard: heard)
+        }
+        return (search, maskings)
+    }
+
+    @Test func aPlateauGivesTheMaskedThresholdAndItsMaskingLevel() {
+        let search = PlateauSearch(unmaskedThreshold: 60, otherThreshold: 20, interauralAttenuation: 40,
+                                   minimumLevel: -10, maximumLevel: 90, maximumMasking: 90)
+        let (done, maskings) = run(search, test: 60, other: 20, attenuation: 40)
+        #expect(done.outcome == .threshold(level: 60, maskingLevel: 45))
+        #expect(maskings.first == 30 && maskings.prefix(4) == [30, 35, 40, 45])
+    }
+
+    @Test func aShadowKeepsRisingToNoResponse() {
+        // The test ear hears nothing; the other ear (0 dB HL) hears the tone 40 dB down.
+        let search = PlateauSearch(unmaskedThreshold: 40, otherThreshold: 0, interauralAttenuation: 40,
+                                   minimumLevel: -10, maximumLevel: 90, maximumMasking: 90)
+        let (done, _) = run(search, test: 200, other: 0, attenuation: 40)
+        #expect(done.outcome == .noResponse(level: 90, maskingLevel: 55))
+    }
+
+    @Test func overMaskingBeforeAPlateauIsADilemma() {
+        // Interaural attenuation 20 dB: from 80 dB EM the noise reaches the test ear's 60 dB HL.
+        let search = PlateauSearch(unmaskedThreshold: 60, otherThreshold: 55, interauralAttenuation: 20,
+                                   minimumLevel: -10, maximumLevel: 90, maximumMasking: 110)
+        let (done, maskings) = run(search, test: 60, other: 55, attenuation: 20)
+        #expect(done.outcome == .dilemma)
+        #expect(maskings.max() == 75)
+    }
+
+    @Test func noRoomForTheFirstMaskingLevelIsADilemma() {
+        let search = PlateauSearch(unmaskedThreshold: 90, otherThreshold: 85, interauralAttenuation: 40,
+                                   minimumLevel: -10, maximumLevel: 90, maximumMasking: 90)
+        #expect(search.outcome == .dilemma)
+    }
+}
