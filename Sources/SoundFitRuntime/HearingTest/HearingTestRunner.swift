@@ -350,7 +350,7 @@ public final class HearingTestRunner: Sendable {
             let current = runtime.presets.profile
             var left = current?.left, right = current?.right
             for result in record.results {
-                let audiogram = try Audiogram(result.thresholds.map { ($0.frequency, $0.level) })
+                let audiogram = try Audiogram(result.profilePoints.map { ($0.frequency, $0.level) })
                 if result.ear == .left { left = audiogram } else { right = audiogram }
             }
             try await runtime.submitProfile(try HearingProfile(left: left, right: right))
