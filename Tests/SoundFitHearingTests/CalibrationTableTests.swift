@@ -104,7 +104,8 @@ import Testing
         #expect(EarphoneTable.named("tdh39") == .tdh39)
         #expect(EarphoneTable.named("DD65 v2") == .dd65v2)
         #expect(EarphoneTable.named("er-3a-ha2") == .er3aHA2)
-        #expect(EarphoneTable.named("HDA200") == nil)
+        #expect(EarphoneTable.named("hda 200") == .hda200)
+        #expect(EarphoneTable.named("TDH-49") == nil)
         #expect(Set(EarphoneTable.catalogue.map(\.name)).count == EarphoneTable.catalogue.count)
     }
 
@@ -115,6 +116,7 @@ import Testing
         #expect(EarphoneTable.tdh39.retspl(at: 1000) - EarphoneTable.hd300.retspl(at: 1000) == 6.6)
         #expect(EarphoneTable.er3a.retspl(at: 1000) == 5.5 && EarphoneTable.er3aHA2.retspl(at: 1000) == 0)
         #expect(EarphoneTable.dd45.retspl(at: 125) == 47.5)
+        #expect(EarphoneTable.hda200.retspl(at: 1000) == 5.5 && EarphoneTable.hda200.retspl(at: 8000) == 17.5)
         #expect(EarphoneTable.er3a.interauralAttenuation == 50 && EarphoneTable.tdh39.interauralAttenuation == 40)
     }
 

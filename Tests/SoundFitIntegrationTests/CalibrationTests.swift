@@ -141,6 +141,10 @@ extension SoundFitIntegration {
                 // The listener measures tones on its own thread; no event reaches this one.
                 Thread.sleep(forTimeInterval: 0.05)
             }
+            // No calibration tone while the test runs.
+            let refused = try rig.osc.ask("/calibration/tone", [.string("left"), .float(1000), .float(70)], reply: "/error")
+            #expect(refused.string(0) == "/calibration/tone" && refused.string(1)?.contains("a hearing test is running") == true,
+                    "\(refused)")
             _ = try? rig.osc.ask("/test/cancel", reply: "/test/state")
             let left = try #require(first(.left)), right = try #require(first(.right))
             report("hearing test 4 kHz first tone, left − right", left.level - right.level)
@@ -164,7 +168,7 @@ extension SoundFitIntegration {
             _ = try osc.ask("/calibration/stop", reply: "/calibration/stop")
             let earphone = try osc.ask("/test/earphone", [.string("DD65v2")], reply: "/test/earphone")
             #expect(earphone.string(0) == "DD65v2", "\(earphone)")
-            let unknown = try osc.ask("/test/earphone", [.string("HDA200")], reply: "/error")
+            let unknown = try osc.ask("/test/earphone", [.string("TDH-50")], reply: "/error")
             #expect(unknown.string(1)?.contains("unknown earphone") == true, "\(unknown)")
             let file = rig.stateDirectory.appendingPathComponent("calibration.json")
             let kept = try String(contentsOf: file, encoding: .utf8)
@@ -175,6 +179,19 @@ extension SoundFitIntegration {
             #expect(try Self.corrections(osc, "right") == [2000: -2.5])
             let table = try osc.ask("/calibration", reply: "/calibration")
             #expect(table.string(1) == "DD65v2", "\(table)")
+            // /test/config picks a known table by name too, and keeps it.
+            let config = try osc.ask("/test/config", [.string("earphone"), .string("ER-3A")], reply: "/test/config")
+            #expect(config.arguments.contains(.string("ER-3A")), "\(config)")
+            let badName = try osc.ask("/test/config", [.string("earphone"), .string("TDH-49")], reply: "/error")
+            #expect(badName.string(1)?.contains("DD45") == true, "\(badName)")
+            try rig.restart()
+            osc = try rig.osc
+            #expect(try osc.ask("/calibration", reply: "/calibration").string(1) == "ER-3A")
+            // --earphone on the command line wins over the kept table.
+            try rig.restart(arguments: ["--earphone", "DD45"])
+            osc = try rig.osc
+            #expect(try osc.ask("/calibration", reply: "/calibration").string(1) == "DD45")
+            _ = try osc.ask("/test/earphone", [.string("DD65v2")], reply: "/test/earphone")
 
             // Export, then import into a fresh state directory, and start there.
             rig.stopSoundFit()

@@ -3,8 +3,8 @@
 ///
 /// Every value below was read from the source named in its doc comment; where two sources were
 /// found they agree. Tables that could not be sourced are left out rather than guessed: TDH-49/50
-/// (ANSI S3.6) and Sennheiser HDA 200 (ISO 389-8:2004) — no public copy of their RETSPL values
-/// was found; use a user table from the sheet of the audiometer or earphone for those.
+/// (ANSI S3.6) — no public copy of their RETSPL values was found; use a user table from the
+/// sheet of the audiometer or earphone for those.
 extension EarphoneTable {
     /// A supra-aural earphone of the TDH-39 type on an IEC 60318-3 (NBS 9-A) coupler, ANSI S3.6 /
     /// ISO 389-1: the default. The values agree with Interacoustics' AA222 instructions for use
@@ -49,12 +49,25 @@ extension EarphoneTable {
     ], interauralAttenuation: supraAuralInterauralAttenuation,
        source: "Sound Scouts audiometer specification, Sennheiser HD300 RETSPL")
 
+    /// Sennheiser HDA 200 circumaural earphone, ISO 389-8:2004: the table `hda200` of the
+    /// Auditory Modeling Toolbox (`defaults/arg_absolutethreshold.m`, "ISO 389-8:2004", data
+    /// collected by Claus Elberling; read in AudioGroupCologne/SUpDEq,
+    /// thirdParty/amtoolbox-full-1.4.0), at the audiometric frequencies. The same file's ER-3A
+    /// table agrees with `er3a`'s sources. Interaural attenuation: not sourced for circumaural
+    /// earphones, the supra-aural minimum, 40 dB (conservative).
+    public static let hda200 = EarphoneTable(name: "HDA200", checked: [
+        (125, 30.5), (250, 18.0), (500, 11.0), (750, 6.0), (1000, 5.5), (1500, 5.5), (2000, 4.5),
+        (3000, 2.5), (4000, 9.5), (6000, 17.0), (8000, 17.5),
+    ], interauralAttenuation: supraAuralInterauralAttenuation,
+       source: "ISO 389-8:2004 (Auditory Modeling Toolbox, arg_absolutethreshold.m, hda200)")
+
     /// ER-3A (E-A-RTONE 3A/5A) insert earphones on an IEC 60318-4 (IEC 711) occluded-ear
     /// simulator, ISO 389-2:1994: the E-A-RTONE 5A instructions for use, "ANSI S3.6-1996 and ISO
     /// 389-2:1994 Calibration Values", IEC 711 coupler, given for 70 dB HL (70 subtracted here;
     /// https://www.manualslib.com/manual/1816149/E-A-R-Auditory-Systems-E-A-Rtone-5a.html?page=7).
     /// The same values are quoted from BS EN ISO 389-2:1997 in BenGurer/toy_works
-    /// (auditory-functions/getdBHLinSPL_inserts.m). Interaural attenuation: the insert minimum's
+    /// (auditory-functions/getdBHLinSPL_inserts.m) and the Auditory Modeling Toolbox's `er3a`
+    /// table (link as `hda200`). Interaural attenuation: the insert minimum's
     /// lower end, 50 dB (hearing.md).
     public static let er3a = EarphoneTable(name: "ER-3A", checked: [
         (125, 28.0), (250, 17.5), (500, 9.5), (750, 6.0), (1000, 5.5), (1500, 9.5), (2000, 11.5),
@@ -73,7 +86,7 @@ extension EarphoneTable {
        source: "ANSI S3.6 / ISO 389-2:1994, HA-2 2 cc coupler (E-A-RTONE 5A instructions)")
 
     /// Every table known by name, the default first.
-    public static let catalogue: [EarphoneTable] = [tdh39, dd45, dd65v2, hd300, er3a, er3aHA2]
+    public static let catalogue: [EarphoneTable] = [tdh39, dd45, dd65v2, hda200, hd300, er3a, er3aHA2]
 
     /// The table called `name`, ignoring case, spaces and hyphens (`tdh39`, `DD65 v2`); nil for
     /// a name not in the catalogue.

@@ -139,7 +139,13 @@ public final class Calibrator: Sendable {
         shared.withLock { $0.played[Self.key(ear, frequency)] = nil }
         try save()
         if let playing, playing.ear == ear, playing.frequency == frequency {
-            try play(ear: ear, frequency: frequency, level: playing.level, hearingTestRunning: false)
+            do {
+                try play(ear: ear, frequency: frequency, level: playing.level, hearingTestRunning: false)
+            } catch {
+                // Through the new correction the level is out of reach: no tone at the old level.
+                stopIfPlaying()
+                throw ControlError("the correction is kept, but the tone stopped: \(error)")
+            }
         }
         if let failure { throw failure }
         return correction

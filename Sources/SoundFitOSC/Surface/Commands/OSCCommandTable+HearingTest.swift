@@ -115,7 +115,7 @@ extension OSCCommandTable {
                     + "`window_end` (0.4 … 5, default 1.5; the response window after each onset), `gap_min`, "
                     + "`gap_max` (0.1 … 10, default 1.5 and 3: the random silence between presentations), `stimulus` "
                     + "(`steady` or `pulsed`), `max_db_hl` (−10 … 120, default 90), `earphone` (the name of the "
-                    + "earphone table in use, or of a known one: TDH-39 (default), DD45, DD65v2, HD300, ER-3A, "
+                    + "earphone table in use, or of a known one: TDH-39 (default), DD45, DD65v2, HDA200, HD300, ER-3A, "
                     + "ER-3A-HA2; see `/test/earphone`).",
                     optional: true, repeats: true),
                 Arg("f|s", "value", "the key's value.", optional: true, repeats: true),
@@ -134,7 +134,7 @@ extension OSCCommandTable {
             summary: "Sets or, with no argument, reports the earphone's RETSPL table: the dB SPL that 0 dB HL stands "
                 + "for at each frequency (interpolated in log frequency between entries). Default: the TDH-39 type "
                 + "(ISO 389-1). A name alone selects a known table, each from the standard or sheet cited in "
-                + "`EarphoneTable+Catalogue.swift`: TDH-39, DD45, DD65v2, HD300, ER-3A (IEC 60318-4 ear simulator), "
+                + "`EarphoneTable+Catalogue.swift`: TDH-39, DD45, DD65v2, HDA200, HD300, ER-3A (IEC 60318-4 ear simulator), "
                 + "ER-3A-HA2 (HA-2 coupler). The table is kept with the calibration (`calibration.json`).",
             arguments: [
                 Arg("s", "name", "a name for the table, or a known table's name alone.", optional: true),
