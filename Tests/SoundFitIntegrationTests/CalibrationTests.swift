@@ -158,6 +158,28 @@ extension SoundFitIntegration {
             }
         }
 
+        @Test("A reading regenerates the session's preset for the corrected ear (subscribers hear calibration_changed); a reset again")
+        func presetsFollowTheTable() throws {
+            let rig = try SoundFitRig(channels: 2)
+            defer { rig.stop() }
+            let osc = rig.osc
+            _ = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
+            try subscriber.subscribeDrainingValues()
+            _ = try osc.ask("/calibration/tone", [.string("left"), .float(2000), .float(70)], reply: "/calibration/tone")
+            _ = try osc.ask("/calibration/measured", [.string("left"), .float(2000), .float(75)], reply: "/calibration/measured")
+            _ = try osc.ask("/calibration/stop", reply: "/calibration/stop")
+            let invalidated = try subscriber.waitFor("/invalidated") { $0.address == "/invalidated" }.match
+            #expect(invalidated.arguments == [.string("/processing/preset"), .string("calibration_changed")], "\(invalidated)")
+            let state = try osc.ask("/state", [.string("/processing/preset")], reply: "/state")
+            #expect(state.arguments.prefix(2) == [.string("/processing/preset"), .string("applied")], "\(state)")
+            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            _ = try osc.ask("/calibration/reset", reply: "/calibration")
+            let again = try subscriber.waitFor("/invalidated") { $0.address == "/invalidated" }.match
+            #expect(again.arguments == [.string("/processing/preset"), .string("calibration_changed")], "\(again)")
+        }
+
         @Test("The calibration table and the earphone survive a restart, and go with state export and import")
         func documentState() throws {
             let rig = try StatefulRig()
