@@ -102,9 +102,9 @@ public final class HearingTestRunner: Sendable {
     /// The highest level the test presents at `frequency` with `settings`: the configured
     /// maximum, capped by the output safety limit (and full scale) through the calibration.
     public func maximumLevel(at frequency: Double, settings: HearingTestSettings) -> Double {
-        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
-        return min(settings.maximumLevel,
-                   calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL))
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
+        return min(settings.maximumLevel, Ear.allCases.map {
+            calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL, ear: $0) }.min()!)
     }
 
     // MARK: Requests
@@ -203,7 +203,7 @@ public final class HearingTestRunner: Sendable {
     private func run(_ initial: PureToneAudiometry, frequencies: [Double], settings: HearingTestSettings) async {
         var test = initial
         let timing = settings.timing
-        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
         let clock = ContinuousClock()
         while let trial = test.currentTrial {
             let gap = Double.random(in: timing.gapMinimum...timing.gapMaximum)
@@ -217,7 +217,7 @@ public final class HearingTestRunner: Sendable {
             var onset = clock.now
             if let level = trial.level {
                 let tone = ToneStimulus.Tone(
-                    frequency: trial.frequency, amplitude: calibration.amplitude(hearingLevel: level, frequency: trial.frequency),
+                    frequency: trial.frequency, amplitude: calibration.amplitude(hearingLevel: level, frequency: trial.frequency, ear: trial.ear),
                     ear: trial.ear == .left ? .left : .right, seconds: timing.toneSeconds, isPulsed: settings.isPulsed)
                 let number = runtime.engine.play(tone)
                 switch await waitForOnset(of: number, clock: clock) {
