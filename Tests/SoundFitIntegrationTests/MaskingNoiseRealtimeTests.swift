@@ -1,0 +1,105 @@
+import CAllocationCounter
+import CRealtimeSupport
+import Foundation
+import SoundFit
+import SoundFitTestSupport
+import Testing
+
+extension SoundFitIntegration {
+    /// The masking noise is rendered in the process callback: it must allocate nothing there,
+    /// through level changes, band and ear switches, on/off, tones and a sample-rate change.
+    @Suite("Masking noise real-time safety") struct MaskingNoiseRealtime {
+        /// The settings the tests cycle through: levels, bands, ears, off.
+        static let settings: [MaskingNoise?] = [
+            MaskingNoise(frequency: 1000, ear: .right, amplitude: 0.02),
+            MaskingNoise(frequency: 1000, ear: .right, amplitude: 0.08),
+            MaskingNoise(frequency: 4000, ear: .right, amplitude: 0.05),
+            nil,
+            MaskingNoise(frequency: 250, ear: .left, amplitude: 0.03),
+            MaskingNoise(frequency: 8000, ear: .right, amplitude: 0.01),
+        ]
+
+        @Test("No heap calls in the engine's renderer over ≥ 2000 cycles of masking changes, tones and a rate change", .optimizedCodeOnly)
+        func noHeapCallsInTheRenderer() {
+            soundfit_allocation_counter_install()
+            let engine = AudioEngine()
+            let channels = 2, frames = 256
+            var renderer = engine.makeRenderer(spec: ProcessingSpec(sampleRate: 48000, maximumFrameCount: 1024, channelCount: channels))
+            let storage = UnsafeMutablePointer<Float>.allocate(capacity: 2 * channels * frames)
+            storage.initialize(repeating: 0, count: 2 * channels * frames)
+            let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+            let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+            defer {
+                storage.deallocate()
+                inputs.deallocate()
+                outputs.deallocate()
+            }
+            for channel in 0..<channels {
+                inputs[channel] = UnsafePointer(storage + channel * frames)
+                outputs[channel] = storage + (channels + channel) * frames
+            }
+            engine.isInTestMode = true
+            var noisePower = 0.0
+            let heapBefore = soundfit_realtime_heap_calls()
+            for cycle in 0..<2400 {
+                // Control side, outside the section (publishing may allocate there).
+                if cycle % 40 == 0 { engine.setMasking(Self.settings[(cycle / 40) % Self.settings.count]) }
+                if cycle % 150 == 0 {
+                    _ = engine.play(ToneStimulus.Tone(frequency: 1000, amplitude: 0.1, ear: .left, seconds: 0.3))
+                }
+                soundfit_realtime_section_enter()
+                if cycle == 1200 { renderer.setSampleRate(96000) }
+                renderer.render(inputs: inputs, outputs: outputs, frameCount: frames)
+                soundfit_realtime_section_leave()
+                for frame in 0..<frames { noisePower += Double(outputs[1][frame]) * Double(outputs[1][frame]) }
+            }
+            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            engine.setMasking(nil)
+            engine.isInTestMode = false
+            report("realtime heap calls rendering the masking noise (renderer)", Double(heapCalls), unit: "calls")
+            #expect(heapCalls == 0, "heap calls in the renderer while the masking noise played")
+            #expect(noisePower > 1, "the masking noise did not play (power \(noisePower))")
+        }
+
+        @Test("No heap calls on the JACK thread while the masking noise plays beside tones in test mode", .optimizedCodeOnly)
+        func noHeapCallsThroughJack() throws {
+            let rig = try InProcessRealtimeRig(clientName: "sfrtmask", label: "soundfit.integration.realtime.masking",
+                                               waitForSession: true)
+            defer { rig.stop() }
+            let (soundfit, engine, audio) = (rig.soundfit, rig.engine, rig.audio)
+            let heapBefore = soundfit_realtime_heap_calls()
+            let sectionsBefore = soundfit_realtime_sections_entered()
+            let startCycles = engine.cycleCount
+            engine.isInTestMode = true
+            var step = 0
+            let deadline = ContinuousClock.now + .seconds(30)
+            // At a 64-frame period, 40 ms is ~30 cycles: each setting is rendered (and ramped).
+            while engine.cycleCount - startCycles < 2000 && ContinuousClock.now < deadline {
+                engine.setMasking(Self.settings[step % Self.settings.count])
+                if step % 3 == 0 { _ = engine.play(ToneStimulus.Tone(frequency: 2000, amplitude: 0.1, ear: .left, seconds: 0.1)) }
+                step += 1
+                Thread.sleep(forTimeInterval: 0.04) // no event marks "cycles rendered": pace the changes
+            }
+            // A steady setting to measure: noise on the right, the tone on the left.
+            engine.setMasking(MaskingNoise(frequency: 1000, ear: .right, amplitude: 0.05))
+            _ = engine.play(ToneStimulus.Tone(frequency: 1000, amplitude: 0.1, ear: .left, seconds: 3))
+            let captured = try audio.capture([[0]], frames: 48000)
+            let cycles = engine.cycleCount - startCycles
+            engine.setMasking(nil)
+            engine.isInTestMode = false
+            audio.close()
+            soundfit.stop()
+            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let sections = soundfit_realtime_sections_entered() - sectionsBefore
+            report("realtime heap calls with the masking noise through JACK", Double(heapCalls), unit: "calls")
+            report("process cycles with the masking noise", Double(cycles), unit: "cycles")
+            #expect(heapCalls == 0, "heap calls inside the JACK process callback with the masking noise")
+            #expect(cycles >= 1000 && sections >= 1000)
+            let noise = Measurement.decibels(Measurement.rms(captured[1][4800...]) / 0.05)
+            report("masking noise through JACK re target", noise, unit: "dB")
+            #expect(abs(noise) <= 1, "right-ear noise \(noise) dB re target")
+            let tone = Spectrum.toneAmplitude(captured[0][4800..<43200], frequency: 1000, sampleRate: 48000)
+            #expect(abs(Measurement.decibels(tone / 0.1)) <= 0.5, "left-ear tone \(tone)")
+        }
+    }
+}
