@@ -216,7 +216,11 @@ public struct NarrowBandNoise: Sendable {
         for n in 0..<limit {
             let y = e.run(d.run(b.run(a.run(n == 0 ? 1 : 0, c), c), c), c)
             energy += y * y
-            if n > 2048 && y * y < energy * 1e-18 && abs(a.z1) + abs(a.z2) < 1e-12 { break }
+            // Done when every section's state has decayed (not merely the output crossing zero).
+            if n > 2048 && n % 64 == 0 {
+                let state = abs(a.z1) + abs(a.z2) + abs(b.z1) + abs(b.z2) + abs(d.z1) + abs(d.z2) + abs(e.z1) + abs(e.z2)
+                if state * state < energy * 1e-20 { break }
+            }
         }
         return max(energy, .leastNormalMagnitude)
     }
