@@ -1,7 +1,7 @@
 import SoundFitDSP
 import Synchronization
 
-/// The hearing test's control of the audio thread: test mode and tones.
+/// The hearing test's control of the audio thread: test mode, tones and the masking noise.
 ///
 /// Thread rules: any thread except the audio thread.
 extension AudioEngine {
@@ -32,5 +32,26 @@ extension AudioEngine {
     /// Whether the audio thread started tone `number` (or a later one): its onset has passed.
     public func hasStarted(tone number: UInt64) -> Bool {
         mailbox.realtime.stimulus.startedNumber.pointee.load(ordering: .acquiring) >= number
+    }
+
+    /// Sets the masking noise (nil: off): narrow-band noise around `masking.frequency` on
+    /// `masking.ear`'s channels at RMS `masking.amplitude`, from the next cycle, ramping from
+    /// the level playing (`NarrowBandNoise.rampSeconds`). It stays on, independent of tones,
+    /// until set otherwise, and plays only in test mode. A mono output plays no noise.
+    public func setMasking(_ masking: MaskingNoise?) {
+        toneCommands.withLock { _ in
+            mailbox.realtime.stimulus.publishMasking(masking)
+        }
+    }
+
+    /// The masking noise last set (nil: off), as `setMasking` published it.
+    public var masking: MaskingNoise? {
+        toneCommands.withLock { _ in
+            let words = mailbox.realtime.stimulus.masking
+            guard words[0].load(ordering: .acquiring) != 0 else { return nil }
+            return MaskingNoise(frequency: Double(bitPattern: words[1].load(ordering: .acquiring)),
+                                ear: words[3].load(ordering: .acquiring) == UInt64(ToneStimulus.Ear.right.rawValue) ? .right : .left,
+                                amplitude: Double(bitPattern: words[2].load(ordering: .acquiring)))
+        }
     }
 }

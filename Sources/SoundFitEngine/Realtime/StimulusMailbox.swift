@@ -8,6 +8,9 @@ import Synchronization
 ///   odd while the control side writes; the audio thread takes a command only from an even,
 ///   unchanged version, so it never starts half a command). A newer command replaces one the
 ///   audio thread has not taken yet: only the latest counts.
+/// - Control → audio: the masking noise, through a second seqlock of the same form
+///   (`maskingVersion`, `masking`): on/off, centre frequency, RMS amplitude, ear. Only the
+///   latest setting counts; the audio thread ramps to it.
 /// - Audio → control: the number of the last tone started and the cycle it started in (the
 ///   tone's onset is the first frame of that cycle).
 ///
@@ -28,6 +31,11 @@ public struct StimulusMailbox: @unchecked Sendable {
     static let commandWords = 7
     let startedNumber: UnsafeMutablePointer<Atomic<UInt64>>
     let startedCycle: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Even when the masking setting is complete; odd while the control side writes it.
+    let maskingVersion: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The masking setting's words: on (0/1), frequency, amplitude (Double bits), ear (raw value).
+    let masking: UnsafeMutablePointer<Atomic<UInt64>>
+    static let maskingWords = 4
 
     static func allocate() -> StimulusMailbox {
         func atomic<T: AtomicRepresentable>(_ value: T, count: Int = 1) -> UnsafeMutablePointer<Atomic<T>> {
@@ -37,7 +45,8 @@ public struct StimulusMailbox: @unchecked Sendable {
         }
         return StimulusMailbox(testMode: atomic(false), version: atomic(UInt64(0)),
                                command: atomic(UInt64(0), count: commandWords),
-                               startedNumber: atomic(UInt64(0)), startedCycle: atomic(UInt64(0)))
+                               startedNumber: atomic(UInt64(0)), startedCycle: atomic(UInt64(0)),
+                               maskingVersion: atomic(UInt64(0)), masking: atomic(UInt64(0), count: maskingWords))
     }
 
     func deallocate() {
@@ -46,6 +55,8 @@ public struct StimulusMailbox: @unchecked Sendable {
         command.deallocate()
         startedNumber.deallocate()
         startedCycle.deallocate()
+        maskingVersion.deallocate()
+        masking.deallocate()
     }
 
     // MARK: Control side (one writer at a time: `AudioEngine` serializes)
@@ -62,7 +73,31 @@ public struct StimulusMailbox: @unchecked Sendable {
         version.pointee.add(1, ordering: .releasing)
     }
 
+    /// Publishes the masking noise setting (nil: off). One writer at a time.
+    func publishMasking(_ noise: MaskingNoise?) {
+        maskingVersion.pointee.add(1, ordering: .acquiringAndReleasing)
+        masking[0].store(noise == nil ? 0 : 1, ordering: .releasing)
+        masking[1].store((noise?.frequency ?? 0).bitPattern, ordering: .releasing)
+        masking[2].store((noise?.amplitude ?? 0).bitPattern, ordering: .releasing)
+        masking[3].store(UInt64(noise?.ear.rawValue ?? 0), ordering: .releasing)
+        maskingVersion.pointee.add(1, ordering: .releasing)
+    }
+
     // MARK: Audio thread
+
+    /// The masking setting published at `expectedVersion`, read consistently: `.some(nil)` for
+    /// off, nil when it raced a write (taken next cycle). Real-time safe: wait-free.
+    @inline(__always)
+    func readMasking(at expectedVersion: UInt64) -> MaskingNoise?? {
+        let on = masking[0].load(ordering: .acquiring)
+        let frequency = Double(bitPattern: masking[1].load(ordering: .acquiring))
+        let amplitude = Double(bitPattern: masking[2].load(ordering: .acquiring))
+        let ear = masking[3].load(ordering: .acquiring)
+        guard maskingVersion.pointee.load(ordering: .acquiring) == expectedVersion else { return nil }
+        guard on != 0 else { return .some(nil) }
+        return .some(MaskingNoise(frequency: frequency, ear: ear == UInt64(ToneStimulus.Ear.right.rawValue) ? .right : .left,
+                                  amplitude: amplitude))
+    }
 
     /// The command published at `version`, read consistently, or nil when it raced a write
     /// (taken next cycle). Real-time safe: wait-free, no allocation.

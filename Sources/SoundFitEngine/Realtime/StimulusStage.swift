@@ -1,8 +1,13 @@
 import SoundFitDSP
 
 /// The renderer's hearing-test mode: while the test runs, the output is only the tone stimulus
-/// (the input is ignored, every channel but the tested ear's is silent), then the output safety
+/// and the masking noise (the input is ignored; the tone is on the tested ear's channels, the
+/// noise, when set, on the other ear's; every other channel is silent), then the output safety
 /// limit, which holds in every mode.
+///
+/// The masking noise is continuous: it follows its own setting (ramping to each new level) and
+/// not the tones, so its onset never tells the listener a tone comes. Outside test mode it is
+/// not rendered (the runner sets it off when the test ends).
 ///
 /// Entering and leaving the mode cross-fades between the chain's output and the stimulus over
 /// `fadeSeconds`, so neither the listener's sound nor the test starts with a click. Fully in test
@@ -16,11 +21,14 @@ struct StimulusStage: ~Copyable {
 
     private let mailbox: StimulusMailbox
     private var tone: ToneStimulus
+    private var noise: NarrowBandNoise
     /// 0 = the chain's output only, 1 = the stimulus only.
     private var mix: Float = 0
     private var fadeStep: Float
     /// The seqlock version of the last command taken.
     private var takenVersion: UInt64 = 0
+    /// The seqlock version of the last masking setting taken.
+    private var takenMaskingVersion: UInt64 = 0
     /// The chain was skipped (fully in test mode): reset it before its next run.
     private var chainSkipped = false
     private let channelCount: Int
@@ -35,6 +43,7 @@ struct StimulusStage: ~Copyable {
     init(spec: ProcessingSpec, mailbox: StimulusMailbox) {
         self.mailbox = mailbox
         tone = ToneStimulus(sampleRate: spec.sampleRate)
+        noise = NarrowBandNoise(sampleRate: spec.sampleRate)
         fadeStep = Self.fadeStep(spec.sampleRate)
         channelCount = spec.channelCount
         maximumFrameCount = spec.maximumFrameCount
@@ -48,6 +57,11 @@ struct StimulusStage: ~Copyable {
         chunkOutputs = .allocate(capacity: spec.channelCount)
         // Commands published before this renderer existed are not replayed.
         takenVersion = mailbox.version.pointee.load(ordering: .acquiring)
+        // The masking setting, unlike a tone, is a state: the current one applies.
+        takenMaskingVersion = mailbox.maskingVersion.pointee.load(ordering: .acquiring) & ~1
+        if takenMaskingVersion > 0, let setting = mailbox.readMasking(at: takenMaskingVersion) {
+            noise.set(setting)
+        }
     }
 
     deinit {
@@ -61,9 +75,11 @@ struct StimulusStage: ~Copyable {
         Float(1 / max(1, fadeSeconds * sampleRate))
     }
 
-    /// Real-time safe. A tone in progress stops.
+    /// Real-time safe. A tone in progress stops; the masking noise is set up again for the new
+    /// rate and ramps back in.
     mutating func setSampleRate(_ sampleRate: Double) {
         tone.setSampleRate(sampleRate)
+        noise.setSampleRate(sampleRate)
         fadeStep = Self.fadeStep(sampleRate)
     }
 
@@ -76,6 +92,8 @@ struct StimulusStage: ~Copyable {
         takeCommand(cycle: cycle)
         if !testMode && mix == 0 {
             if tone.isPlaying { tone.stop() }
+            // Set off while nothing of the stimulus is heard: no ramp to wait for.
+            if noise.target == nil && noise.playing != nil { noise.stop() }
             if chainSkipped {
                 chain.reset()
                 chainSkipped = false
@@ -101,6 +119,7 @@ struct StimulusStage: ~Copyable {
                 chain.process(inputs: chunkInputs, outputs: chunkOutputs, frameCount: count)
             }
             tone.render(scratchPointers, channelCount: channelCount, frameCount: count)
+            noise.render(adding: scratchPointers, channelCount: channelCount, frameCount: count)
             if mix == target {
                 if mix == 1 {
                     for channel in 0..<channelCount {
@@ -132,6 +151,12 @@ struct StimulusStage: ~Copyable {
     /// Takes the latest tone command if one was published since the last. Real-time safe.
     @inline(__always)
     private mutating func takeCommand(cycle: UInt64) {
+        let maskingVersion = mailbox.maskingVersion.pointee.load(ordering: .acquiring)
+        if maskingVersion != takenMaskingVersion, maskingVersion & 1 == 0,
+           let setting = mailbox.readMasking(at: maskingVersion) {
+            takenMaskingVersion = maskingVersion
+            noise.set(setting)
+        }
         let version = mailbox.version.pointee.load(ordering: .acquiring)
         guard version != takenVersion, version & 1 == 0, let command = mailbox.read(at: version) else { return }
         takenVersion = version

@@ -174,6 +174,7 @@ public final class HearingTestRunner: Sendable {
             shared.window = nil
         }
         runtime.engine.stopTone()
+        runtime.engine.setMasking(nil)
         subscribers.yield(.state(.paused))
     }
 
@@ -206,6 +207,8 @@ public final class HearingTestRunner: Sendable {
         let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
         let clock = ContinuousClock()
         while let trial = test.currentTrial {
+            let masking = trial.maskingLevel.map { MaskingNoise(frequency: trial.frequency, ear: trial.ear == .left ? .right : .left, amplitude: calibration.maskingAmplitude(effectiveMasking: $0, frequency: trial.frequency)) }
+            if masking != runtime.engine.masking { runtime.engine.setMasking(masking) }
             let gap = Double.random(in: timing.gapMinimum...timing.gapMaximum)
             switch await wait(until: clock.now + .seconds(gap)) {
             case .elapsed: break
@@ -325,6 +328,7 @@ public final class HearingTestRunner: Sendable {
 
     private func finish(_ ending: Ending) async {
         runtime.engine.stopTone()
+        runtime.engine.setMasking(nil)
         runtime.engine.isInTestMode = false
         var final: HearingTestState
         switch ending {

@@ -37,7 +37,15 @@ func virtualListenerProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutab
 /// client that captures SoundFit's outputs, finds each tone, measures its level per ear and
 /// converts it to dB HL with the same calibration and earphone table SoundFit uses, then answers
 /// `/test/heard` over UDP after a human-like delay with the probability of `SimulatedListener`'s
-/// psychometric function. A listener with false alarms (γ > 0) also presses at random moments of
+/// psychometric function.
+///
+/// Cross-hearing: the listener tells tones (a sine explains ≥ 80 % of the power) from masking
+/// noise (anything else) in each ear (channel 1 left, channel 2 right), measures the noise's
+/// RMS over each tone's measuring window and converts it to dB EM through the same calibration
+/// (`ToneCalibration.effectiveMasking`). Each cochlea receives its own ear's tone and the
+/// other ear's tone − `interauralAttenuation`; noise of E dB EM in an ear raises that cochlea's
+/// threshold to max(threshold, E) and the other cochlea's to max(threshold, E − IA). The tone
+/// is heard with the larger of the two cochleas' probabilities. A listener with false alarms (γ > 0) also presses at random moments of
 /// silence, γ per `responseWindowSeconds` on average: a silent catch trial is answered with
 /// probability ≈ γ, as `SimulatedListener` answers one.
 ///
@@ -50,10 +58,16 @@ final class VirtualListener: @unchecked Sendable {
         var frequency: Double
         var level: Double
         var pressed: Bool
+        /// dB EM of the masking noise measured in the other ear during the tone (nil: none).
+        var maskingLevel: Double? = nil
     }
 
     let listener: SimulatedListener
     let calibration: ToneCalibration
+    /// The reference levels SoundFit's masking noise is calibrated with.
+    let maskingReference: MaskingNoiseReference
+    /// dB lost by a sound crossing from one ear's earphone to the other cochlea.
+    let interauralAttenuation: Double
     let sampleRate: Double
     private var client: OpaquePointer?
     private let state: UnsafeMutablePointer<VirtualListenerRealtimeState>
@@ -68,9 +82,12 @@ final class VirtualListener: @unchecked Sendable {
     /// inputs and starts listening; answers go to SoundFit's OSC port `oscPort`.
     init(server: String, soundfitClient: String, oscPort: UInt16, channels: Int = 2, listener: SimulatedListener,
          calibration: ToneCalibration = ToneCalibration(fullScaleSPL: PresetGenerator.defaultCalibration),
-         responseWindowSeconds: Double, name: String = "sflistener", seed: UInt64) throws {
+         responseWindowSeconds: Double, name: String = "sflistener", seed: UInt64,
+         interauralAttenuation: Double = 40, maskingReference: MaskingNoiseReference = .uncorrected) throws {
         self.listener = listener
         self.calibration = calibration
+        self.interauralAttenuation = interauralAttenuation
+        self.maskingReference = maskingReference
         self.responseWindowSeconds = responseWindowSeconds
         osc = try OSCTestClient(port: oscPort)
         let client = try openTestJackClient(name, on: server, role: "virtual listener")
@@ -151,49 +168,50 @@ final class VirtualListener: @unchecked Sendable {
     private func listen(seed: UInt64) {
         defer { finished.signal() }
         var random = SeededRandom(seed: seed)
-        let ringFrames = state.pointee.ringFrames, channels = state.pointee.channelCount
+        let ears = min(2, state.pointee.channelCount)
         var position = state.pointee.written.pointee.load(ordering: .acquiring)
-        var onset: Int?   // frame of the current tone's first non-zero sample
-        var decided = false
-        var silentFrames = 0
+        // Per ear: the frame of the current sound's first non-zero sample, whether it was
+        // analysed, whether it is a tone, and the exact silence since its last sample.
+        var onset = [Int?](repeating: nil, count: ears)
+        var decided = [Bool](repeating: false, count: ears)
+        var isTone = [Bool](repeating: false, count: ears)
+        var silentFrames = [Int](repeating: 0, count: ears)
         var lastSpontaneousCheck = ContinuousClock.now
         let measureStart = Int(Self.measureStart * sampleRate), measureEnd = measureStart + Int(Self.measureLength * sampleRate)
         while !stopping.load(ordering: .acquiring) {
             let written = state.pointee.written.pointee.load(ordering: .acquiring)
             while position < written {
-                var loudest = 0
-                var peak: Float = 0
-                for channel in 0..<channels {
-                    let sample = abs(state.pointee.ring[channel * ringFrames + position % ringFrames])
-                    if sample > peak {
-                        peak = sample
-                        loudest = channel
+                for ear in 0..<ears {
+                    if sample(ear, position) != 0 {
+                        silentFrames[ear] = 0
+                        if onset[ear] == nil {
+                            onset[ear] = position
+                            decided[ear] = false
+                            isTone[ear] = false
+                        }
+                    } else if onset[ear] != nil {
+                        silentFrames[ear] += 1
+                        if silentFrames[ear] >= Int(Self.silenceToEnd * sampleRate) { onset[ear] = nil }
                     }
-                }
-                if peak > 0 {
-                    silentFrames = 0
-                    if onset == nil {
-                        onset = position
-                        decided = false
+                    if let start = onset[ear], !decided[ear], position - start + 1 >= measureEnd {
+                        decided[ear] = true
+                        let range = (start + measureStart)..<(start + measureEnd)
+                        if let frequency = toneFrequency(ear, range) {
+                            isTone[ear] = true
+                            decide(toneAt: start, ear: ear, frequency: frequency, measuring: range, written: written,
+                                   random: &random)
+                        }
                     }
-                } else if onset != nil {
-                    silentFrames += 1
-                    if silentFrames >= Int(Self.silenceToEnd * sampleRate) { onset = nil }
-                }
-                _ = loudest
-                if let start = onset, !decided, position - start + 1 >= measureEnd {
-                    decided = true
-                    decide(toneAt: start, measuring: (start + measureStart)..<(start + measureEnd), written: written,
-                           random: &random)
                 }
                 position += 1
             }
-            // False alarms: presses in silence, γ per response window on average.
+            // False alarms: presses while no tone sounds, γ per response window on average.
             let now = ContinuousClock.now
             let elapsed = Double((now - lastSpontaneousCheck).components.attoseconds) * 1e-18
                 + Double((now - lastSpontaneousCheck).components.seconds)
             lastSpontaneousCheck = now
-            if onset == nil, listener.falseAlarms > 0, listener.answers,
+            let quiet = (0..<ears).allSatisfy { onset[$0] == nil || decided[$0] && !isTone[$0] }
+            if quiet, listener.falseAlarms > 0, listener.answers,
                Double.random(in: 0..<1, using: &random) < listener.falseAlarms * elapsed / responseWindowSeconds {
                 osc.send("/test/heard")
                 spontaneousPresses.add(1, ordering: .relaxed)
@@ -202,32 +220,96 @@ final class VirtualListener: @unchecked Sendable {
         }
     }
 
-    /// Measures the tone starting at frame `start` over `range` and answers.
-    private func decide(toneAt start: Int, measuring range: Range<Int>, written: Int, random: inout SeededRandom) {
+    /// Sample `frame` of `channel` from the ring.
+    private func sample(_ channel: Int, _ frame: Int) -> Float {
         let ringFrames = state.pointee.ringFrames
-        var best: (channel: Int, power: Double) = (0, 0)
-        for channel in 0..<state.pointee.channelCount {
-            var sum = 0.0
-            for frame in range {
-                let sample = Double(state.pointee.ring[channel * ringFrames + frame % ringFrames])
-                sum += sample * sample
-            }
-            if sum > best.power { best = (channel, sum) }
-        }
-        let ring = state.pointee.ring + best.channel * ringFrames
+        return state.pointee.ring[channel * ringFrames + frame % ringFrames]
+    }
+
+    /// The standard frequency of the tone in `channel` over `range`, or nil when what plays
+    /// there is not a tone (noise, silence): a sine at the zero-crossing frequency must explain
+    /// ≥ 80 % of the power (a one-third-octave noise: about 10 %).
+    private func toneFrequency(_ channel: Int, _ range: Range<Int>) -> Double? {
         var crossings = 0
-        for frame in range.dropFirst() where ring[(frame - 1) % ringFrames] < 0 && ring[frame % ringFrames] >= 0 {
-            crossings += 1
+        var power = 0.0
+        for frame in range {
+            let x = Double(sample(channel, frame))
+            power += x * x
+            if frame > range.lowerBound && sample(channel, frame - 1) < 0 && x >= 0 { crossings += 1 }
         }
-        let measuredFrequency = Double(crossings) * sampleRate / Double(range.count)
-        let frequency = Audiogram.standardFrequencies.min { abs(log2($0 / measuredFrequency)) < abs(log2($1 / measuredFrequency)) }!
-        let amplitude = (2 * best.power / Double(range.count)).squareRoot()
+        guard power > 0, crossings > 0 else { return nil }
+        let measured = Double(crossings) * sampleRate / Double(range.count)
+        let frequency = Audiogram.standardFrequencies.min { abs(log2($0 / measured)) < abs(log2($1 / measured)) }!
+        // Least-squares fit of a·sin + b·cos at `frequency`: the power it explains.
+        var s = 0.0, c = 0.0, ss = 0.0, cc = 0.0, sc = 0.0
+        for frame in range {
+            let phase = 2 * Double.pi * frequency * Double(frame - range.lowerBound) / sampleRate
+            let x = Double(sample(channel, frame)), sine = sin(phase), cosine = cos(phase)
+            s += x * sine; c += x * cosine
+            ss += sine * sine; cc += cosine * cosine; sc += sine * cosine
+        }
+        let determinant = ss * cc - sc * sc
+        guard determinant > 0 else { return nil }
+        let a = (s * cc - c * sc) / determinant, b = (c * ss - s * sc) / determinant
+        return (a * s + b * c) / power >= 0.8 ? frequency : nil
+    }
+
+    /// How much noise the masking level is measured over, ending with the tone's measuring
+    /// window: a third-octave band's RMS over 70 ms alone scatters by about ±1 dB; over 0.75 s
+    /// by about ±0.3 dB at 1 kHz. SoundFit's noise is continuous around its tones.
+    private static let maskingMeasureSeconds = 0.75
+
+    /// The effective masking (dB EM at `frequency`) of the noise in `channel` during the tone
+    /// measured over `range` (and `maskingMeasureSeconds` before its end), nil when it is
+    /// silent or holds a tone.
+    private func maskingLevel(_ channel: Int, _ range: Range<Int>, frequency: Double) -> Double? {
+        guard channel < state.pointee.channelCount, toneFrequency(channel, range) == nil else { return nil }
+        var power = 0.0
+        for frame in range { power += Double(sample(channel, frame)) * Double(sample(channel, frame)) }
+        guard power > 0 else { return nil }
+        let long = max(0, range.upperBound - Int(Self.maskingMeasureSeconds * sampleRate))..<range.upperBound
+        power = 0
+        for frame in long { power += Double(sample(channel, frame)) * Double(sample(channel, frame)) }
+        let rms = (power / Double(long.count)).squareRoot()
+        return calibration.effectiveMasking(amplitude: rms, frequency: frequency, reference: maskingReference)
+    }
+
+    /// The probability that the listener hears a tone of `level` dB HL in `ear`'s earphone at
+    /// `frequency` with `masking` dB EM of noise in each earphone (nil: none), cross-hearing
+    /// included.
+    func probabilityOfHeard(_ ear: Ear, frequency: Double, level: Double, masking: [Ear: Double] = [:]) -> Double {
+        let other: Ear = ear == .left ? .right : .left
+        let ia = interauralAttenuation
+        /// A cochlea's threshold shift: its own ear's noise, and the other's crossing over.
+        func shift(_ cochlea: Ear) -> Double {
+            let own = listener.threshold(cochlea, at: frequency)
+            let opposite: Ear = cochlea == .left ? .right : .left
+            let raised = max(own, masking[cochlea] ?? -.infinity, (masking[opposite] ?? -.infinity) - ia)
+            return raised - own
+        }
+        let direct = listener.probabilityOfHeard(ear, frequency: frequency, level: level - shift(ear))
+        let crossed = listener.probabilityOfHeard(other, frequency: frequency, level: level - ia - shift(other))
+        return max(direct, crossed)
+    }
+
+    /// Measures the tone in `channel` starting at frame `start` over `range` and answers.
+    private func decide(toneAt start: Int, ear channel: Int, frequency: Double, measuring range: Range<Int>, written: Int,
+                        random: inout SeededRandom) {
+        var power = 0.0
+        for frame in range { power += Double(sample(channel, frame)) * Double(sample(channel, frame)) }
+        let amplitude = (2 * power / Double(range.count)).squareRoot()
         let dbfs = 20 * log10(max(amplitude, 1e-12))
         let level = dbfs + calibration.fullScaleSPL - calibration.earphone.retspl(at: frequency)
-        let ear: Ear = best.channel % 2 == 0 ? .left : .right
-        let probability = listener.probabilityOfHeard(ear, frequency: frequency, level: level)
+        let ear: Ear = channel % 2 == 0 ? .left : .right
+        let otherChannel = channel % 2 == 0 ? channel + 1 : channel - 1
+        let masking = maskingLevel(otherChannel, range, frequency: frequency)
+        var levels: [Ear: Double] = [:]
+        levels[ear == .left ? .right : .left] = masking
+        let probability = probabilityOfHeard(ear, frequency: frequency, level: level, masking: levels)
         let pressed = Double.random(in: 0..<1, using: &random) < probability
-        measured.withLock { $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed)) }
+        measured.withLock {
+            $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed, maskingLevel: masking))
+        }
         guard pressed else { return }
         // A human-like reaction: 150…250 ms after the onset (the analysis is already ~100 ms in).
         let sinceOnset = Double(written - start) / sampleRate
