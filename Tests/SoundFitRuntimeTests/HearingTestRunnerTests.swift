@@ -91,7 +91,7 @@ import Testing
         #expect(runner.state.isActive && runner.state != .paused)
         try runner.cancel()
         while runner.state.isActive { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(runner.state == .cancelled)
+        #expect(runner.state.name == "cancelled", "\(runner.state)")
         #expect(runtime.presets.profile == nil)
         #expect(runtime.controller.session?.isInterrupted == false)
         #expect(!runtime.engine.isInTestMode)

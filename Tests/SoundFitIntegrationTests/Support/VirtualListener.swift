@@ -50,6 +50,8 @@ final class VirtualListener: @unchecked Sendable {
         var frequency: Double
         var level: Double
         var pressed: Bool
+        /// When its first sample reached the listener's input (wall clock, within a JACK period).
+        var onset = Date.distantPast
     }
 
     let listener: SimulatedListener
@@ -227,7 +229,8 @@ final class VirtualListener: @unchecked Sendable {
         let ear: Ear = best.channel % 2 == 0 ? .left : .right
         let probability = listener.probabilityOfHeard(ear, frequency: frequency, level: level)
         let pressed = Double.random(in: 0..<1, using: &random) < probability
-        measured.withLock { $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed)) }
+        let onset = Date().addingTimeInterval(-Double(written - start) / sampleRate)
+        measured.withLock { $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed, onset: onset)) }
         guard pressed else { return }
         // A human-like reaction: 150…250 ms after the onset (the analysis is already ~100 ms in).
         let sinceOnset = Double(written - start) / sampleRate
