@@ -106,6 +106,14 @@ extension SoundFitIntegration {
                                                                 && output.time <= $0.onset.timeIntervalSince1970 + Self.windowEnd }) {
                 Issue.record("\(output.surface) output at \(output.time) near a tone")
             }
+            // The quietest margins: the silence before each onset and after each window end.
+            let times = outputs.map(\.time).sorted()
+            let leads = tones.compactMap { tone in times.last { $0 < tone.onset.timeIntervalSince1970 }
+                .map { tone.onset.timeIntervalSince1970 - $0 } }
+            let lags = tones.compactMap { tone in times.first { $0 > tone.onset.timeIntervalSince1970 }
+                .map { $0 - tone.onset.timeIntervalSince1970 - Self.windowEnd } }
+            report("smallest silence on any surface before a tone's onset", leads.min() ?? .nan, unit: "s")
+            report("first output after a tone's window end, smallest delay", lags.min() ?? .nan, unit: "s")
             // No level ever reached a surface.
             #expect(!terminalText.contains("level"), "\(terminalText)")
 

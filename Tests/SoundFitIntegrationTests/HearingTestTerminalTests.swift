@@ -73,7 +73,7 @@ extension SoundFitIntegration {
             sys.stdout.write("\\nEXIT %d\\n" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
             """
 
-        @Test("Enter sends /test/heard (the level falls after presses), Ctrl-C cancels and exits non-zero")
+        @Test("Enter sends /test/heard (presses are counted: cancelled … heard N > 0), Ctrl-C cancels and exits non-zero")
         func enterHearsAndControlCCancels() throws {
             let rig = try SoundFitRig()
             defer { rig.stop() }
