@@ -178,7 +178,7 @@ struct TestCommand: ParsableCommand {
         }
     }
 
-    /// A report in words: `running ear left hz 1000 level_db_hl 30 progress 0.1`.
+    /// A report in words: `test/state running ear left hz 1000 progress 0.1`.
     static func describe(_ message: OSCMessage) -> String {
         let words = message.arguments.map { argument -> String in
             switch argument {

@@ -162,6 +162,7 @@ final class VirtualListener: @unchecked Sendable {
         let measureStart = Int(Self.measureStart * sampleRate), measureEnd = measureStart + Int(Self.measureLength * sampleRate)
         while !stopping.load(ordering: .acquiring) {
             let written = state.pointee.written.pointee.load(ordering: .acquiring)
+            let loaded = Date()
             while position < written {
                 var loudest = 0
                 var peak: Float = 0
@@ -186,7 +187,7 @@ final class VirtualListener: @unchecked Sendable {
                 if let start = onset, !decided, position - start + 1 >= measureEnd {
                     decided = true
                     decide(toneAt: start, measuring: (start + measureStart)..<(start + measureEnd), written: written,
-                           random: &random)
+                           loaded: loaded, random: &random)
                 }
                 position += 1
             }
@@ -205,7 +206,9 @@ final class VirtualListener: @unchecked Sendable {
     }
 
     /// Measures the tone starting at frame `start` over `range` and answers.
-    private func decide(toneAt start: Int, measuring range: Range<Int>, written: Int, random: inout SeededRandom) {
+    /// `loaded`: when `written` was read (the onset is that long before it, in frames).
+    private func decide(toneAt start: Int, measuring range: Range<Int>, written: Int, loaded: Date,
+                        random: inout SeededRandom) {
         let ringFrames = state.pointee.ringFrames
         var best: (channel: Int, power: Double) = (0, 0)
         for channel in 0..<state.pointee.channelCount {
@@ -229,7 +232,7 @@ final class VirtualListener: @unchecked Sendable {
         let ear: Ear = best.channel % 2 == 0 ? .left : .right
         let probability = listener.probabilityOfHeard(ear, frequency: frequency, level: level)
         let pressed = Double.random(in: 0..<1, using: &random) < probability
-        let onset = Date().addingTimeInterval(-Double(written - start) / sampleRate)
+        let onset = loaded.addingTimeInterval(-Double(written - start) / sampleRate)
         measured.withLock { $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed, onset: onset)) }
         guard pressed else { return }
         // A human-like reaction: 150…250 ms after the onset (the analysis is already ~100 ms in).
