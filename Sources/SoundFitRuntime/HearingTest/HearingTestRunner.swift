@@ -189,6 +189,10 @@ public final class HearingTestRunner: Sendable {
     /// hearing profile.
     public var lastResult: (record: HearingTestRecord, applied: Bool)? { shared.withLock { $0.last } }
 
+    /// The last finished test's audiogram as an HL7 FHIR R4 Observation (compact JSON,
+    /// `HearingTestFHIR`); nil before the first test.
+    public var lastExport: String? { lastResult.map { HearingTestFHIR.observationText($0.record) } }
+
     /// Applies the last finished test's result as the hearing profile, whatever the gate said
     /// (a person decided so: `/test/submit`). Throws while a test runs, without a finished
     /// test, or when the profile refuses it.

@@ -161,8 +161,10 @@ final class VirtualListener: @unchecked Sendable {
         var lastSpontaneousCheck = ContinuousClock.now
         let measureStart = Int(Self.measureStart * sampleRate), measureEnd = measureStart + Int(Self.measureLength * sampleRate)
         while !stopping.load(ordering: .acquiring) {
-            let written = state.pointee.written.pointee.load(ordering: .acquiring)
+            // The clock first: a thread preempted between the two then stamps onsets early,
+            // never late.
             let loaded = Date()
+            let written = state.pointee.written.pointee.load(ordering: .acquiring)
             while position < written {
                 var loudest = 0
                 var peak: Float = 0

@@ -191,11 +191,11 @@ extension OSCCommandTable {
         prepare: { request in
             let runner = request.surface.hearingTest
             return .perform {
-                guard let last = runner.lastResult else {
+                guard let export = runner.lastExport else {
                     request.reject("no finished hearing test to export (/test/start one)")
                     return
                 }
-                request.reply(OSCMessage("/test/export", [.string(HearingTestFHIR.observationText(last.record))]))
+                request.reply(OSCMessage("/test/export", [.string(export)]))
             }
         })
 
