@@ -13,6 +13,9 @@
 //   --audiometry
 //              the hearing test simulated over 200 listeners: threshold error and duration,
 //              SoundFit's procedure beside the fixed modified Hughson-Westlake.
+//   --audiometry-clinical
+//              the hearing test with cross-hearing listeners (issue 22): threshold error,
+//              shadows, masking, reliability verdicts and duration per ear.
 //   --all      every section (a JACK process-callback timing section is planned:
 //              add it as another `case` below with its own function).
 //
@@ -24,6 +27,7 @@ enum Section: String, CaseIterable {
     case kernels
     case personalization
     case audiometry
+    case audiometryClinical
 }
 
 var sections: [Section] = []
@@ -36,6 +40,7 @@ while let argument = arguments.popFirst() {
     case "--kernels": sections.append(.kernels)
     case "--personalization": sections.append(.personalization)
     case "--audiometry": sections.append(.audiometry)
+    case "--audiometry-clinical": sections.append(.audiometryClinical)
     case "--all": sections = Section.allCases
     case "--runs":
         guard let value = arguments.popFirst().flatMap(Int.init), value >= 1 else {
@@ -51,7 +56,7 @@ while let argument = arguments.popFirst() {
         }
         if argument == "--channels" { channelCounts = list } else { blockSizes = list }
     case "-h", "--help":
-        print("usage: soundfit-bench [--kernels | --personalization | --audiometry | --all] [--runs N] [--channels 2,8] [--blocks 64,256]")
+        print("usage: soundfit-bench [--kernels | --personalization | --audiometry | --audiometry-clinical | --all] [--runs N] [--channels 2,8] [--blocks 64,256]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
@@ -87,5 +92,9 @@ for section in sections {
         print("## Hearing test, simulated")
         print("")
         print(AudiometryBenchmarks().run())
+    case .audiometryClinical:
+        print("## Hearing test with cross-hearing, simulated")
+        print("")
+        print(ClinicalAudiometryBenchmarks().run())
     }
 }

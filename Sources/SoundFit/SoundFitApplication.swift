@@ -106,9 +106,11 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host, socket = self.socket, tcpListener = self.tcpListener, durable = store
+        let calibrator = Calibrator(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory)
+        let earphone = Self.restoreCalibration(calibrator, configuration: configuration, logger: logger)
         let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
-                                            settings: HearingTestSettings(earphone: configuration.earphone)) {
-            host.isFreewheeling ? "the JACK server is freewheeling (faster than real time)" : nil
+                                            settings: HearingTestSettings(earphone: earphone)) {
+            calibrator.busyReason ?? (host.isFreewheeling ? "the JACK server is freewheeling (faster than real time)" : nil)
         }
         if let webConfiguration = configuration.web {
             do {
@@ -135,7 +137,8 @@ public final class SoundFitApplication: Service, Sendable {
         let streams: [any OSCTransport] = (tcpListener.map { [$0] } ?? []) + (web.map { [$0.transport] } ?? [])
         surface = OSCControlSurface(runtime: runtime, transport: socket, streams: streams, logger: logger,
                                     allowList: configuration.osc.allowList, exposure: configuration.osc.exposure,
-                                    subscriptionLease: configuration.osc.subscriptionLease, hearingTest: hearingTest) {
+                                    subscriptionLease: configuration.osc.subscriptionLease, hearingTest: hearingTest,
+                                    calibrator: calibrator) {
             var status = SurfaceStatus(host.status)
             status.fields += [
                 ("osc_udp", .string("udp://\(socket.boundPeer)")),

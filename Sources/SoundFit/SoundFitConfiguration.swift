@@ -42,6 +42,8 @@ public struct SoundFitConfiguration: Sendable {
     }
     /// The earphone's RETSPL table the hearing test starts with (`--earphone`; `/test/earphone` changes it).
     public var earphone = EarphoneTable.tdh39
+    /// `earphone` was given (`--earphone`): it wins over the table kept in `calibration.json`.
+    public var earphoneIsExplicit = false
 
     public struct OSC: Sendable {
         /// The address to listen on; anything but loopback lets other hosts control SoundFit.

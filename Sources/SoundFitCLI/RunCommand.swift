@@ -96,7 +96,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Hearing profile JSON file to start with (see `soundfit presets --help` for the format).")
     var profile: String?
 
-    @Option(help: "Earphone RETSPL table JSON file for the hearing test, {\"name\": …, \"retspl\": [{\"hz\": 1000, \"db_spl\": 7}, …]} (default: TDH-39).")
+    @Option(help: "Earphone RETSPL table for the hearing test: a known name (TDH-39, DD45, DD65v2, HDA200, HD300, ER-3A, ER-3A-HA2) or a JSON file {\"name\": …, \"retspl\": [{\"hz\": 1000, \"db_spl\": 7}, …]} (default: the one kept with the calibration, else TDH-39).")
     var earphone: String?
 
 
@@ -245,7 +245,10 @@ struct RunCommand: AsyncParsableCommand {
         // The ceiling's calibration: a stored one (which surfaces can write) only tightens it.
         configuration.ceilingCalibration = OutputCeiling.startCalibration(commandLine: levels.calibration,
                                                                           stored: document.calibration)
-        if let earphone { configuration.earphone = try EarphoneFile.load(earphone) }
+        if let earphone {
+            configuration.earphone = try EarphoneTable.named(earphone) ?? EarphoneFile.load(earphone)
+            configuration.earphoneIsExplicit = true
+        }
 
         let application = try SoundFitApplication(configuration: configuration, logger: logger) { ready in
             // One machine-readable line on stdout for scripts and tests.

@@ -53,6 +53,12 @@ struct StateCommand: ParsableCommand {
             } catch {
                 FileHandle.standardError.write(Data("warning: \(error)\n".utf8))
             }
+            // The calibration table and earphone go along too (document state).
+            do {
+                document.calibrationState = try CalibrationState.load(from: store.directory)
+            } catch {
+                FileHandle.standardError.write(Data("warning: \(error)\n".utf8))
+            }
             let data = document.encoded(descriptors: StateKeeper.writableDescriptors)
             if let output {
                 do {
@@ -100,6 +106,15 @@ struct StateCommand: ParsableCommand {
                     try AtomicFile.write(settings.encoded(), to: DocumentSettingsFile.url(store.directory))
                 } catch {
                     throw CLIError("cannot save the imported calibration: \(error)")
+                }
+            }
+            if let calibrationState = document.calibrationState {
+                document.calibrationState = nil
+                do {
+                    try AtomicFile.write(calibrationState.encoded(),
+                                         to: store.directory.appendingPathComponent(CalibrationState.fileName))
+                } catch {
+                    throw CLIError("cannot save the imported calibration table: \(error)")
                 }
             }
             store.submit(document)

@@ -12,6 +12,8 @@ public final class ProfilePresetSource: PresetSource {
     private struct State {
         var profile: HearingProfile?
         var calibration: Double
+        /// Per-ear, per-band corrections applied to every generated preset.
+        var calibrationTable = CalibrationTable()
         var generation = 0
     }
 
@@ -28,6 +30,18 @@ public final class ProfilePresetSource: PresetSource {
         set {
             state.withLock { state in
                 state.calibration = newValue
+                state.generation += 1
+            }
+        }
+    }
+
+    /// The per-ear, per-frequency corrections every generated preset is corrected by
+    /// (`PresetPayload.corrected(by:)`). Setting it makes later loads generate corrected presets.
+    public var calibrationTable: CalibrationTable {
+        get { state.withLock { $0.calibrationTable } }
+        set {
+            state.withLock { state in
+                state.calibrationTable = newValue
                 state.generation += 1
             }
         }
@@ -56,6 +70,7 @@ public final class ProfilePresetSource: PresetSource {
                 throw ControlError("no hearing profile yet: submit one with /profile/audiogram or --profile")
             }
             let payloads = PresetGenerator.presets(for: profile, fitting: fitting, calibration: state.calibration)
+                .map { $0.corrected(by: state.calibrationTable) }
             guard let payload = payloads.first(where: { $0.variant == variant }) else {
                 throw ControlError(
                     "preset variant \(variant) is not available for this hearing profile (available: \(payloads.map(\.variant.rawValue).joined(separator: ", ")))")

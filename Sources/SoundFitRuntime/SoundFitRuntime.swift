@@ -40,6 +40,8 @@ public final class SoundFitRuntime: Sendable {
     private struct Lifecycle {
         /// The output safety limit, dB SPL through the calibration.
         var maximumOutputSPL = SoundFitRuntime.defaultMaximumOutputSPL
+        /// Per-ear, per-frequency corrections from a meter (`/calibration/measured`).
+        var calibrationTable = CalibrationTable()
         var connected = false
         /// The configuration the next session is activated with.
         var sessionConfiguration: ProcessingConfiguration
@@ -123,20 +125,29 @@ public final class SoundFitRuntime: Sendable {
             precondition(Self.maximumOutputRange.contains(newValue) && newValue <= ceiling.maximumOutputSPL)
             lifecycle.withLock {
                 $0.maximumOutputSPL = newValue
-                applyOutputLimit(maximumOutputSPL: newValue)
+                applyOutputLimit($0)
             }
         }
     }
 
     /// The highest output peak now, dB relative to full scale: the maximum output through the
-    /// calibration, clamped at the ceiling's dBFS.
+    /// calibration, clamped at the ceiling's dBFS, less the calibration table's largest
+    /// correction (`CalibrationTable.largestCorrection`): the limiter is one for every channel
+    /// and band, so it holds the limit in dB SPL for the ear and frequency that play loudest.
     public var outputLimitDBFS: Double {
-        lifecycle.withLock { ceiling.limitDBFS(maximumOutputSPL: $0.maximumOutputSPL, calibration: presets.calibration) }
+        lifecycle.withLock { Self.limitDBFS($0, ceiling: ceiling, calibration: presets.calibration) }
     }
 
-    /// `outputLimitDBFS` in dB SPL through the current calibration: `maximumOutputSPL`, or less
-    /// when a calibration lowered after the start holds the limit at the ceiling's dBFS. The
-    /// hearing test presents no tone above it (the limiter would cut it).
+    private static func limitDBFS(_ lifecycle: Lifecycle, ceiling: OutputCeiling, calibration: Double) -> Double {
+        ceiling.limitDBFS(maximumOutputSPL: lifecycle.maximumOutputSPL, calibration: calibration)
+            - lifecycle.calibrationTable.largestCorrection
+    }
+
+    /// The output safety limit in real dB SPL at the ear: `maximumOutputSPL`, or less when a
+    /// calibration lowered after the start holds the limit at the ceiling's dBFS. The hearing
+    /// test presents no tone above it (the limiter would cut it); with a calibration table, the
+    /// limiter sits `calibrationTable.largestCorrection` lower in dBFS
+    /// (`ToneCalibration.highestHearingLevel(frequency:limitSPL:ear:)`).
     public var effectiveMaximumOutputSPL: Double {
         lifecycle.withLock {
             let calibration = presets.calibration
@@ -147,9 +158,44 @@ public final class SoundFitRuntime: Sendable {
     /// Hands the limit to the engine. Called with the lifecycle lock held, after the maximum
     /// output or the calibration changed: both writers go through the lock, so the last store
     /// is computed from the latest of both.
-    private func applyOutputLimit(maximumOutputSPL: Double) {
-        let limit = ceiling.limitDBFS(maximumOutputSPL: maximumOutputSPL, calibration: presets.calibration)
+    private func applyOutputLimit(_ lifecycle: Lifecycle) {
+        let limit = Self.limitDBFS(lifecycle, ceiling: ceiling, calibration: presets.calibration)
         engine.setOutputCeiling(Float(Decibels.amplitude(limit)))
+    }
+
+    // MARK: Calibration table
+
+    /// The per-ear, per-frequency corrections a sound level meter measured (empty: none).
+    public var calibrationTable: CalibrationTable { lifecycle.withLock { $0.calibrationTable } }
+
+    /// Replaces the calibration table; the output safety limit follows at once (its largest
+    /// correction), and so do the presets: the session's preset is generated again, corrected
+    /// per ear and band, and applied (`PresetPayload.corrected(by:)`). The hearing test's tones
+    /// use it from the next test on, calibration tones from the next one played. Throws when
+    /// the regenerated preset could not be applied (the table is set all the same).
+    public func setCalibrationTable(_ table: CalibrationTable) async throws {
+        guard storeCalibrationTable(table) else { return }
+        if let session = controller.session, session.preset.value != nil {
+            try await ControlError.refusing { try await session.preset.load() }
+        }
+        await invalidate(.calibrationChanged)
+    }
+
+    /// Sets the calibration table without regenerating the session's preset: at start, before
+    /// any session (the first preset loaded is generated with it).
+    public func restoreCalibrationTable(_ table: CalibrationTable) {
+        _ = storeCalibrationTable(table)
+    }
+
+    /// Stores `table` for the output limit and the presets; false when it is the one in force.
+    private func storeCalibrationTable(_ table: CalibrationTable) -> Bool {
+        lifecycle.withLock { lifecycle -> Bool in
+            guard lifecycle.calibrationTable != table else { return false }
+            lifecycle.calibrationTable = table
+            presets.calibrationTable = table
+            applyOutputLimit(lifecycle)
+            return true
+        }
     }
 
     // MARK: Calibration
@@ -169,7 +215,7 @@ public final class SoundFitRuntime: Sendable {
         guard calibration != presets.calibration else { return }
         lifecycle.withLock {
             presets.calibration = calibration
-            applyOutputLimit(maximumOutputSPL: $0.maximumOutputSPL)
+            applyOutputLimit($0)
         }
         if let session = controller.session, session.preset.value != nil {
             try await ControlError.refusing { try await session.preset.load() }

@@ -208,10 +208,11 @@ public final class StateKeeper: Sendable {
     }
 
     /// The informational presets of `document` (its profile, for its fitting, at the
-    /// calibration now), for the store's `state.json` writes (its writer queue).
+    /// calibration and calibration table now), for the store's `state.json` writes (its writer queue).
     private func presets(for document: StateDocument) -> [PresetPayload] {
         document.hearingProfile.map {
             PresetGenerator.presets(for: $0, fitting: document.session.fitting, calibration: runtime.calibration)
+                .map { $0.corrected(by: runtime.calibrationTable) }
         } ?? []
     }
 

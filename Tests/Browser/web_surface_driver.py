@@ -230,7 +230,26 @@ def wait_persistence(persisted, timeout=15):
     return wait_for(f"the page to show persisted {int(persisted)}", timeout, probe)
 
 
+def set_field(selector, value):
+    """Sets an input's or select's value as a person would (clear and type, or choose)."""
+    element = browser.find_element(By.CSS_SELECTOR, selector)
+    if element.tag_name == "select":
+        script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'))", element, str(value))
+    else:
+        element.clear()
+        element.send_keys(str(value))
+    return True
+
+
+def wait_text(selector, contains, timeout=15):
+    """Waits until the element's text contains `contains`; returns the text."""
+    return wait_for(f"{selector} to show {contains!r}", timeout,
+                    lambda: (lambda text: text if contains in text else None)(
+                        script("const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", selector)))
+
+
 COMMANDS = {name: globals()[name] for name in [
+    "set_field", "wait_text",
     "open_page", "controls", "control", "wait_value", "click_slider", "toggle", "response", "now", "fill_audiogram",
     "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot",
     "wait_dataset", "wait_persistence"]}

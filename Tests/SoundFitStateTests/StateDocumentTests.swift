@@ -117,7 +117,7 @@ import Testing
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"/processing/intensity\": 0.75", with: "\"/processing/intensity\": 1.5") })
             == ["state.json: line 6, column 30: parameters./processing/intensity: 1.5 is out of range 0…1"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"presets\": [", with: "\"extra\": 1,\n  \"presets\": [") })
-            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl, midi_mappings)"])
+            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl, midi_mappings, calibration)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"soundfit.state\"", with: "\"soundfit.patch\"") })
             == ["state.json: line 2, column 13: format: expected \"soundfit.state\", got \"soundfit.patch\""])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"version\": 1,\n  \"parameters\"", with: "\"version\": 9,\n  \"parameters\"") })

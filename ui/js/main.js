@@ -6,6 +6,7 @@ import { buildMeters } from "./meters.js";
 import { drawResponse } from "./charts.js";
 import { wireDelivery, wireErrors, wirePatches, wirePersistence, wireSession } from "./panels.js";
 import { wireHearing } from "./hearing.js";
+import { wireCalibration } from "./calibration.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RESPONSE_POINTS = 256;
@@ -53,6 +54,7 @@ async function start() {
   wireDelivery(connection);
   wirePersistence(connection);
   wireHearing(connection);
+  wireCalibration(connection);
   document.body.dataset.ready = "true";
 }
 

@@ -10,21 +10,37 @@ public struct EarphoneTable: Sendable, Equatable {
     public var name: String
     /// (Hz, dB SPL), ascending in frequency.
     public private(set) var entries: [(frequency: Double, retspl: Double)]
+    /// The smallest attenuation, dB, of a tone on its way from this earphone's ear to the other
+    /// cochlea: the masking decision's cross-hearing margin (a test-ear threshold more than this
+    /// above the other ear's may be the other ear hearing it).
+    public var interauralAttenuation: Double
+    /// Where the RETSPL values (and the interaural attenuation) come from, for records.
+    public var source: String
 
-    /// A supra-aural earphone of the TDH-39 type (ISO 389-1 / ANSI S3.6): the default.
-    public static let tdh39 = EarphoneTable(name: "TDH-39", checked: [
-        (125, 45.0), (250, 25.5), (500, 11.5), (750, 8.0), (1000, 7.0), (1500, 6.5), (2000, 9.0),
-        (3000, 10.0), (4000, 9.5), (6000, 15.5), (8000, 13.0),
-    ])
+    /// The minimum interaural attenuation of supra-aural earphones (TDH-39/49 type), dB, used
+    /// clinically: 40 dB (`/work/shared/reference/hearing.md`, "Masking and cross-hearing").
+    /// Also the value for a user's table and for circumaural earphones, whose own minimum was not
+    /// found in a source: the smallest margin is the conservative one (it asks for masking
+    /// sooner, never later).
+    public static let supraAuralInterauralAttenuation = 40.0
+    /// The minimum interaural attenuation of insert earphones (ER-3A type), dB: the lower end of
+    /// the 50–60 dB minimum used clinically (hearing.md, "Masking and cross-hearing").
+    public static let insertInterauralAttenuation = 50.0
 
-    private init(name: String, checked entries: [(Double, Double)]) {
+    /// Values already checked (the catalogue's).
+    init(name: String, checked entries: [(Double, Double)], interauralAttenuation: Double, source: String) {
         self.name = name
         self.entries = entries.map { (frequency: $0.0, retspl: $0.1) }
+        self.interauralAttenuation = interauralAttenuation
+        self.source = source
     }
 
     /// A table from (Hz, dB SPL) pairs: at least one, frequencies positive, finite and distinct,
-    /// levels finite and within −20…120 dB SPL.
-    public init(name: String, entries: [(Double, Double)]) throws(EarphoneTableError) {
+    /// levels finite and within −20…120 dB SPL. A user's table: its interaural attenuation is
+    /// the supra-aural minimum unless given.
+    public init(name: String, entries: [(Double, Double)],
+                interauralAttenuation: Double = EarphoneTable.supraAuralInterauralAttenuation,
+                source: String = "user table") throws(EarphoneTableError) {
         guard !entries.isEmpty else { throw .empty }
         for (frequency, level) in entries {
             guard frequency.isFinite, frequency > 0 else { throw .badFrequency(frequency) }
@@ -34,7 +50,7 @@ public struct EarphoneTable: Sendable, Equatable {
         for (first, second) in zip(sorted, sorted.dropFirst()) where first.0 == second.0 {
             throw .duplicateFrequency(first.0)
         }
-        self.init(name: name, checked: sorted)
+        self.init(name: name, checked: sorted, interauralAttenuation: interauralAttenuation, source: source)
     }
 
     /// RETSPL at `frequency`, interpolated in log frequency.
@@ -44,6 +60,7 @@ public struct EarphoneTable: Sendable, Equatable {
 
     public static func == (lhs: EarphoneTable, rhs: EarphoneTable) -> Bool {
         lhs.name == rhs.name && lhs.entries.elementsEqual(rhs.entries) { $0 == $1 }
+            && lhs.interauralAttenuation == rhs.interauralAttenuation && lhs.source == rhs.source
     }
 }
 
@@ -65,15 +82,22 @@ public enum EarphoneTableError: Error, Equatable, Sendable, CustomStringConverti
 }
 
 /// Converts hearing levels to the digital level SoundFit plays: dB HL → dB SPL through the
-/// earphone table → dBFS through the calibration (the dB SPL a full-scale sine stands for).
+/// earphone table → dBFS through the calibration (the dB SPL a full-scale sine stands for) and,
+/// per ear and frequency, the calibration table's correction (what a meter read − nominal).
+///
+/// The methods without an ear apply no correction (the broadband view); those with one apply
+/// that ear's. A pure value: usable from any thread.
 public struct ToneCalibration: Sendable, Equatable {
     /// dB SPL of a full-scale (0 dBFS) sine at the ear.
     public var fullScaleSPL: Double
     public var earphone: EarphoneTable
+    /// Per-ear, per-frequency corrections measured with a meter (empty: none).
+    public var corrections: CalibrationTable
 
-    public init(fullScaleSPL: Double, earphone: EarphoneTable = .tdh39) {
+    public init(fullScaleSPL: Double, earphone: EarphoneTable = .tdh39, corrections: CalibrationTable = CalibrationTable()) {
         self.fullScaleSPL = fullScaleSPL
         self.earphone = earphone
+        self.corrections = corrections
     }
 
     /// The level in dB SPL of `hearingLevel` dB HL at `frequency`.
@@ -91,9 +115,37 @@ public struct ToneCalibration: Sendable, Equatable {
         pow(10, fullScaleLevel(hearingLevel: hearingLevel, frequency: frequency) / 20)
     }
 
+    /// The sine level in dBFS that gives `soundPressureLevel` dB SPL at `ear` at `frequency`:
+    /// through the calibration, less that ear's correction there.
+    public func fullScaleLevel(soundPressureLevel: Double, frequency: Double, ear: Ear) -> Double {
+        soundPressureLevel - fullScaleSPL - corrections.correction(ear: ear, frequency: frequency)
+    }
+
+    /// The sine level in dBFS for `hearingLevel` dB HL at `frequency` on `ear`, corrected.
+    public func fullScaleLevel(hearingLevel: Double, frequency: Double, ear: Ear) -> Double {
+        fullScaleLevel(soundPressureLevel: soundPressureLevel(hearingLevel: hearingLevel, frequency: frequency),
+                       frequency: frequency, ear: ear)
+    }
+
+    /// The sine amplitude (peak, 1 = full scale) for `hearingLevel` dB HL at `frequency` on
+    /// `ear`, corrected.
+    public func amplitude(hearingLevel: Double, frequency: Double, ear: Ear) -> Double {
+        pow(10, fullScaleLevel(hearingLevel: hearingLevel, frequency: frequency, ear: ear) / 20)
+    }
+
     /// The highest hearing level at `frequency` whose tone stays at or below `limitSPL` dB SPL
     /// and at or below full scale: what the output can really play.
     public func highestHearingLevel(frequency: Double, limitSPL: Double) -> Double {
         min(limitSPL, fullScaleSPL) - earphone.retspl(at: frequency)
+    }
+
+    /// The highest hearing level at `frequency` on `ear` that the output plays unclipped, where
+    /// `limitSPL` is the output safety limit in real dB SPL. The limiter sits at `limitSPL` less
+    /// the table's largest correction in dBFS terms (`CalibrationTable.largestCorrection`), so
+    /// a tone corrected by `c` reaches it at `limitSPL − largest + c` dB SPL, and full scale at
+    /// `fullScaleSPL + c`. With no corrections this is `highestHearingLevel(frequency:limitSPL:)`.
+    public func highestHearingLevel(frequency: Double, limitSPL: Double, ear: Ear) -> Double {
+        let correction = corrections.correction(ear: ear, frequency: frequency)
+        return min(limitSPL - corrections.largestCorrection, fullScaleSPL) + correction - earphone.retspl(at: frequency)
     }
 }

@@ -8,7 +8,8 @@ import SoundFitJSON
 /// Ear - left|right --N Hz" and valued in dB (UCUM `dB`), as the HL7 PACIO SPLASCH and HL7
 /// Australia AU Core hearing-threshold examples do. A no-response (not heard at the highest
 /// level the test could present) is a value with the FHIR `Quantity.comparator` `>`: the
-/// threshold is above that level — a recorded result, not a number to average. Neither
+/// threshold is above that level — a recorded result, not a number to average. A masking
+/// dilemma has no value but `dataAbsentReason` `unknown` (text "masking dilemma"). Neither
 /// SPLASCH nor AU Core defines a marking of its own for it (AU Core's examples mark a
 /// threshold not measured with `dataAbsentReason`, which a no-response is not).
 public enum HearingTestFHIR {
@@ -31,6 +32,9 @@ public enum HearingTestFHIR {
     public static let panelCode = "89015-2"
     public static let loinc = "http://loinc.org"
     public static let ucum = "http://unitsofmeasure.org"
+    /// FHIR R4's code system for why a value is absent (AU Core's hearing-threshold example uses
+    /// its `not-performed`); a masking dilemma is `unknown`.
+    public static let dataAbsentReason = "http://terminology.hl7.org/CodeSystem/data-absent-reason"
 
     /// One ear's audiogram as the Observation carries it.
     public struct EarAudiogram: Sendable, Equatable {
@@ -39,6 +43,8 @@ public enum HearingTestFHIR {
         public var thresholds: [Threshold]
         /// Not heard at `level` (dB HL): the threshold is above it.
         public var noResponse: [Threshold]
+        /// Frequencies whose threshold a masking dilemma left unknown (never a number).
+        public var maskingDilemmas: [Double] = []
 
         public struct Threshold: Sendable, Equatable {
             public var frequency: Double
@@ -61,11 +67,32 @@ public enum HearingTestFHIR {
         var components: [JSONValue] = []
         var uncoded: [String] = []
         for result in record.results {
-            let points = result.thresholds.map { ($0.frequency, $0.level, false) }
-                + result.noResponse.map { ($0, record.maximumLevels[$0] ?? record.settings.maximumLevel, true) }
-            for (frequency, level, above) in points.sorted(by: { $0.0 < $1.0 }) {
+            for point in result.outcomes {
+                let frequency = point.frequency
                 guard let code = thresholdCodes[result.ear]?[frequency] else {
                     uncoded.append("\(result.ear.rawValue) \(Int(frequency)) Hz")
+                    continue
+                }
+                let coding = JSONObject([
+                    "coding": .array([.object(JSONObject([
+                        "system": .string(loinc), "code": .string(code), "display": .string(display(result.ear, frequency)),
+                    ]))]),
+                ])
+                let (level, above): (Double, Bool)
+                switch point.outcome {
+                case .threshold(let threshold, _): (level, above) = (threshold, false)
+                case .noResponse(let maximum, _): (level, above) = (maximum, true)
+                case .maskingDilemma:
+                    // No number: the threshold is unknown (FHIR data-absent-reason `unknown`).
+                    components.append(.object(JSONObject([
+                        "code": .object(coding),
+                        "dataAbsentReason": .object(JSONObject([
+                            "coding": .array([.object(JSONObject([
+                                "system": .string(dataAbsentReason), "code": .string("unknown"), "display": .string("Unknown"),
+                            ]))]),
+                            "text": .string("masking dilemma"),
+                        ])),
+                    ])))
                     continue
                 }
                 var quantity = JSONObject()
@@ -75,11 +102,7 @@ public enum HearingTestFHIR {
                 quantity.append("system", .string(ucum))
                 quantity.append("code", .string("dB"))
                 var component = JSONObject()
-                component.append("code", .object(JSONObject([
-                    "coding": .array([.object(JSONObject([
-                        "system": .string(loinc), "code": .string(code), "display": .string(display(result.ear, frequency)),
-                    ]))]),
-                ])))
+                component.append("code", .object(coding))
                 component.append("valueQuantity", .object(quantity))
                 if above {
                     component.append("interpretation", .array([.object(JSONObject([
@@ -173,6 +196,12 @@ public enum HearingTestFHIR {
                 return nil
             }.first
             guard let (ear, frequency) = found else { continue }
+            if fields["valueQuantity"] == nil, fields["dataAbsentReason"] != nil {
+                var audiogram = byEar[ear] ?? EarAudiogram(ear: ear, thresholds: [], noResponse: [])
+                audiogram.maskingDilemmas.append(frequency)
+                byEar[ear] = audiogram
+                continue
+            }
             guard case .object(let quantity)? = fields["valueQuantity"], let level = quantity["value"]?.double else {
                 throw ImportError("component \(index) (\(display(ear, frequency))): no valueQuantity with a value")
             }
@@ -198,6 +227,7 @@ public enum HearingTestFHIR {
                 var audiogram = $0
                 audiogram.thresholds.sort { $0.frequency < $1.frequency }
                 audiogram.noResponse.sort { $0.frequency < $1.frequency }
+                audiogram.maskingDilemmas.sort()
                 return audiogram
             }
         }
@@ -208,22 +238,25 @@ public enum HearingTestFHIR {
     public static func results(_ audiograms: [EarAudiogram]) -> [PureToneAudiometry.EarResult] {
         audiograms.map { audiogram in
             PureToneAudiometry.EarResult(
-                ear: audiogram.ear, thresholds: audiogram.thresholds.map { ($0.frequency, $0.level) },
-                noResponse: audiogram.noResponse.map(\.frequency), retestDifference: nil, catchTrials: 0,
-                catchTrialsAnswered: 0, listenerCatchTrials: 0, listenerCatchTrialsAnswered: 0,
-                pressesOutsideWindows: 0, presentations: 0)
+                ear: audiogram.ear,
+                outcomes: audiogram.thresholds.map { .init(frequency: $0.frequency, outcome: .threshold(level: $0.level, maskingLevel: nil)) }
+                    + audiogram.noResponse.map { .init(frequency: $0.frequency, outcome: .noResponse(level: $0.level, maskingLevel: nil)) }
+                    + audiogram.maskingDilemmas.map { .init(frequency: $0, outcome: .maskingDilemma) })
         }
     }
 
     /// The audiograms `record` exports (what an import of its Observation gives back).
     public static func audiograms(_ record: HearingTestRecord) -> [EarAudiogram] {
         record.results.map { result in
-            EarAudiogram(
-                ear: result.ear,
-                thresholds: result.thresholds.filter { thresholdCodes[result.ear]?[$0.frequency] != nil }
-                    .map { .init(frequency: $0.frequency, level: $0.level) },
-                noResponse: result.noResponse.filter { thresholdCodes[result.ear]?[$0] != nil }
-                    .map { .init(frequency: $0, level: record.maximumLevels[$0] ?? record.settings.maximumLevel) })
+            var audiogram = EarAudiogram(ear: result.ear, thresholds: [], noResponse: [])
+            for point in result.outcomes where thresholdCodes[result.ear]?[point.frequency] != nil {
+                switch point.outcome {
+                case .threshold(let level, _): audiogram.thresholds.append(.init(frequency: point.frequency, level: level))
+                case .noResponse(let level, _): audiogram.noResponse.append(.init(frequency: point.frequency, level: level))
+                case .maskingDilemma: audiogram.maskingDilemmas.append(point.frequency)
+                }
+            }
+            return audiogram
         }
     }
 }

@@ -50,6 +50,8 @@ public struct HearingTestRecord: Sendable {
     public var settings: HearingTestSettings
     /// dB SPL of a full-scale sine, as used for the test.
     public var calibration: Double
+    /// The per-ear, per-frequency corrections in force (`/calibration/measured`).
+    public var calibrationTable: CalibrationTable
     public var results: [PureToneAudiometry.EarResult]
     /// `SoundFitVersion.current` of the software that ran the test.
     public var softwareVersion: String
@@ -68,7 +70,7 @@ public struct HearingTestRecord: Sendable {
     public init(date: Date, frequencies: [Double], settings: HearingTestSettings, calibration: Double,
                 results: [PureToneAudiometry.EarResult], softwareVersion: String = "unknown", sampleRate: Double? = nil,
                 seed: UInt64 = 0, listener: String? = nil, maximumLevels: [Double: Double] = [:],
-                presentations: [Presentation] = []) {
+                presentations: [Presentation] = [], calibrationTable: CalibrationTable = CalibrationTable()) {
         self.date = date
         self.frequencies = frequencies
         self.settings = settings
@@ -80,6 +82,7 @@ public struct HearingTestRecord: Sendable {
         self.listener = listener
         self.maximumLevels = maximumLevels
         self.presentations = presentations
+        self.calibrationTable = calibrationTable
     }
 
     /// Why the result may not become the hearing profile by itself, per tested ear
@@ -144,6 +147,11 @@ public struct HearingTestRecord: Sendable {
                 "max_db_hl": .number(settings.maximumLevel), "earphone": .string(settings.earphone.name),
                 "calibration_db_spl": .number(calibration),
             ])),
+            "calibration_corrections_db": .object(JSONObject(Ear.allCases.map { ear in
+                JSONObject.Member(key: ear.rawValue, value: .array(calibrationTable.points(ear).map {
+                    .object(JSONObject(["hz": .number($0.frequency), "db": .number($0.correction)]))
+                }))
+            })),
             // The reference levels in force: the earphone table's RETSPL (dB SPL at 0 dB HL).
             "reference_levels": .object(JSONObject([
                 "earphone": .string(settings.earphone.name),

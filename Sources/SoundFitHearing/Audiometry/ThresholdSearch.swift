@@ -1,8 +1,11 @@
 /// The threshold search at one frequency of one ear: the modified Hughson-Westlake rule of
 /// ISO 8253-1 / ASHA (2005).
 ///
-/// - Familiarization: the first tone is played at a clearly audible start level; while it is
-///   not heard the level rises by 20 dB (up to the maximum).
+/// - Every level is on the 5 dB grid of ISO 8253-1: the start and minimum are rounded up to it,
+///   the maximum is rounded *down* (a level the output cannot reach is never presented).
+/// - First tone: played at the start level; while it is not heard the level rises by
+///   `firstStep` dB (20 dB from a clearly audible start; 5 dB for the ascending start of
+///   ISO 8253-1 10 dB below the familiarization's response), up to the maximum.
 /// - Then after each response the level falls 10 dB, after each miss it rises 5 dB.
 /// - A presentation reached by rising (after a miss) is *ascending*. The threshold is the first
 ///   level heard on 2 of at most 3 ascending presentations there; it is always a level that was
@@ -23,10 +26,14 @@ public struct ThresholdSearch: Sendable, Equatable {
     }
 
     public static let defaultMaximumPresentations = 30
+    /// The audiometer's level grid (dB), ISO 8253-1.
+    public static let grid = 5.0
 
     public let minimumLevel: Double
     public let maximumLevel: Double
     public let maximumPresentations: Int
+    /// How far the level rises after a miss before the first response (dB).
+    public let firstStep: Double
     /// The level of the next presentation (dB HL).
     public private(set) var level: Double
     /// Set when the search has ended.
@@ -48,13 +55,22 @@ public struct ThresholdSearch: Sendable, Equatable {
     }
 
     public init(startLevel: Double, minimumLevel: Double = -10, maximumLevel: Double,
-                maximumPresentations: Int = defaultMaximumPresentations) {
-        precondition(minimumLevel <= maximumLevel && maximumPresentations > 0)
-        self.minimumLevel = minimumLevel
-        self.maximumLevel = maximumLevel
+                maximumPresentations: Int = defaultMaximumPresentations, firstStep: Double = 20) {
+        let minimum = Self.gridUp(minimumLevel)
+        let maximum = max(minimum, Self.gridDown(maximumLevel))
+        precondition(maximumPresentations > 0 && firstStep > 0)
+        self.minimumLevel = minimum
+        self.maximumLevel = maximum
         self.maximumPresentations = maximumPresentations
-        level = min(max(startLevel, minimumLevel), maximumLevel)
+        self.firstStep = Self.gridUp(firstStep)
+        level = min(max(Self.gridUp(startLevel), minimum), maximum)
     }
+
+    /// `level` rounded down to the 5 dB grid (the highest grid level not above it).
+    public static func gridDown(_ level: Double) -> Double { (level / grid + 1e-9).rounded(.down) * grid }
+
+    /// `level` rounded up to the 5 dB grid.
+    public static func gridUp(_ level: Double) -> Double { (level / grid - 1e-9).rounded(.up) * grid }
 
     /// Records whether the tone at `level` was heard and chooses the next level.
     public mutating func record(heard: Bool) {
@@ -66,7 +82,7 @@ public struct ThresholdSearch: Sendable, Equatable {
                 descend()
             } else {
                 missed()
-                if outcome == nil { level = min(level + 20, maximumLevel) }
+                if outcome == nil { level = min(level + firstStep, maximumLevel) }
             }
         } else {
             if nextIsAscending || level <= minimumLevel {

@@ -62,7 +62,7 @@ public enum OSCDocumentation {
         `/midi/learning`, `/midi/learn/cancelled`, and `/state`, `/session`, `/status`, \
         `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`, \
         `/profile/audiogram`, `/test/config`, `/test/earphone`, `/test/export`, `/response/frequencies`, `/response/left`, \
-        `/response/right` with their \
+        `/response/right`, `/calibration`, `/calibration/tone`, `/calibration/stop`, `/calibration/measured` with their \
         reply arguments) is dropped without an answer, and so is any packet whose source is \
         SoundFit's own port: two servers that answer each other's replies never stop. See \
         Security below.

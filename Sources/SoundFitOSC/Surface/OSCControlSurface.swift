@@ -49,6 +49,8 @@ public final class OSCControlSurface: Sendable {
     /// The hearing test `/test/*` drives, and the sender of the last `/test/start`, who gets its reports.
     let hearingTest: HearingTestRunner
     let hearingTestStarter = Mutex<OSCSender?>(nil)
+    /// The calibration tone and table `/calibration*` drives.
+    let calibrator: Calibrator
     /// The opt-in meter streams (`/meters/subscribe`).
     let meters: OSCMeterStream
     /// Each source's share of the receive threads (`SourceWorkBudgets`).
@@ -80,10 +82,12 @@ public final class OSCControlSurface: Sendable {
     public init(runtime: SoundFitRuntime, transport: any OSCTransport, streams: [any OSCTransport] = [], logger: Logger,
                 allowList: OSCAllowList = .everyone, exposure: OSCExposure = .loopback,
                 subscriptionLease: Duration = SubscriberRegistry.defaultLease,
-                hearingTest: HearingTestRunner? = nil,
+                hearingTest: HearingTestRunner? = nil, calibrator: Calibrator? = nil,
                 status: @escaping @Sendable () -> SurfaceStatus) {
         self.runtime = runtime
-        self.hearingTest = hearingTest ?? HearingTestRunner(runtime: runtime)
+        let calibrator = calibrator ?? Calibrator(runtime: runtime)
+        self.calibrator = calibrator
+        self.hearingTest = hearingTest ?? HearingTestRunner(runtime: runtime) { calibrator.busyReason }
         meters = OSCMeterStream(engine: runtime.engine)
         self.streams = streams
         switch exposure {

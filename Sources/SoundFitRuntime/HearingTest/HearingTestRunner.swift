@@ -117,9 +117,9 @@ public final class HearingTestRunner: Sendable {
     /// The highest level the test presents at `frequency` with `settings`: the configured
     /// maximum, capped by the output safety limit (and full scale) through the calibration.
     public func maximumLevel(at frequency: Double, settings: HearingTestSettings) -> Double {
-        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
-        return min(settings.maximumLevel,
-                   calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL))
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
+        return min(settings.maximumLevel, Ear.allCases.map {
+            calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL, ear: $0) }.min()!)
     }
 
     // MARK: Requests
@@ -266,7 +266,7 @@ public final class HearingTestRunner: Sendable {
         var test = initial
         let settings = context.settings
         let timing = settings.timing
-        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone)
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
         var gaps = HearingTestRandom.stream(Self.gapStream, seed: context.seed)
         var presentations: [HearingTestRecord.Presentation] = []
         let clock = ContinuousClock()
@@ -283,7 +283,7 @@ public final class HearingTestRunner: Sendable {
             var fullScaleLevel: Double?
             if let level = trial.level {
                 // The tone's amplitude at this ear and frequency, through the calibration.
-                let amplitude = calibration.amplitude(hearingLevel: level, frequency: trial.frequency)
+                let amplitude = calibration.amplitude(hearingLevel: level, frequency: trial.frequency, ear: trial.ear)
                 fullScaleLevel = 20 * log10(amplitude)
                 let tone = ToneStimulus.Tone(
                     frequency: trial.frequency, amplitude: amplitude,
@@ -328,7 +328,7 @@ public final class HearingTestRunner: Sendable {
             date: Date(), frequencies: context.frequencies, settings: settings, calibration: fullScaleSPL,
             results: test.results, softwareVersion: SoundFitVersion.current, sampleRate: runtime.engine.sampleRate,
             seed: context.seed, listener: context.listener, maximumLevels: context.maximumLevels,
-            presentations: presentations)
+            presentations: presentations, calibrationTable: runtime.calibrationTable)
         await finish(.done(record))
     }
 

@@ -33,6 +33,7 @@ extension StateDocument {
         root.append("hearing_profile", hearingProfile?.json ?? .null)
         root.append("presets", .array(presets.map(\.json)))
         if let calibration { root.append("calibration_db_spl", .number(calibration)) }
+        if let calibrationState { root.append("calibration", calibrationState.json) }
         if !midiMappings.isEmpty {
             root.append("midi_mappings", .array(midiMappings.map { mapping in
                 .object(JSONObject([
@@ -51,7 +52,7 @@ extension StateDocument {
         guard let root = reader.header(data, format: format, version: formatVersion) else { throw DocumentError(reader.problems) }
         reader.rejectUnknownKeys(root, known: [
             "format", "version", "parameters", "delivery", "session", "current_patch", "hearing_profile", "presets",
-            "calibration_db_spl", "midi_mappings",
+            "calibration_db_spl", "midi_mappings", "calibration",
         ])
         let parameters = ParameterCoding.decode(
             root["parameters"], field: "parameters", descriptors: descriptors, completeness: .defaultsForMissing, reader: &reader)
@@ -70,11 +71,17 @@ extension StateDocument {
         }
         let calibration = reader.number(root, "calibration_db_spl", in: DocumentSettings.calibrationRange, required: false)
         let midiMappings = decodeMIDIMappings(root, reader: &reader)
+        var calibrationState: CalibrationState?
+        if let object = reader.object(root, "calibration", required: false) {
+            reader.rejectUnknownKeys(object, known: ["earphone", "corrections"], prefix: "calibration.")
+            calibrationState = CalibrationState.read(object, reader: &reader, prefix: "calibration.")
+        }
         try reader.check()
         var document = StateDocument(parameters: parameters, delivery: delivery!, session: session!, currentPatch: currentPatch,
                                      hearingProfile: profile, presets: presets)
         document.calibration = calibration
         document.midiMappings = midiMappings
+        document.calibrationState = calibrationState
         return document
     }
 

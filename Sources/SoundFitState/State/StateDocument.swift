@@ -39,6 +39,10 @@ import SoundFitProcessing
 ///   document settings, which the presets were generated for); `state import` puts it back
 ///   into the document settings. `state.json` never holds it.
 ///
+/// - `calibration`: optional, only in what `state export` writes: the earphone table and the
+///   per-ear, per-frequency corrections of `calibration.json` (`CalibrationState`, without its
+///   header); `state import` writes it back there.
+///
 /// Document-level settings (calibration, channels, OSC) are kept apart: `DocumentSettings`.
 public struct StateDocument: Sendable, Equatable {
     public static let format = "soundfit.state"
@@ -58,6 +62,9 @@ public struct StateDocument: Sendable, Equatable {
     public var calibration: Double?
     /// MIDI control changes bound to parameters, in `MIDIMapping` order.
     public var midiMappings: [MIDIMapping] = []
+    /// The calibration table and earphone table (`calibration.json`), carried by an export
+    /// (key `calibration`; nil in `state.json`).
+    public var calibrationState: CalibrationState?
 
     public init(parameters: [String: ParameterValue], delivery: ProcessingConfig = .default,
                 session: ProcessingConfiguration, currentPatch: CurrentPatch? = nil,

@@ -31,6 +31,7 @@ import Testing
         "/midi/map", "/midi/unmap", "/midi/list", "/midi/learn", "/midi/learn/cancel",
         "/test/start", "/test/heard", "/test/pause", "/test/resume", "/test/cancel", "/test/status", "/test/config",
         "/test/earphone", "/test/submit", "/test/export", "/test/import", "/test/state", "/test/result", "/test/no_response",
+        "/calibration", "/calibration/tone", "/calibration/stop", "/calibration/measured", "/calibration/reset",
         "/response", "/meters/subscribe", "/meters/unsubscribe", "/meters/input", "/state", "/invalidated", "/error",
     ]
 

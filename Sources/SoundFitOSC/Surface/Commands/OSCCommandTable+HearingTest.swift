@@ -125,7 +125,8 @@ extension OSCCommandTable {
                     + "`window_end` (0.4 … 5, default 1.5; the response window after each onset), `gap_min`, "
                     + "`gap_max` (0.1 … 10, default 1.5 and 3: the random silence between presentations), `stimulus` "
                     + "(`steady` or `pulsed`), `max_db_hl` (−10 … 120, default 90), `earphone` (the name of the "
-                    + "earphone table in use, or `TDH-39` for the default; set a table with `/test/earphone`).",
+                    + "earphone table in use, or of a known one: TDH-39 (default), DD45, DD65v2, HDA200, HD300, ER-3A, "
+                    + "ER-3A-HA2; see `/test/earphone`).",
                     optional: true, repeats: true),
                 Arg("f|s", "value", "the key's value.", optional: true, repeats: true),
             ],
@@ -142,15 +143,18 @@ extension OSCCommandTable {
             "/test/earphone", section: .hearingTest,
             summary: "Sets or, with no argument, reports the earphone's RETSPL table: the dB SPL that 0 dB HL stands "
                 + "for at each frequency (interpolated in log frequency between entries). Default: the TDH-39 type "
-                + "(ISO 389-1).",
+                + "(ISO 389-1). A name alone selects a known table, each from the standard or sheet cited in "
+                + "`EarphoneTable+Catalogue.swift`: TDH-39, DD45, DD65v2, HDA200, HD300, ER-3A (IEC 60318-4 ear simulator), "
+                + "ER-3A-HA2 (HA-2 coupler). The table is kept with the calibration (`calibration.json`).",
             arguments: [
-                Arg("s", "name", "a name for the table.", optional: true),
+                Arg("s", "name", "a name for the table, or a known table's name alone.", optional: true),
                 Arg("f", "hz", "a frequency.", optional: true, repeats: true),
                 Arg("f", "db_spl", "RETSPL there, −20 … 120 dB SPL.", optional: true, repeats: true),
             ],
             reply: "`/test/earphone ,s name ,f hz ,f db_spl … ,s dB SPL` (ending in its unit, so it is never taken for a set).",
-            errors: ["no pairs, or values out of range", "a test is running"],
-            examples: ["oscsend localhost 7700 /test/earphone sffff my-headphones 1000 7 4000 9.5"]),
+            errors: ["an unknown name alone", "odd pairs, or values out of range", "a test is running"],
+            examples: ["oscsend localhost 7700 /test/earphone s DD65v2",
+                       "oscsend localhost 7700 /test/earphone sffff my-headphones 1000 7 4000 9.5"]),
         requests: [OSCMessageForm("/test/earphone", .notEndingIn(splUnit))],
         replies: [OSCMessageForm("/test/earphone", .endingIn(splUnit))],
         prepare: prepareEarphone)
@@ -378,11 +382,11 @@ extension OSCCommandTable {
                 }
                 settings.isPulsed = form == "pulsed"
             case "earphone":
-                guard case .string(let name) = value, name == settings.earphone.name || name == EarphoneTable.tdh39.name else {
-                    return .reject("earphone: expected '\(settings.earphone.name)' or '\(EarphoneTable.tdh39.name)' "
-                        + "(set another table with /test/earphone)")
+                guard case .string(let name) = value, name == settings.earphone.name || EarphoneTable.named(name) != nil else {
+                    return .reject("earphone: expected '\(settings.earphone.name)' (in use) or one of \(EarphoneTable.catalogueNames) "
+                        + "(set your own table with /test/earphone)")
                 }
-                if name != settings.earphone.name { settings.earphone = .tdh39 }
+                if name != settings.earphone.name { settings.earphone = EarphoneTable.named(name)! }
             case "tone_seconds", "window_start", "window_end", "gap_min", "gap_max", "max_db_hl":
                 guard let number = value.numericValue else {
                     return .reject("\(key): expected a number")
@@ -410,6 +414,7 @@ extension OSCCommandTable {
         return .perform {
             do {
                 try runner.setSettings(checked)
+                try keepEarphone(request.surface)
             } catch {
                 request.reject("\(error)")
                 return
@@ -428,6 +433,13 @@ extension OSCCommandTable {
                 + table.entries.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.retspl))] } + [.string(splUnit)]))
         }
         guard !arguments.isEmpty else { return .perform(reply) }
+        if arguments.count == 1, case .string(let name) = arguments[0] {
+            guard let table = EarphoneTable.named(name) else {
+                return .reject("unknown earphone '\(name)' (known: \(EarphoneTable.catalogueNames); or give your own table: "
+                    + ",s name then pairs of numbers (hz, dB SPL))")
+            }
+            return .perform { setEarphone(table, request: request, reply: reply) }
+        }
         let numbers = arguments.dropFirst().map(\.numericValue)
         guard case .string(let name) = arguments[0], !name.isEmpty, !numbers.isEmpty, numbers.count % 2 == 0,
               numbers.allSatisfy({ $0 != nil }) else {
@@ -440,17 +452,21 @@ extension OSCCommandTable {
         } catch {
             return .reject("\(error)")
         }
-        return .perform {
-            do {
-                var settings = runner.settings
-                settings.earphone = table
-                try runner.setSettings(settings)
-            } catch {
-                request.reject("\(error)")
-                return
-            }
-            reply()
+        return .perform { setEarphone(table, request: request, reply: reply) }
+    }
+
+    private static func setEarphone(_ table: EarphoneTable, request: OSCCommandRequest, reply: @Sendable () -> Void) {
+        let runner = request.surface.hearingTest
+        do {
+            var settings = runner.settings
+            settings.earphone = table
+            try runner.setSettings(settings)
+            try keepEarphone(request.surface)
+        } catch {
+            request.reject("\(error)")
+            return
         }
+        reply()
     }
 
     // MARK: Messages

@@ -6,8 +6,10 @@ enum OSCCommandTable {
     typealias Arg = OSCCommandDescription.Argument
 
     /// Commands and reports, in documentation order.
-    static let entries: [OSCCommand] = discovery + sources + subscriptions + configuration + session + profile + patches
-        + midi + hearingTest + meters + reports
+    static let entries: [OSCCommand] = ([
+        discovery, sources, subscriptions, configuration, session, profile, patches, midi, hearingTest, calibrationCommands, meters,
+        reports,
+    ] as [[OSCCommand]]).flatMap { $0 }
 
     private static let commandsByAddress: [String: OSCCommand] = Dictionary(
         uniqueKeysWithValues: entries.filter { $0.prepare != nil }.map { ($0.address, $0) })

@@ -34,6 +34,12 @@ import Testing
             return arguments.last == .string("Hz")
         case "/response/left", "/response/right":
             return arguments.last == .string("dB")
+        case "/calibration", "/calibration/stop":
+            return !arguments.isEmpty
+        case "/calibration/tone":
+            return arguments.last == .string("dBFS")
+        case "/calibration/measured":
+            return arguments.last == .string("dB")
         case "/config/max_output", "/config/calibration":
             return arguments.count == 2 && arguments[0].typeTag == "f" && arguments[1] == .string("dB SPL")
         default:
@@ -144,7 +150,7 @@ extension ReplyRecognitionTests {
         for address in named where !["/session", "/patch/current", "/config/delivery", "/config/timeout",
                                      "/config/max_output", "/config/calibration", "/profile/audiogram",
                                      "/test/config", "/test/earphone", "/test/export", "/response/frequencies", "/response/left",
-                                     "/response/right"].contains(address) {
+                                     "/response/right", "/calibration/tone", "/calibration/measured"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
     }
