@@ -172,6 +172,9 @@ public final class HearingTestRunner: Sendable {
         Task { await run(test, context) }
     }
 
+    /// How long after a response window's end (on the runner's clock) the progress is reported.
+    static let reportMargin: Duration = .milliseconds(50)
+
     /// The random streams of a test's seed (`HearingTestRandom.stream`).
     static let catchTrialStream: UInt64 = 1
     static let gapStream: UInt64 = 2
@@ -302,7 +305,9 @@ public final class HearingTestRunner: Sendable {
                 shared.heardInWindow = false
                 shared.firstPress = nil
             }
-            switch await wait(until: onset + .seconds(max(timing.toneSeconds, timing.windowEnd))) {
+            // Past the window's end by `reportMargin` before anything is reported: the onset here is
+            // when the runner saw the audio thread start the tone, a few ms after the audio onset.
+            switch await wait(until: onset + .seconds(max(timing.toneSeconds, timing.windowEnd)) + Self.reportMargin) {
             case .elapsed: break
             case .resumed: continue
             case .cancelled: return await finish(Self.cancelled(after: presentations))
