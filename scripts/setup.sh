@@ -11,7 +11,8 @@ packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-co
 # What only the test suite needs, on top.
 # iproute2 (`ip`: the README test brings up loopback in its own network namespace), curl and sox:
 # what the README's commands use.
-test_packages=(man-db chromium chromium-driver python3-selenium iproute2 curl sox)
+# python3-venv: the venv of the test suite's PyPI packages (below).
+test_packages=(man-db chromium chromium-driver python3-selenium iproute2 curl sox python3-venv)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do
@@ -35,4 +36,15 @@ fi
 if ! command -v swift >/dev/null 2>&1; then
     echo "soundfit setup: Swift 6.1 or newer is required (https://swift.org/install/linux/); 'swift' is not on PATH" >&2
     exit 1
+fi
+
+# The test suite's PyPI packages, in a venv of the build folder: fhir.resources validates the
+# hearing test's FHIR export (Tests/Scripts/validate_fhir.py).
+if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then
+    venv=.build/test-python
+    if ! "$venv/bin/python" -c "import fhir.resources.R4B.observation" >/dev/null 2>&1; then
+        echo "soundfit setup: installing fhir.resources in $venv" >&2
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q "fhir.resources==8.3.0"
+    fi
 fi

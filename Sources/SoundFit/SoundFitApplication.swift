@@ -106,11 +106,17 @@ public final class SoundFitApplication: Service, Sendable {
             currentPatchContinuation.finish()
         }
         let host = self.host, socket = self.socket, tcpListener = self.tcpListener, durable = store
+        let calibrator = Calibrator(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory)
+        let earphone = Self.restoreCalibration(calibrator, configuration: configuration, logger: logger)
+        let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
+                                            settings: HearingTestSettings(earphone: earphone)) {
+            calibrator.busyReason ?? (host.isFreewheeling ? "the JACK server is freewheeling (faster than real time)" : nil)
+        }
         if let webConfiguration = configuration.web {
             do {
                 web = try WebServer(
                     host: configuration.osc.host, port: webConfiguration.port, runtime: runtime, stateKeeper: stateKeeper,
-                    routes: Self.webRoutes(configuration: configuration, runtime: runtime),
+                    routes: Self.webRoutes(configuration: configuration, runtime: runtime, hearingTest: hearingTest),
                     hostInfo: { webPort in
                         OSCQueryHostInfo(name: "SoundFit \(host.status.clientName)", oscHost: socket.boundPeer.host,
                                          oscPort: socket.boundPeer.port, webSocketPort: webPort,
@@ -127,12 +133,6 @@ public final class SoundFitApplication: Service, Sendable {
             web = nil
         }
         let web = self.web
-        let calibrator = Calibrator(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory)
-        let earphone = Self.restoreCalibration(calibrator, configuration: configuration, logger: logger)
-        let hearingTest = HearingTestRunner(runtime: runtime, stateDirectory: configuration.persistence?.stateDirectory,
-                                            settings: HearingTestSettings(earphone: earphone)) {
-            calibrator.busyReason ?? (host.isFreewheeling ? "the JACK server is freewheeling (faster than real time)" : nil)
-        }
         self.hearingTest = hearingTest
         let streams: [any OSCTransport] = (tcpListener.map { [$0] } ?? []) + (web.map { [$0.transport] } ?? [])
         surface = OSCControlSurface(runtime: runtime, transport: socket, streams: streams, logger: logger,

@@ -7,7 +7,10 @@ import Synchronization
 /// `soundfit test`: the hearing test from a terminal, against a running instance or (`--start`)
 /// one of its own. It starts the test over OSC, prints what the test reports, sends
 /// `/test/heard` for Enter or Space and `/test/cancel` for Ctrl-C (the terminal is in raw mode
-/// while it runs).
+/// while it runs). soundfit reports nothing while a presentation is under way (only after each
+/// response window closes, never a level), so what this prints gives no cue to the listener.
+/// With `--export FILE` the finished test's audiogram is written there as a FHIR R4 Observation
+/// (`/test/export`).
 ///
 /// Threads: the OSC socket's receive thread prints and ends the run; a thread of its own reads
 /// keys; the main thread waits for the end.
@@ -19,8 +22,11 @@ struct TestCommand: ParsableCommand {
             Start soundfit first (soundfit run), put the headphones on its outputs, then run soundfit test;
             or let soundfit test start one of its own with --start (arguments after -- go to soundfit run,
             e.g. soundfit test --start -- --connect), which it stops afterwards.
-            Exit status: 0 when the test is done, 1 when it failed, was refused or soundfit did not answer,
-            130 when cancelled.
+            With --export FILE the finished test's audiogram is written to FILE as an HL7 FHIR R4 Observation
+            (JSON). A result that is unreliable or incomplete is kept but not applied: soundfit says why, and
+            /test/submit (or the page's button) applies it.
+            Exit status: 0 when the test is done, 1 when it failed, was refused, the export could not be
+            written or soundfit did not answer, 130 when cancelled.
             """)
 
     /// How long soundfit has to answer `/test/start` before the run gives up.
@@ -37,6 +43,15 @@ struct TestCommand: ParsableCommand {
 
     @Option(parsing: .upToNextOption, help: "The frequencies in Hz (default: 250 500 1000 2000 3000 4000 6000 8000).")
     var hz: [Double] = []
+
+    @Option(help: "The listener's id, kept in the test's record and export.")
+    var listener: String?
+
+    @Option(help: "The seed of the test's randomness (catch trials, gaps); default a random one, kept in the record.")
+    var seed: UInt64?
+
+    @Option(help: "Write the finished test's audiogram to this file as an HL7 FHIR R4 Observation (JSON).")
+    var export: String?
 
     @Flag(help: "Start a soundfit of its own for the test (soundfit run, with the arguments after --), and stop it afterwards.")
     var start = false
@@ -70,18 +85,34 @@ struct TestCommand: ParsableCommand {
         // not sent (sent, it could reach soundfit first and end the run with "no hearing test
         // is running").
         let running = Atomic<Bool>(false)
+        let exportFile = export.map { URL(fileURLWithPath: $0) }
+        // Set before the socket receives: the receive thread sends `/test/export` with it.
+        let sender = Mutex<(@Sendable (OSCMessage) -> Void)?>(nil)
         socket.startReceiving(maximumPacketBytes: 65536, onPacket: { bytes, _ in
             answered.store(true, ordering: .relaxed)
             guard let packet = try? OSCCodec.decode(bytes) else { return }
             for message in packet.messages {
                 if message.address == "/test/state" { running.store(true, ordering: .relaxed) }
+                if message.address == "/test/export", let exportFile {
+                    ending.finish(Self.write(message, to: exportFile))
+                    continue
+                }
                 Self.say(Self.describe(message))
-                if let code = Self.exitCode(after: message) { ending.finish(code) }
+                guard let code = Self.exitCode(after: message) else { continue }
+                // Done: the export is asked for, and the run ends with its answer.
+                if code == 0, exportFile != nil, let send = sender.withLock({ $0 }) {
+                    send(OSCMessage("/test/export"))
+                } else {
+                    ending.finish(code)
+                }
             }
         }, onOversized: { _, _ in })
         let send: @Sendable (OSCMessage) -> Void = { _ = socket.send(OSCCodec.encode($0), to: server) }
+        sender.withLock { $0 = send }
 
-        send(OSCMessage("/test/start", [.string(ear)] + hz.map { .float(Float($0)) }))
+        send(OSCMessage("/test/start", [.string(ear)] + hz.map { .float(Float($0)) }
+            + (listener.map { [.string("listener"), .string($0)] } ?? [])
+            + (seed.map { [.string("seed"), .string(String($0))] } ?? [])))
         // Nothing listens at a closed port, and UDP does not say so: give up after a while.
         Thread { [server] in
             Thread.sleep(forTimeInterval: Self.answerTimeout)
@@ -114,6 +145,22 @@ struct TestCommand: ParsableCommand {
         if code != 0 { throw ExitCode(code) }
     }
 
+    /// Writes the export `/test/export ,s json` to `file` atomically; the exit status.
+    static func write(_ message: OSCMessage, to file: URL) -> Int32 {
+        guard case .string(let json)? = message.arguments.first else {
+            say("soundfit sent no export: \(describe(message))")
+            return 1
+        }
+        do {
+            try AtomicFile.write(Data(json.utf8), to: file)
+        } catch {
+            say("the export was not written to \(file.path): \(error)")
+            return 1
+        }
+        say("FHIR export written to \(file.path)")
+        return 0
+    }
+
     /// Writes a line at once (`\r\n`: the terminal is raw).
     static func say(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\r\n").utf8))
@@ -131,7 +178,7 @@ struct TestCommand: ParsableCommand {
         }
     }
 
-    /// A report in words: `running ear left hz 1000 level_db_hl 30 progress 0.1`.
+    /// A report in words: `test/state running ear left hz 1000 progress 0.1`.
     static func describe(_ message: OSCMessage) -> String {
         let words = message.arguments.map { argument -> String in
             switch argument {

@@ -105,12 +105,10 @@ extension SoundFitIntegration {
                     "left-ear tone \(tone), left RMS \(Measurement.rms(captured[0])), right RMS \(Measurement.rms(captured[1]))")
         }
 
-        /// Prepared for the masking procedure (issue 22 part A): a hearing test of a dead left ear
-        /// beside a normal right one must present masked trials; none may allocate on the JACK
-        /// thread. Until the procedure decides masking, no trial carries a masking level and the
-        /// test could not show that the noise ran, so it is disabled.
-        @Test("No heap calls on the JACK thread during a hearing test with masked trials", .optimizedCodeOnly,
-              .disabled("enable when the procedure presents masked trials (issue 22 part A)"))
+        /// A hearing test of a dead left ear beside a normal right one presents masked trials (the
+        /// procedure masks the right ear while re-measuring the left); none may allocate on the
+        /// JACK thread.
+        @Test("No heap calls on the JACK thread during a hearing test with masked trials", .optimizedCodeOnly)
         func noHeapCallsDuringMaskedHearingTest() throws {
             let rig = try InProcessRealtimeRig(clientName: "sfrtmht", label: "soundfit.integration.realtime.maskedtest",
                                                waitForSession: true)

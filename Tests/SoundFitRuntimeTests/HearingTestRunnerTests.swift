@@ -45,7 +45,9 @@ import Testing
         loop.runner.withLock { $0 = runner }
         try runner.setSettings(HearingTestSettings(timing: Self.fast))
         let events = runner.events()
-        try await runner.start(ears: [.left], frequencies: [500, 1000, 2000, 4000])
+        // Both ears: with one ear tested, N2's thresholds could be the untested ear's (cross-hearing)
+        // and the gate keeps such a result (masking needed but not done).
+        try await runner.start(ears: [.left, .right], frequencies: [500, 1000, 2000, 4000])
         #expect(runtime.controller.session?.isInterrupted == true)
         #expect(runtime.engine.isInTestMode)
         #expect(throws: ControlError.self) { try runner.setSettings(HearingTestSettings()) }
@@ -91,7 +93,7 @@ import Testing
         #expect(runner.state.isActive && runner.state != .paused)
         try runner.cancel()
         while runner.state.isActive { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(runner.state == .cancelled)
+        #expect(runner.state.name == "cancelled", "\(runner.state)")
         #expect(runtime.presets.profile == nil)
         #expect(runtime.controller.session?.isInterrupted == false)
         #expect(!runtime.engine.isInTestMode)

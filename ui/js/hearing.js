@@ -83,7 +83,14 @@ export function wireHearing(connection) {
   $("#test-pause").addEventListener("click", () => connection.send("/test/pause"));
   $("#test-resume").addEventListener("click", () => connection.send("/test/resume"));
   $("#test-cancel").addEventListener("click", () => connection.send("/test/cancel"));
-  let polling;
+  $("#test-submit").addEventListener("click", () => connection.send("/test/submit"));
+  // The export link carries the page's token, as the WebSocket does.
+  const token = new URLSearchParams(location.search).get("token");
+  if (token) $("#test-export").href += `?token=${encodeURIComponent(token)}`;
+  // The test's reports reach the page only between presentations (after a response window
+  // closes, never with a level): the page shows nothing that would tell the listener when a
+  // tone comes. It does not poll during a test: a reply to a poll would be output while a
+  // presentation is under way.
   connection.on("/test/state", ([state, ...pairs]) => {
     const details = {};
     for (let i = 0; i + 1 < pairs.length; i += 2) details[pairs[i]] = pairs[i + 1];
@@ -92,9 +99,8 @@ export function wireHearing(connection) {
       ? `running: ${details.ear} ear, ${details.hz} Hz` : `${state}${details.reason ? `: ${details.reason}` : ""}`;
     if (details.progress !== undefined) $("#test-progress").value = details.progress;
     heard.disabled = state !== "running";
-    // The page hears about a test through its own requests; it asks while one runs.
-    clearInterval(polling);
-    if (state === "running" || state === "paused") polling = setInterval(() => connection.send("/test/status"), 500);
+    // A result the gate kept (unreliable, incomplete) is applied only by a person's decision.
+    $("#test-submit").hidden = !(state === "done" && details.profile === "not_submitted");
     if (state === "done") connection.send("/profile/audiogram");
   });
   connection.on("/test/result", ([ear, reliability, ...numbers]) => {

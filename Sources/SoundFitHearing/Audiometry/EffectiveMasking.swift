@@ -121,4 +121,25 @@ extension ToneCalibration {
         let bandSPL = peakSPL + 20 * log10(2.0.squareRoot() / Self.maskingCrestFactor)
         return bandSPL - earphone.retspl(at: frequency) - reference.correction(at: frequency)
     }
+    /// The band's RMS amplitude on `ear`'s channels: `maskingAmplitude` played that ear's
+    /// calibration correction at `frequency` lower, as the tones are (a meter that read `c` dB
+    /// more than nominal there means the ear gets `c` dB more than the numbers say).
+    public func maskingAmplitude(effectiveMasking: Double, frequency: Double, ear: Ear,
+                                 reference: MaskingNoiseReference = .uncorrected) -> Double {
+        let correction = corrections.correction(ear: ear, frequency: frequency)
+        return maskingAmplitude(effectiveMasking: effectiveMasking, frequency: frequency, reference: reference)
+            * pow(10, -correction / 20)
+    }
+
+    /// The highest effective masking at `frequency` the output can present on `ear`: as
+    /// `highestEffectiveMasking(frequency:limitSPL:)` with the limiter lowered by the table's
+    /// largest correction and the ear's own correction at `frequency` (see
+    /// `highestHearingLevel(frequency:limitSPL:ear:)`, the tone's counterpart).
+    public func highestEffectiveMasking(frequency: Double, limitSPL: Double, ear: Ear,
+                                        reference: MaskingNoiseReference = .uncorrected) -> Double {
+        let correction = corrections.correction(ear: ear, frequency: frequency)
+        let peakSPL = min(limitSPL - corrections.largestCorrection, fullScaleSPL) + correction
+        let bandSPL = peakSPL + 20 * log10(2.0.squareRoot() / Self.maskingCrestFactor)
+        return bandSPL - earphone.retspl(at: frequency) - reference.correction(at: frequency)
+    }
 }

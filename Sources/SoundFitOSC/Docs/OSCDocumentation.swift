@@ -57,11 +57,11 @@ public enum OSCDocumentation {
         `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/source/challenge`, `/source/confirmed`, `/unsubscribed`, `/list/param`, \
         `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
         `/profile/presets`, `/session/interrupted`, `/invalidated`, `/test/state`, `/test/result`, \
-        `/test/no_response`, `/response/stages`, `/meters/subscribed`, `/meters/unsubscribed`, `/meters/input`, \
+        `/test/no_response`, `/test/masking_dilemma`, `/response/stages`, `/meters/subscribed`, `/meters/unsubscribed`, `/meters/input`, \
         `/meters/output`, `/meters/reduction`, `/midi/mapped`, `/midi/unmapped`, `/midi/item`, `/midi/end`, \
         `/midi/learning`, `/midi/learn/cancelled`, and `/state`, `/session`, `/status`, \
         `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`, \
-        `/profile/audiogram`, `/test/config`, `/test/earphone`, `/response/frequencies`, `/response/left`, \
+        `/profile/audiogram`, `/test/config`, `/test/earphone`, `/test/export`, `/response/frequencies`, `/response/left`, \
         `/response/right`, `/calibration`, `/calibration/tone`, `/calibration/stop`, `/calibration/measured` with their \
         reply arguments) is dropped without an answer, and so is any packet whose source is \
         SoundFit's own port: two servers that answer each other's replies never stop. See \

@@ -16,12 +16,23 @@ import SoundFitState
 /// alarm of the ear under test. Pausing stops the tone and drops the presentation under way
 /// (it is presented again after resuming).
 ///
+/// Blind surfaces: nothing the runner reports falls between the moment a presentation is
+/// scheduled (its gap begins) and the end of its response window. `running` goes out when the
+/// test starts and once after each response window closes, for tones and catch trials alike,
+/// without the level; the next gap begins after it. There is no operator view with live
+/// levels: the levels are in the record (`HearingTestRecord.presentations`) once the test ends.
+///
+/// Randomness (catch trials, gaps) is seeded (`HearingTestRandom`); the seed, the software
+/// version, the sample rate, the listener's id and every presentation go into the record.
+///
 /// For the whole test the session is interrupted (reason `hearing test`) and the engine is in
-/// test mode. On completion the results are reported, kept in the state directory
-/// (`hearing-tests/<date>.json`), become the hearing profile through `submitProfile` (presets and
-/// recommendation, as `/profile/audiogram`), and the interruption is resolved. Cancelled or
-/// failed, nothing is submitted. The session ending (the JACK server lost, a deactivation) fails
-/// the test; the interruption is then resolved as soon as a session is active again.
+/// test mode. On completion the results are reported and kept in the state directory
+/// (`hearing-tests/<date>.json`); the result becomes the hearing profile through
+/// `submitProfile` (presets and recommendation, as `/profile/audiogram`) only when no tested ear
+/// has `problems` (the gate); otherwise it waits for `submitLast()` (`/test/submit`). Then the
+/// interruption is resolved. Cancelled or failed, nothing is submitted. The session ending (the
+/// JACK server lost, a deactivation) fails the test; the interruption is then resolved as soon
+/// as a session is active again.
 ///
 /// Thread rules: any thread except the audio thread; the test itself runs in a task.
 public final class HearingTestRunner: Sendable {
@@ -43,7 +54,11 @@ public final class HearingTestRunner: Sendable {
         /// The open response window of the presentation under way.
         var window: (opens: ContinuousClock.Instant, closes: ContinuousClock.Instant)?
         var heardInWindow = false
+        /// The first press in the open window (for the latency).
+        var firstPress: ContinuousClock.Instant?
         var pressesOutsideWindows = 0
+        /// The last finished test, and whether it became the hearing profile.
+        var last: (record: HearingTestRecord, applied: Bool)?
         /// The interruption waits for a session to be resolved (the test ended without one).
         var resolvePending = false
     }
@@ -107,12 +122,25 @@ public final class HearingTestRunner: Sendable {
             calibration.highestHearingLevel(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL, ear: $0) }.min()!)
     }
 
+    /// The highest effective masking (dB EM) the test presents at `frequency` with `settings`:
+    /// what the output can play within the safety limit on either ear, through the calibration
+    /// (the noise's counterpart of `maximumLevel(at:settings:)`).
+    public func maximumMaskingLevel(at frequency: Double, settings: HearingTestSettings) -> Double {
+        let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
+        return Ear.allCases.map {
+            calibration.highestEffectiveMasking(frequency: frequency, limitSPL: runtime.effectiveMaximumOutputSPL, ear: $0)
+        }.min()!
+    }
+
     // MARK: Requests
 
     /// Starts a test of `ears` at `frequencies` (standard audiometric frequencies within
-    /// 125…8000 Hz): interrupts the session and puts the engine in test mode. Throws when a test
-    /// runs, without a session, or for a frequency the profile could not hold.
-    public func start(ears: [Ear], frequencies: [Double] = PureToneAudiometry.defaultFrequencies) async throws {
+    /// 125…8000 Hz): interrupts the session and puts the engine in test mode. `listener` names
+    /// who takes it (kept in the record); `seed` seeds its randomness (nil: a random seed, kept
+    /// in the record). Throws when a test runs, without a session, or for a frequency the
+    /// profile could not hold.
+    public func start(ears: [Ear], frequencies: [Double] = PureToneAudiometry.defaultFrequencies,
+                      listener: String? = nil, seed: UInt64? = nil) async throws {
         if let reason = audioUnavailable() { throw ControlError("the hearing test cannot start: \(reason)") }
         for frequency in frequencies where !Audiogram.standardFrequencies.contains(frequency) {
             throw ControlError("\(frequency) Hz is not a standard audiometric frequency "
@@ -123,18 +151,23 @@ public final class HearingTestRunner: Sendable {
             return shared.settings
         }
         let maximum: @Sendable (Double) -> Double = { [self] in maximumLevel(at: $0, settings: settings) }
-        let test = try PureToneAudiometry(.init(ears: ears, frequencies: frequencies, maximumLevel: maximum))
+        let maximumMasking: @Sendable (Double) -> Double = { [self] in maximumMaskingLevel(at: $0, settings: settings) }
+        let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        let test = try PureToneAudiometry(.init(ears: ears, frequencies: frequencies, maximumLevel: maximum,
+                                                interauralAttenuation: settings.earphone.interauralAttenuation,
+                                                maximumMaskingLevel: maximumMasking),
+                                          random: HearingTestRandom.stream(Self.catchTrialStream, seed: seed))
         guard let session = runtime.controller.session else {
             throw ControlError("no processing session is active: the hearing test needs the JACK connection")
         }
         guard let trial = test.currentTrial else { return }
-        let level = trial.level ?? 0
         try shared.withLock { shared in
             guard !shared.state.isActive else { throw ControlError("a hearing test is already running (/test/cancel it first)") }
-            shared.state = .running(ear: trial.ear, frequency: trial.frequency, level: level, progress: 0)
+            shared.state = .running(ear: trial.ear, frequency: trial.frequency, progress: 0)
             shared.control = .run
             shared.window = nil
             shared.heardInWindow = false
+            shared.firstPress = nil
             shared.pressesOutsideWindows = 0
             shared.resolvePending = false
         }
@@ -147,7 +180,51 @@ public final class HearingTestRunner: Sendable {
         subscribers.yield(.interrupted(true))
         runtime.engine.isInTestMode = true
         subscribers.yield(.state(state))
-        Task { await run(test, frequencies: frequencies, settings: settings) }
+        let context = RunContext(frequencies: frequencies, settings: settings, listener: listener, seed: seed,
+                                 maximumLevels: Dictionary(uniqueKeysWithValues: frequencies.map { ($0, maximum($0)) }))
+        Task { await run(test, context) }
+    }
+
+    /// How long after a response window's end (on the runner's clock) the progress is reported.
+    static let reportMargin: Duration = .milliseconds(50)
+
+    /// The random streams of a test's seed (`HearingTestRandom.stream`).
+    static let catchTrialStream: UInt64 = 1
+    static let gapStream: UInt64 = 2
+
+    /// What a test runs with besides its procedure.
+    private struct RunContext: Sendable {
+        var frequencies: [Double]
+        var settings: HearingTestSettings
+        var listener: String?
+        var seed: UInt64
+        var maximumLevels: [Double: Double]
+    }
+
+    /// The last finished test's record (nil before the first), and whether it became the
+    /// hearing profile.
+    public var lastResult: (record: HearingTestRecord, applied: Bool)? { shared.withLock { $0.last } }
+
+    /// The last finished test's audiogram as an HL7 FHIR R4 Observation (compact JSON,
+    /// `HearingTestFHIR`); nil before the first test.
+    public var lastExport: String? { lastResult.map { HearingTestFHIR.observationText($0.record) } }
+
+    /// Applies the last finished test's result as the hearing profile, whatever the gate said
+    /// (a person decided so: `/test/submit`). Throws while a test runs, without a finished
+    /// test, or when the profile refuses it.
+    public func submitLast() async throws {
+        let record = try shared.withLock { shared -> HearingTestRecord in
+            guard !shared.state.isActive else { throw ControlError("a hearing test is running: /test/submit applies a finished one") }
+            guard let last = shared.last else { throw ControlError("no finished hearing test to submit") }
+            return last.record
+        }
+        if let refusal = await submit(record) { throw ControlError(refusal) }
+        shared.withLock { shared in
+            shared.last?.applied = true
+            if case .done = shared.state { shared.state = .done(profileRefusal: nil) }
+        }
+        subscribers.yield(.submitted)
+        subscribers.yield(.state(state))
     }
 
     /// The listener pressed: counts for the presentation whose window is open, else is a false
@@ -158,6 +235,7 @@ public final class HearingTestRunner: Sendable {
             let now = ContinuousClock.now
             if let window = shared.window, window.opens <= now, now <= window.closes {
                 shared.heardInWindow = true
+                if shared.firstPress == nil { shared.firstPress = now }
             } else {
                 shared.pressesOutsideWindows += 1
             }
@@ -201,68 +279,104 @@ public final class HearingTestRunner: Sendable {
 
     // MARK: The test
 
-    private func run(_ initial: PureToneAudiometry, frequencies: [Double], settings: HearingTestSettings) async {
+    private func run(_ initial: PureToneAudiometry, _ context: RunContext) async {
         var test = initial
+        let settings = context.settings
         let timing = settings.timing
         let calibration = ToneCalibration(fullScaleSPL: fullScaleSPL, earphone: settings.earphone, corrections: runtime.calibrationTable)
+        var gaps = HearingTestRandom.stream(Self.gapStream, seed: context.seed)
+        var presentations: [HearingTestRecord.Presentation] = []
         let clock = ContinuousClock()
         while let trial = test.currentTrial {
-            let masking = trial.maskingLevel.map { MaskingNoise(frequency: trial.frequency, ear: trial.ear == .left ? .right : .left, amplitude: calibration.maskingAmplitude(effectiveMasking: $0, frequency: trial.frequency)) }
+            // The noise of a masked series stays on through its gaps and catch trials: its onset
+            // comes with the series' first gap, never with a tone.
+            let masking = trial.maskingLevel.map {
+                MaskingNoise(frequency: trial.frequency, ear: trial.ear == .left ? .right : .left,
+                             amplitude: calibration.maskingAmplitude(effectiveMasking: $0, frequency: trial.frequency,
+                                                                     ear: trial.ear == .left ? .right : .left))
+            }
             if masking != runtime.engine.masking { runtime.engine.setMasking(masking) }
-            let gap = Double.random(in: timing.gapMinimum...timing.gapMaximum)
+            // The presentation is scheduled here: nothing is reported until its window closes.
+            let gap = Double.random(in: timing.gapMinimum...timing.gapMaximum, using: &gaps)
             switch await wait(until: clock.now + .seconds(gap)) {
             case .elapsed: break
             case .resumed: continue
-            case .cancelled: return await finish(.cancelled)
+            case .cancelled: return await finish(Self.cancelled(after: presentations))
             case .failed(let reason): return await finish(.failed(reason: reason))
             }
-            announce(trial, test: test)
             var onset = clock.now
+            var fullScaleLevel: Double?
             if let level = trial.level {
+                // The tone's amplitude at this ear and frequency, through the calibration.
+                let amplitude = calibration.amplitude(hearingLevel: level, frequency: trial.frequency, ear: trial.ear)
+                fullScaleLevel = 20 * log10(amplitude)
                 let tone = ToneStimulus.Tone(
-                    frequency: trial.frequency, amplitude: calibration.amplitude(hearingLevel: level, frequency: trial.frequency, ear: trial.ear),
+                    frequency: trial.frequency, amplitude: amplitude,
                     ear: trial.ear == .left ? .left : .right, seconds: timing.toneSeconds, isPulsed: settings.isPulsed)
                 let number = runtime.engine.play(tone)
                 switch await waitForOnset(of: number, clock: clock) {
                 case .elapsed: onset = clock.now
                 case .resumed: continue
-                case .cancelled: return await finish(.cancelled)
+                case .cancelled: return await finish(Self.cancelled(after: presentations))
                 case .failed(let reason): return await finish(.failed(reason: reason))
                 }
             }
+            let onsetTime = Date()
             shared.withLock { shared in
                 shared.window = (onset + .seconds(timing.windowStart), onset + .seconds(timing.windowEnd))
                 shared.heardInWindow = false
+                shared.firstPress = nil
             }
-            switch await wait(until: onset + .seconds(max(timing.toneSeconds, timing.windowEnd))) {
+            // Past the window's end by `reportMargin` before anything is reported: the onset here is
+            // when the runner saw the audio thread start the tone, a few ms after the audio onset.
+            switch await wait(until: onset + .seconds(max(timing.toneSeconds, timing.windowEnd)) + Self.reportMargin) {
             case .elapsed: break
             case .resumed: continue
-            case .cancelled: return await finish(.cancelled)
+            case .cancelled: return await finish(Self.cancelled(after: presentations))
             case .failed(let reason): return await finish(.failed(reason: reason))
             }
-            let (heard, outside) = shared.withLock { shared in
+            let (heard, firstPress, outside) = shared.withLock { shared in
                 defer {
                     shared.window = nil
+                    shared.firstPress = nil
                     shared.pressesOutsideWindows = 0
                 }
-                return (shared.heardInWindow, shared.pressesOutsideWindows)
+                return (shared.heardInWindow, shared.firstPress, shared.pressesOutsideWindows)
             }
+            presentations.append(HearingTestRecord.Presentation(
+                time: onsetTime, ear: trial.ear, frequency: trial.frequency, level: trial.level,
+                fullScaleLevel: fullScaleLevel, maskingLevel: trial.maskingLevel, isRetest: trial.isRetest,
+                heard: heard, latency: firstPress.map { Self.seconds($0 - onset) }))
             for _ in 0..<outside { test.recordPressOutsideWindows() }
             test.record(heard: heard)
+            reportProgress(test)
         }
-        let record = HearingTestRecord(date: Date(), frequencies: frequencies, settings: settings,
-                                       calibration: fullScaleSPL, results: test.results)
+        let record = HearingTestRecord(
+            date: Date(), frequencies: context.frequencies, settings: settings, calibration: fullScaleSPL,
+            results: test.results, softwareVersion: SoundFitVersion.current, sampleRate: runtime.engine.sampleRate,
+            seed: context.seed, listener: context.listener, maximumLevels: context.maximumLevels,
+            presentations: presentations, calibrationTable: runtime.calibrationTable)
         await finish(.done(record))
     }
 
-    /// Reports `running` when the ear, frequency or level changes (catch trials are not announced).
-    private func announce(_ trial: PureToneAudiometry.Trial, test: PureToneAudiometry) {
-        guard let level = trial.level else { return }
-        let running = HearingTestState.running(ear: trial.ear, frequency: trial.frequency, level: level, progress: test.progress)
+    /// The ending of a test cancelled after `presentations`: how many, and how many answered.
+    private static func cancelled(after presentations: [HearingTestRecord.Presentation]) -> Ending {
+        .cancelled(presentations: presentations.count, heard: presentations.filter(\.heard).count)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    /// Reports `running` (the next presentation's ear and frequency, the progress) after a
+    /// response window closed: every presentation, tone or catch trial, gets the same report at
+    /// the same moment of its course, before the next one is scheduled.
+    private func reportProgress(_ test: PureToneAudiometry) {
+        guard let next = test.currentTrial else { return }
+        let running = HearingTestState.running(ear: next.ear, frequency: next.frequency, progress: test.progress)
         let changed = shared.withLock { shared -> Bool in
             // Paused or ending: the state is not the presentation's to change.
-            guard case .running(let ear, let frequency, let current, _) = shared.state else { return false }
-            guard ear != trial.ear || frequency != trial.frequency || current != level else { return false }
+            guard case .running = shared.state else { return false }
             shared.state = running
             return true
         }
@@ -322,7 +436,7 @@ public final class HearingTestRunner: Sendable {
 
     private enum Ending {
         case done(HearingTestRecord)
-        case cancelled
+        case cancelled(presentations: Int, heard: Int)
         case failed(reason: String)
     }
 
@@ -332,12 +446,17 @@ public final class HearingTestRunner: Sendable {
         runtime.engine.isInTestMode = false
         var final: HearingTestState
         switch ending {
-        case .cancelled: final = .cancelled
+        case .cancelled(let presentations, let heard): final = .cancelled(presentations: presentations, heard: heard)
         case .failed(let reason): final = .failed(reason: reason)
         case .done(let record):
             subscribers.yield(.results(record))
             keep(record)
-            final = .done(profileRefusal: await submit(record))
+            // The gate: only a result without problems becomes the profile by itself.
+            let problems = record.problems
+            let refusal = problems.isEmpty ? await submit(record)
+                : "not applied (" + problems.joined(separator: "; ") + "): kept; /test/submit applies it"
+            shared.withLock { $0.last = (record, refusal == nil) }
+            final = .done(profileRefusal: refusal)
         }
         await resolveInterruption()
         shared.withLock { shared in

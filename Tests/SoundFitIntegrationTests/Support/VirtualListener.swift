@@ -60,6 +60,8 @@ final class VirtualListener: @unchecked Sendable {
         var pressed: Bool
         /// dB EM of the masking noise measured in the other ear during the tone (nil: none).
         var maskingLevel: Double? = nil
+        /// When its first sample reached the listener's input (wall clock, within a JACK period).
+        var onset = Date.distantPast
     }
 
     let listener: SimulatedListener
@@ -84,7 +86,11 @@ final class VirtualListener: @unchecked Sendable {
          calibration: ToneCalibration = ToneCalibration(fullScaleSPL: PresetGenerator.defaultCalibration),
          responseWindowSeconds: Double, name: String = "sflistener", seed: UInt64,
          interauralAttenuation: Double = 40, maskingReference: MaskingNoiseReference = .uncorrected) throws {
-        self.listener = listener
+        // This listener models cross-hearing from what it measures in both ears; the simulated
+        // listener's own cross-hearing model (for simulations without audio) would count it twice.
+        var oneEarAtATime = listener
+        oneEarAtATime.interauralAttenuation = nil
+        self.listener = oneEarAtATime
         self.calibration = calibration
         self.interauralAttenuation = interauralAttenuation
         self.maskingReference = maskingReference
@@ -179,6 +185,9 @@ final class VirtualListener: @unchecked Sendable {
         var lastSpontaneousCheck = ContinuousClock.now
         let measureStart = Int(Self.measureStart * sampleRate), measureEnd = measureStart + Int(Self.measureLength * sampleRate)
         while !stopping.load(ordering: .acquiring) {
+            // The clock first: a thread preempted between the two then stamps onsets early,
+            // never late.
+            let loaded = Date()
             let written = state.pointee.written.pointee.load(ordering: .acquiring)
             while position < written {
                 for ear in 0..<ears {
@@ -198,7 +207,7 @@ final class VirtualListener: @unchecked Sendable {
                         let range = (start + measureStart)..<(start + measureEnd)
                         if let frequency = toneFrequency(ear, range) {
                             isTone[ear] = true
-                            decide(toneAt: start, ear: ear, frequency: frequency, measuring: range, written: written,
+                            decide(toneAt: start, ear: ear, frequency: frequency, measuring: range, written: written, loaded: loaded,
                                    random: &random)
                         }
                     }
@@ -293,8 +302,9 @@ final class VirtualListener: @unchecked Sendable {
     }
 
     /// Measures the tone in `channel` starting at frame `start` over `range` and answers.
+    /// `loaded`: when `written` was read (the onset is that long before it, in frames).
     private func decide(toneAt start: Int, ear channel: Int, frequency: Double, measuring range: Range<Int>, written: Int,
-                        random: inout SeededRandom) {
+                        loaded: Date, random: inout SeededRandom) {
         var power = 0.0
         for frame in range { power += Double(sample(channel, frame)) * Double(sample(channel, frame)) }
         let amplitude = (2 * power / Double(range.count)).squareRoot()
@@ -307,8 +317,10 @@ final class VirtualListener: @unchecked Sendable {
         levels[ear == .left ? .right : .left] = masking
         let probability = probabilityOfHeard(ear, frequency: frequency, level: level, masking: levels)
         let pressed = Double.random(in: 0..<1, using: &random) < probability
+        let onset = loaded.addingTimeInterval(-Double(written - start) / sampleRate)
         measured.withLock {
-            $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed, maskingLevel: masking))
+            $0.append(Presentation(ear: ear, frequency: frequency, level: level, pressed: pressed, maskingLevel: masking,
+                                   onset: onset))
         }
         guard pressed else { return }
         // A human-like reaction: 150…250 ms after the onset (the analysis is already ~100 ms in).

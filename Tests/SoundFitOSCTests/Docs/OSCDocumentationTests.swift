@@ -30,7 +30,7 @@ import Testing
         "/patch/delete", "/patch/current",
         "/midi/map", "/midi/unmap", "/midi/list", "/midi/learn", "/midi/learn/cancel",
         "/test/start", "/test/heard", "/test/pause", "/test/resume", "/test/cancel", "/test/status", "/test/config",
-        "/test/earphone", "/test/state", "/test/result", "/test/no_response",
+        "/test/earphone", "/test/submit", "/test/export", "/test/import", "/test/state", "/test/result", "/test/no_response", "/test/masking_dilemma",
         "/calibration", "/calibration/tone", "/calibration/stop", "/calibration/measured", "/calibration/reset",
         "/response", "/meters/subscribe", "/meters/unsubscribe", "/meters/input", "/state", "/invalidated", "/error",
     ]

@@ -5,11 +5,13 @@ import SoundFitRuntime
 /// `/test/*`: the hearing test in the graph (`HearingTestRunner`), and the reports it sends.
 ///
 /// States and results go to the client that started the test and to subscribers; a command's
-/// sender that gets neither is answered with the state directly.
+/// sender that gets neither is answered with the state directly. Every one of these surfaces may
+/// be the listener's: nothing goes out between a presentation's scheduling and the end of its
+/// response window, and never a level (see `HearingTestRunner`). No surface shows live levels.
 extension OSCCommandTable {
     static let hearingTest = [
         testStart, testHeard, testPause, testResume, testCancel, testStatus, testConfig, testEarphone,
-        testStateReport, testResultReport, testNoResponseReport,
+        testSubmit, testExport, testImport, testStateReport, testResultReport, testNoResponseReport, testMaskingDilemmaReport,
     ]
 
     /// `/test/state ,s state [,s key value …]`.
@@ -22,12 +24,19 @@ extension OSCCommandTable {
                 + "after a response, 5 dB up after a miss, threshold = the lowest level heard on 2 of 3 ascending "
                 + "presentations), 1 kHz first, then upwards, downwards and a 1 kHz retest, per ear. The session is "
                 + "interrupted (reason `hearing test`) and the output plays only the tones until the test ends. When "
-                + "it is done the result becomes the hearing profile, as with `/profile/audiogram`.",
+                + "it is done the result becomes the hearing profile, as with `/profile/audiogram`, only when every "
+                + "tested ear's result is reliable and complete; otherwise it is kept, reported with its reasons "
+                + "(`/test/state done profile not_submitted reason …`) and applied only by `/test/submit`. Nothing is "
+                + "reported while a presentation is under way: `running` comes after each response window closes "
+                + "(tones and catch trials alike), without the level; the levels are in the test's record "
+                + "(`hearing-tests/<date>.json` in the state directory) and no surface shows them live.",
             arguments: [
                 Arg("s", "ear", "`left`, `right` or `both` (default).", optional: true),
-                Arg("f", "hz", "the frequencies, standard audiometric ones within 125 … 8000 Hz (default 250, 500, "
-                    + "1000, 2000, 3000, 4000, 6000, 8000). For the result to become the profile it needs 500, 1000, "
-                    + "2000 and 4000 Hz.", optional: true, repeats: true),
+                Arg("f|s", "hz … key value …", "the frequencies, standard audiometric ones within 125 … 8000 Hz "
+                    + "(default 250, 500, 1000, 2000, 3000, 4000, 6000, 8000; for the result to become the profile it "
+                    + "needs 500, 1000, 2000 and 4000 Hz), then key value pairs of strings: `listener` ID (kept in the "
+                    + "record and the FHIR export), `seed` N (the seed of the test's randomness, decimal; default a "
+                    + "random one, kept in the record).", optional: true, repeats: true),
             ],
             reply: "`/session/interrupted ,i 1`, then `/test/state ,s running …` and the later states; "
                 + "to subscribers too.",
@@ -37,7 +46,8 @@ extension OSCCommandTable {
                 "the JACK server is freewheeling (tones would play faster than real time; a running test is "
                     + "cancelled when freewheeling starts)",
             ],
-            examples: ["oscsend localhost 7700 /test/start s both", "oscsend localhost 7700 /test/start sff left 1000 4000"]),
+            examples: ["oscsend localhost 7700 /test/start s both", "oscsend localhost 7700 /test/start sff left 1000 4000",
+                       "oscsend localhost 7700 /test/start sss both listener P017"]),
         requests: [OSCMessageForm("/test/start", .any)],
         replies: [testStateReply],
         prepare: prepareStart)
@@ -149,20 +159,109 @@ extension OSCCommandTable {
         replies: [OSCMessageForm("/test/earphone", .endingIn(splUnit))],
         prepare: prepareEarphone)
 
+    static let testSubmit = OSCCommand(
+        OSCCommandDescription(
+            "/test/submit", section: .hearingTest,
+            summary: "Applies the last finished test's result as the hearing profile although the gate kept it "
+                + "(unreliable, or incomplete: not 500, 1000, 2000 and 4000 Hz in each tested ear): a person decided "
+                + "so. The profile takes each ear's points as the automatic path does.",
+            reply: "`/test/state ,s done ,s profile ,s submitted`; to subscribers too.",
+            errors: ["a test is running", "no finished test", "the profile refuses the result (e.g. no threshold at a frequency it needs)"],
+            examples: ["oscsend localhost 7700 /test/submit"]),
+        requests: [OSCMessageForm("/test/submit", .exactly([]))], replies: [testStateReply],
+        prepare: { request in
+            let surface = request.surface
+            return .perform {
+                request.answerLater {
+                    try await surface.hearingTest.submitLast()
+                    guard !surface.receivesHearingTestReports(request.sender) else { return }
+                    request.reply(testStateMessage(surface.hearingTest.state))
+                }
+            }
+        })
+
+    static let testExport = OSCCommand(
+        OSCCommandDescription(
+            "/test/export", section: .hearingTest,
+            summary: "The last finished test's audiogram as an HL7 FHIR R4 Observation (JSON): LOINC panel 89015-2, "
+                + "one component per ear and frequency (LOINC \"Hearing threshold Ear - left|right --N Hz\"), a "
+                + "no-response as `valueQuantity` with `comparator` `>` the highest level presented. Also over HTTP: "
+                + "`GET /hearing-test/fhir`.",
+            reply: "`/test/export ,s json`.",
+            errors: ["no finished test"],
+            examples: ["oscsend localhost 7700 /test/export"]),
+        requests: [OSCMessageForm("/test/export", .exactly([]))],
+        replies: [OSCMessageForm("/test/export", .exactly([.string()]))],
+        prepare: { request in
+            let runner = request.surface.hearingTest
+            return .perform {
+                guard let export = runner.lastExport else {
+                    request.reject("no finished hearing test to export (/test/start one)")
+                    return
+                }
+                request.reply(OSCMessage("/test/export", [.string(export)]))
+            }
+        })
+
+    static let testImport = OSCCommand(
+        OSCCommandDescription(
+            "/test/import", section: .hearingTest,
+            summary: "Takes an audiogram from an HL7 FHIR R4 Observation (JSON; its LOINC hearing-threshold "
+                + "components, a `>` comparator marking a no-response) as the hearing profile, as `/profile/audiogram` "
+                + "does; an ear the Observation does not carry keeps its audiogram.",
+            arguments: [Arg("s", "json", "the Observation.")],
+            reply: "One `/profile/audiogram ,s ear ,f hz ,f db_hl … ,s dB HL` per ear: the profile now.",
+            errors: ["not JSON, not an Observation, no hearing-threshold component, a value without a number",
+                     "a test is running", "the profile refuses the audiogram (e.g. no threshold at 500, 1000, 2000 or 4000 Hz)"],
+            examples: ["oscsend localhost 7700 /test/import s \"$(<audiogram.fhir.json)\""]),
+        requests: [OSCMessageForm("/test/import", .exactly([.string()]))],
+        replies: [OSCMessageForm("/profile/audiogram", .endingIn(hearingLevelUnit))],
+        prepare: { request in
+            guard case .string(let text)? = request.arguments.first else { return .reject("expects ,s json") }
+            let results: [PureToneAudiometry.EarResult]
+            do {
+                results = HearingTestFHIR.results(try HearingTestFHIR.audiograms(json: text))
+            } catch {
+                return .reject("\(error)")
+            }
+            let surface = request.surface
+            return .perform {
+                request.answerLater {
+                    guard !surface.hearingTest.state.isActive else { throw ControlError("a hearing test is running") }
+                    let runtime = surface.runtime
+                    let current = runtime.presets.profile
+                    var left = current?.left, right = current?.right
+                    for result in results {
+                        let audiogram = try Audiogram(result.profilePoints.map { ($0.frequency, $0.level) })
+                        if result.ear == .left { left = audiogram } else { right = audiogram }
+                    }
+                    try await runtime.submitProfile(try HearingProfile(left: left, right: right))
+                    guard let profile = runtime.presets.profile else { return }
+                    for ear in Ear.allCases {
+                        request.reply(OSCMessage("/profile/audiogram", [.string(ear.rawValue)]
+                            + profile.audiogram(for: ear).points.flatMap { [OSCArgument.float(Float($0.frequency)), .float(Float($0.threshold))] }
+                            + [.string(hearingLevelUnit)]))
+                    }
+                }
+            }
+        })
+
     static let testStateReport = OSCCommand(
         report: OSCCommandDescription(
             "/test/state", section: .reports,
-            summary: "The hearing test's state: `idle`, `running` (keys `ear`, `hz`, `level_db_hl` — the level "
-                + "being tested —, `progress` 0 … 1), `paused`, `done` (key `profile`: `submitted`, or "
-                + "`not_submitted` with `reason`), `cancelled`, `failed` (key `reason`, e.g. `JACK server lost`).",
+            summary: "The hearing test's state: `idle`, `running` (keys `ear`, `hz` — what is being tested —, "
+                + "`progress` 0 … 1; never the level), `paused`, `done` (key `profile`: `submitted`, or "
+                + "`not_submitted` with `reason`: the gate's reasons, e.g. `left: unreliable`, then `/test/submit` "
+                + "applies it), `cancelled` (keys `presentations` and `heard`: how many were presented, how many answered in their window), `failed` (key `reason`, e.g. `JACK server lost`).",
             arguments: [
                 Arg("s", "state", "the state's name."),
                 Arg("s", "key", "a detail's name.", optional: true, repeats: true),
                 Arg("s|f", "value", "its value.", optional: true, repeats: true),
             ],
-            reply: "To the client that started the test and to subscribers, whenever the state changes "
-                + "(`running` when the ear, frequency or level changes).",
-            examples: ["oscdump 9000    # /test/state ssssfsfsf running ear left hz 1000 level_db_hl 30 progress 0.1"]),
+            reply: "To the client that started the test and to subscribers: when it starts, after each "
+                + "presentation's response window closes (`running`, tones and catch trials alike — never between "
+                + "a presentation's scheduling and the end of its window), and when the state changes otherwise.",
+            examples: ["oscdump 9000    # /test/state ssssfsf running ear left hz 1000 progress 0.1"]),
         sends: [testStateReply])
 
     static let testResultReport = OSCCommand(
@@ -192,6 +291,19 @@ extension OSCCommandTable {
             examples: ["oscdump 9000    # /test/no_response sf right 8000"]),
         sends: [OSCMessageForm("/test/no_response", .atLeast(1))])
 
+    static let testMaskingDilemmaReport = OSCCommand(
+        report: OSCCommandDescription(
+            "/test/masking_dilemma", section: .reports,
+            summary: "The frequencies of one ear where masking was needed (the threshold could be the other ear "
+                + "hearing the tone across the head) and no plateau fitted before the noise would cross back and "
+                + "mask the test ear itself, or before the output's highest masking level: the threshold there is "
+                + "unknown. No number is reported or applied for them; the result is kept, not applied, until "
+                + "`/test/submit`.",
+            arguments: [Arg("s", "ear", "`left` or `right`."), Arg("f", "hz", "a frequency.", repeats: true)],
+            reply: "After that ear's `/test/result` (and `/test/no_response`), only when there is such a frequency.",
+            examples: ["oscdump 9000    # /test/masking_dilemma sf left 1000"]),
+        sends: [OSCMessageForm("/test/masking_dilemma", .atLeast(1))])
+
     // MARK: Handlers
 
     /// `/test/start [,s ear] [,f hz …]`: the starter receives the states and results.
@@ -207,20 +319,40 @@ extension OSCCommandTable {
             }
             arguments = arguments.dropFirst()
         }
-        let numbers = arguments.map(\.numericValue)
-        guard numbers.allSatisfy({ $0 != nil }) else {
-            return .reject("expects [,s left|right|both] then frequencies in Hz, got \(request.message.typeTags)")
+        // Then frequencies, then key value pairs (`listener ID`, `seed N`).
+        let numbers = Array(arguments.prefix { $0.numericValue != nil }.map(\.numericValue))
+        var listener: String?, seed: UInt64?
+        let pairs = Array(arguments.dropFirst(numbers.count))
+        guard pairs.count % 2 == 0 else {
+            return .reject("expects [,s left|right|both] then frequencies in Hz, then key value pairs (listener, seed), "
+                + "got \(request.message.typeTags)")
+        }
+        for index in stride(from: 0, to: pairs.count, by: 2) {
+            guard case .string(let key) = pairs[index], case .string(let value) = pairs[index + 1] else {
+                return .reject("expects [,s left|right|both] then frequencies in Hz, then key value pairs of strings "
+                    + "(listener, seed), got \(request.message.typeTags)")
+            }
+            switch key {
+            case "listener":
+                guard !value.isEmpty, value.count <= 256 else { return .reject("listener: expected an id of 1 … 256 characters") }
+                listener = value
+            case "seed":
+                guard let number = UInt64(value) else { return .reject("seed: expected a decimal 0 … 2^64-1, got \(value)") }
+                seed = number
+            default:
+                return .reject("unknown key '\(key)' (listener, seed)")
+            }
         }
         let frequencies = numbers.isEmpty ? PureToneAudiometry.defaultFrequencies : numbers.map { $0! }
         let surface = request.surface
         guard !surface.hearingTest.state.isActive else {
             return .reject("a hearing test is already running (/test/cancel it first)")
         }
-        let testedEars = ears
+        let testedEars = ears, listenerID = listener, testSeed = seed
         return .perform {
             surface.hearingTestStarter.withLock { $0 = request.sender }
             request.answerLater {
-                try await surface.hearingTest.start(ears: testedEars, frequencies: frequencies)
+                try await surface.hearingTest.start(ears: testedEars, frequencies: frequencies, listener: listenerID, seed: testSeed)
             }
         }
     }
@@ -355,15 +487,17 @@ extension OSCCommandTable {
     static func testStateMessage(_ state: HearingTestState) -> OSCMessage {
         var arguments: [OSCArgument] = [.string(state.name)]
         switch state {
-        case .running(let ear, let frequency, let level, let progress):
+        case .running(let ear, let frequency, let progress):
             arguments += [.string("ear"), .string(ear.rawValue), .string("hz"), .float(Float(frequency)),
-                          .string("level_db_hl"), .float(Float(level)), .string("progress"), .float(Float(progress))]
+                          .string("progress"), .float(Float(progress))]
         case .done(let refusal):
             arguments += [.string("profile"), .string(refusal == nil ? "submitted" : "not_submitted")]
             if let refusal { arguments += [.string("reason"), .string(refusal)] }
         case .failed(let reason):
             arguments += [.string("reason"), .string(reason)]
-        case .idle, .paused, .cancelled:
+        case .cancelled(let presentations, let heard):
+            arguments += [.string("presentations"), .float(Float(presentations)), .string("heard"), .float(Float(heard))]
+        case .idle, .paused:
             break
         }
         return OSCMessage("/test/state", arguments)
@@ -391,6 +525,10 @@ extension OSCCommandTable {
             if !result.noResponse.isEmpty {
                 messages.append(OSCMessage("/test/no_response", [.string(result.ear.rawValue)] + result.noResponse.map { .float(Float($0)) }))
             }
+            if !result.maskingDilemmas.isEmpty {
+                messages.append(OSCMessage("/test/masking_dilemma",
+                                           [.string(result.ear.rawValue)] + result.maskingDilemmas.map { .float(Float($0)) }))
+            }
             return messages
         }
     }
@@ -414,6 +552,9 @@ extension OSCControlSurface {
         case .results(let record): messages = OSCCommandTable.testResultMessages(record)
         case .notKept(let problem):
             logger.error("\(problem)")
+            return
+        case .submitted:
+            stateKeeper?.persist()
             return
         }
         let starter = hearingTestStarter.withLock { $0 }

@@ -8,7 +8,8 @@ import Synchronization
 /// Bounds: at most `capacity` listeners, `maximumPerHost` per host, rates 1…30 Hz, a lease of
 /// `lease` (subscribing again renews it and may change the rate); a listener whose sends fail
 /// `maximumConsecutiveFailures` times in a row is dropped. The audio thread meters only while
-/// someone listens: the first listener starts metering, the last one leaving stops it.
+/// someone listens: the first listener starts metering, the last one leaving stops it. While
+/// the engine is in test mode (a hearing test runs) nothing is sent.
 ///
 /// Thread rules: any thread but the audio thread; the stream runs in its own task while it has
 /// listeners.
@@ -125,6 +126,9 @@ final class OSCMeterStream: Sendable {
             }
             try? await Task.sleep(for: interval)
             let reading = engine.takeMeterReading()
+            // During a hearing test the meters would show when each tone plays (and how loud):
+            // nothing is sent, to anyone, until it ends (blind surfaces, `HearingTestRunner`).
+            if engine.isInTestMode { continue }
             let now = clock.now
             let due = state.withLock { state -> [(OSCSender, MeterReading, Set<String>)] in
                 var due: [(OSCSender, MeterReading, Set<String>)] = []

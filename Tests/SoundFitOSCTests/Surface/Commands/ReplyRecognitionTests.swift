@@ -60,7 +60,11 @@ import Testing
         if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
         switch message.address {
         case "/state", "/test/result": return message.arguments.count >= 2
-        case "/test/state", "/test/no_response": return !message.arguments.isEmpty
+        case "/test/state", "/test/no_response", "/test/masking_dilemma": return !message.arguments.isEmpty
+        case "/test/export":
+            // Added with the table: the export's one string.
+            if message.arguments.count == 1, case .string = message.arguments[0] { return true }
+            return false
         case "/config/delivery":
             if message.arguments.count == 2, case .string("continuous") = message.arguments[0] { return true }
             return false
@@ -145,7 +149,7 @@ extension ReplyRecognitionTests {
         #expect(Set(named) == replyAddresses, "\(named)")
         for address in named where !["/session", "/patch/current", "/config/delivery", "/config/timeout",
                                      "/config/max_output", "/config/calibration", "/profile/audiogram",
-                                     "/test/config", "/test/earphone", "/response/frequencies", "/response/left",
+                                     "/test/config", "/test/earphone", "/test/export", "/response/frequencies", "/response/left",
                                      "/response/right", "/calibration/tone", "/calibration/measured"].contains(address) {
             #expect(OSCCommandTable.isReply(OSCMessage(address, [.string("a"), .string("b"), .int32(1)])), "\(address)")
         }
