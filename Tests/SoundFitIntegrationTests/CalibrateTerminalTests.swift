@@ -10,7 +10,7 @@ extension SoundFitIntegration {
         /// the output holds `text` `count` times, type `keys`. Then waits for the child to exit
         /// (SIGKILL after 10 s) and prints its output and `EXIT <status>`.
         static let driver = """
-            import json, os, pty, select, sys, time
+            import os, json, pty, select, sys, time
             steps = json.loads(sys.argv[1])
             pid, fd = pty.fork()
             if pid == 0:

@@ -1,5 +1,5 @@
 import Foundation
-import SoundFitHearing
+import SoundFit
 import SoundFitTestSupport
 import Testing
 
