@@ -28,7 +28,8 @@ extension FittingVerification.Report {
     /// `{"techLevel": 3, "calibration": 100, "intensity": 1, "enabled": true, "loadedVariant": "default",
     /// "passes": false, "failures": ["…"], "speech": [{"ear": "left", "level": 65, "bands": [{"centre": 250,
     /// "target": 7.1, "measured": 7.0, "tolerance": 1, "pass": true}, …]}, …], "tones": [{"ear": "left",
-    /// "centre": 250, "inputs": [40, …], "targets": [dB SPL…], "measured": [dB SPL…]}, …]}`.
+    /// "centre": 250, "inputs": [40, …], "targets": [dB SPL…], "measured": [dB SPL…]}, …],
+    /// "prescription": [{"ear": "left", "centres": [Hz…], "prescribed": [dB…], "applied": [dB…]}, …]}`.
     public var json: JSONValue {
         func numbers(_ values: [Double]) -> JSONValue { .array(values.map { JSONValue.number($0) }) }
         func rounded(_ value: Double) -> JSONValue { .number((value * 100).rounded() / 100) }
@@ -50,6 +51,12 @@ extension FittingVerification.Report {
                             "tolerance": .number(band.tolerance), "pass": .bool(band.passes),
                         ]))
                     }),
+                ]))
+            }),
+            "prescription": .array(prescription.map { curve in
+                .object(JSONObject([
+                    "ear": .string(curve.ear.rawValue), "centres": .array(curve.centres.map(rounded)),
+                    "prescribed": .array(curve.prescribed.map(rounded)), "applied": .array(curve.applied.map(rounded)),
                 ]))
             }),
             "tones": .array(tones.map { curve in

@@ -62,6 +62,17 @@ public enum FittingVerification {
         public var measured: [Double]
     }
 
+    /// One ear's prescription at 65 dB SPL speech: the gain prescribed (the default preset's g65,
+    /// intensity 1) and the gain the fitting is set to apply now (the same at the current
+    /// intensity), per band. Drawn from the preset until part A's runtime API for prescribed and
+    /// applied gains is merged.
+    public struct PrescribedCurve: Sendable, Equatable {
+        public var ear: Ear
+        public var centres: [Double]
+        public var prescribed: [Double]
+        public var applied: [Double]
+    }
+
     /// Everything measured, with what it was measured on.
     public struct Report: Sendable, Equatable {
         public var techLevel: Int
@@ -72,6 +83,7 @@ public enum FittingVerification {
         public var loadedVariant: String?
         public var speech: [SpeechResult]
         public var tones: [ToneCurve]
+        public var prescription: [PrescribedCurve] = []
 
         /// Every band outside its tolerance, as `left 2000 Hz at 65 dB SPL: measured 18.2 dB, target 20.1 dB (−1.9 dB, tolerance 1 dB)`.
         public var failures: [String] {
@@ -170,9 +182,13 @@ public enum FittingVerification {
             }
             tones = curves
         }
+        let prescribedCurves = ears.map { ear, bands in
+            PrescribedCurve(ear: ear, centres: centres, prescribed: speechTargets(bands, level: 65, intensity: 1),
+                            applied: speechTargets(bands, level: 65, intensity: intensity))
+        }
         return Report(techLevel: fitting.techLevel, calibration: calibration, intensity: intensity,
                       isEnabled: session.isEnabled.value, loadedVariant: session.preset.value?.variant.rawValue,
-                      speech: speech, tones: tones)
+                      speech: speech, tones: tones, prescription: prescribedCurves)
     }
 }
 

@@ -3,7 +3,8 @@ import SoundFitJSON
 /// `GET /verify[?tones=0|1]`: the verification of the running instance's current fitting
 /// (`soundfit verify`'s numbers: speech-noise insertion gain per ear, level and band against the
 /// target, and the pure-tone input-output curves unless `tones=0`), as JSON. It passes the
-/// server's access checks like every route (`WebAccess`: host, origin, token).
+/// server's access checks like every route (`WebAccess`: host, origin, token), as a costly read:
+/// a foreign `Origin` and a missing token (when the port has one) are refused as for a write.
 ///
 /// The verification itself is the composition root's (`verify`): it renders offline, on a
 /// thread of its own, from a copy of the current state, never on the audio thread. It takes
@@ -19,7 +20,7 @@ public enum VerifyRoute {
     }
 
     public static func route(verify: @escaping @Sendable (_ includeTones: Bool) async -> Outcome) -> HTTPRoute {
-        HTTPRoute(.exact(path)) { request in
+        HTTPRoute(.exact(path), isCostly: true) { request in
             var includeTones = true
             for item in request.queryItems {
                 guard item.name == "tones" else {
