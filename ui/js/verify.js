@@ -18,7 +18,7 @@ function svg(tag, attributes = {}, text) {
 function plotArea(host, low, high, title) {
   host.setAttribute("viewBox", "0 0 600 330");
   host.replaceChildren();
-  const box = { left: 52, top: 24, right: 586, bottom: 300 };
+  const box = { left: 52, top: 32, right: 586, bottom: 300 };
   const x = (hz) => box.left + (Math.log(hz / 200) / Math.log(12000 / 200)) * (box.right - box.left);
   const y = (db) => box.bottom - ((db - low) / (high - low)) * (box.bottom - box.top);
   const grid = svg("g", { class: "grid" });
@@ -30,7 +30,7 @@ function plotArea(host, low, high, title) {
     grid.append(svg("line", { x1: box.left, x2: box.right, y1: y(db), y2: y(db) }));
     grid.append(svg("text", { x: box.left - 6, y: y(db) + 4, "text-anchor": "end" }, `${db}`));
   }
-  grid.append(svg("text", { x: box.left, y: 14 }, title));
+  grid.append(svg("text", { x: box.left, y: 18, class: "title" }, title));
   grid.append(svg("text", { x: 12, y: 160, transform: "rotate(-90 12 160)", "text-anchor": "middle" }, "gain (dB)"));
   host.append(grid);
   const layer = svg("g");
