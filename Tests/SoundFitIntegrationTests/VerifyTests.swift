@@ -217,6 +217,25 @@ extension SoundFitIntegration {
             #expect(own.readResponse()?.status == 200)
         }
 
+        @Test("GET /verify on a port with a token (--http-token): refused 403 without it, answered with ?token= and Bearer")
+        func httpVerifyNeedsTheToken() throws {
+            let directory = try UniqueName.temporaryDirectory("soundfit-verify")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let profile = try TestAudiogram.profileFile(left: .n3, right: nil, in: directory)
+            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "1",
+                                                                    "--http-token", "verify-secret"])
+            defer { rig.stop() }
+            let port = try #require(rig.ready.httpPort)
+            let (refused, reason) = try PlainHTTP.getJSON(port: port, "/verify?tones=0")
+            #expect(refused == 403 && (reason["error"] as? String ?? "").contains("token"), "\(refused) \(reason)")
+            let (status, object) = try PlainHTTP.getJSON(port: port, "/verify?tones=0&token=verify-secret")
+            #expect(status == 200 && object["passes"] as? Bool == true, "\(status) \(object["failures"] ?? object)")
+            let bearer = try RawHTTPConnection(port: port)
+            bearer.send(RawHTTPConnection.request("/verify?tones=0", host: "127.0.0.1:\(port)",
+                                                  headers: [("Authorization", "Bearer verify-secret")]))
+            #expect(bearer.readResponse()?.status == 200)
+        }
+
         @Test("The page's verification section draws target and measured per level and the prescribed and applied gains")
         func pageDrawsVerification() throws {
             let directory = try UniqueName.temporaryDirectory("soundfit-verify")

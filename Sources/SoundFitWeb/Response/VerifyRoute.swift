@@ -8,7 +8,8 @@ import SoundFitJSON
 ///
 /// The verification itself is the composition root's (`verify`): it renders offline, on a
 /// thread of its own, from a copy of the current state, never on the audio thread. It takes
-/// seconds; a second request while one runs gets a 503, as does an instance without a hearing
+/// seconds (at 48 kHz, whatever the instance runs at); GET only (a HEAD would cost as much); a
+/// second request while one runs gets a 503, as does an instance without a hearing
 /// profile (with the reason).
 public enum VerifyRoute {
     public static let path = "/verify"
@@ -20,7 +21,7 @@ public enum VerifyRoute {
     }
 
     public static func route(verify: @escaping @Sendable (_ includeTones: Bool) async -> Outcome) -> HTTPRoute {
-        HTTPRoute(.exact(path), isCostly: true) { request in
+        HTTPRoute(.exact(path), methods: [.GET], isCostly: true) { request in
             var includeTones = true
             for item in request.queryItems {
                 guard item.name == "tones" else {
