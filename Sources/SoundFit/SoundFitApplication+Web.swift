@@ -6,10 +6,11 @@ import SoundFitWeb
 extension SoundFitApplication {
     /// The HTTP routes of the web server, besides the OSCQuery namespace (which answers every
     /// path no route takes): the web page under `/ui` when its folder is known, the chain's
-    /// response at `/response` and the last hearing test's FHIR export at `/hearing-test/fhir`. A module that serves HTTP adds its routes here.
+    /// response at `/response` and the last hearing test's FHIR export at `/hearing-test/fhir`, the fitting's verification at `/verify`. A module that serves HTTP adds its routes here.
     static func webRoutes(configuration: SoundFitConfiguration, runtime: SoundFitRuntime,
-                          hearingTest: HearingTestRunner) -> [HTTPRoute] {
+                          hearingTest: HearingTestRunner, stateKeeper: StateKeeper? = nil) -> [HTTPRoute] {
         var routes: [HTTPRoute] = [ResponseRoute.route(runtime: runtime), HearingTestExportRoute.route(runner: hearingTest)]
+        routes.append(verifyRoute(runtime: runtime, stateKeeper: stateKeeper))
         if let page = configuration.web?.pageDirectory {
             routes.append(StaticFiles(root: page).route)
         }

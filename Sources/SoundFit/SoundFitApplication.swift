@@ -116,7 +116,7 @@ public final class SoundFitApplication: Service, Sendable {
             do {
                 web = try WebServer(
                     host: configuration.osc.host, port: webConfiguration.port, runtime: runtime, stateKeeper: stateKeeper,
-                    routes: Self.webRoutes(configuration: configuration, runtime: runtime, hearingTest: hearingTest),
+                    routes: Self.webRoutes(configuration: configuration, runtime: runtime, hearingTest: hearingTest, stateKeeper: stateKeeper),
                     hostInfo: { webPort in
                         OSCQueryHostInfo(name: "SoundFit \(host.status.clientName)", oscHost: socket.boundPeer.host,
                                          oscPort: socket.boundPeer.port, webSocketPort: webPort,

@@ -149,44 +149,18 @@ struct RenderCommand: AsyncParsableCommand {
         progress.finish(frames: rendered)
     }
 
-    /// SoundFit configured from the flags.
+    /// SoundFit configured from the flags (see `OfflineChainSetup`).
     private func makeSoundFit(sampleRate: Int, channelCount: Int, values: [(address: String, value: ParameterValue)],
                               logger: Logger) throws -> OfflineSoundFit {
-        let stateURL = stateDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
-        if let stateURL {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: stateURL.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CLIError("--state-dir \(stateURL.path) is not a directory")
-            }
-        }
-        // User patches: the given state directory's, else those of the default one (only read).
-        let patchesURL = stateURL ?? URL(fileURLWithPath: StateDirectory.defaultPath, isDirectory: true)
-        var settings = OfflineSoundFit.Settings(
-            stateDirectory: stateURL,
-            patches: try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: patchesURL, logger: logger))
-        let document = try stateURL.flatMap { url in
-            do {
-                return try DocumentSettingsFile.read(url)
-            } catch {
-                throw CLIError("\(error)")
-            }
-        }
-        if techLevel != nil || personalization != nil {
-            let fitting = try Fitting(techLevel: techLevel ?? 3)
-            settings.session = (personalization ?? .fineTuning).configuration(fitting: fitting)
-        }
-        settings.hearingProfile = try profile.map(HearingProfileFile.load)
-        settings.patch = patch.map { Int($0).map(PatchReference.number) ?? .name($0) }
-        settings.values = values
-        settings.calibration = levels.calibration ?? document?.calibration ?? PresetGenerator.defaultCalibration
-        settings.maximumOutputSPL = levels.maxOutput
-        return OfflineSoundFit(settings: settings, sampleRate: sampleRate, channelCount: channelCount)
+        try OfflineChainSetup(stateDir: stateDir, patch: patch, hearingProfile: profile.map(HearingProfileFile.load),
+                              techLevel: techLevel, personalization: personalization, values: values, levels: levels)
+            .make(sampleRate: sampleRate, channelCount: channelCount, logger: logger)
     }
 }
 
 /// Runs `body` on a new thread and returns its result: the rendering loop flushes denormals on
 /// its thread, which must not be one of Swift concurrency's shared threads.
-private func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try body() }) }
         thread.name = "soundfit render"

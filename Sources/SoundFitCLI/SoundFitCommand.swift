@@ -9,6 +9,6 @@ struct SoundFitCommand: AsyncParsableCommand {
         abstract: "A JACK audio client that personalizes sound to a listener's hearing, remote-controlled over OSC.",
         version: "soundfit \(SoundFitVersion.current)",
         subcommands: [RunCommand.self, RenderCommand.self, ParametersCommand.self, PresetsCommand.self, PatchesCommand.self,
-                      StateCommand.self, TestCommand.self, CalibrateCommand.self],
+                      StateCommand.self, TestCommand.self, CalibrateCommand.self, VerifyCommand.self],
         defaultSubcommand: RunCommand.self)
 }

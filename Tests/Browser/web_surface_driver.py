@@ -248,8 +248,13 @@ def wait_text(selector, contains, timeout=15):
                         script("const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", selector)))
 
 
+def evaluate(source):
+    """Runs `source` (a function body) in the page and returns its result: what a chart drew."""
+    return script(source)
+
+
 COMMANDS = {name: globals()[name] for name in [
-    "set_field", "wait_text",
+    "set_field", "wait_text", "evaluate",
     "open_page", "controls", "control", "wait_value", "click_slider", "toggle", "response", "now", "fill_audiogram",
     "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot",
     "wait_dataset", "wait_persistence"]}

@@ -7,6 +7,7 @@ import { drawResponse } from "./charts.js";
 import { wireDelivery, wireErrors, wirePatches, wirePersistence, wireSession } from "./panels.js";
 import { wireHearing } from "./hearing.js";
 import { wireCalibration } from "./calibration.js";
+import { wireVerification } from "./verify.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RESPONSE_POINTS = 256;
@@ -55,6 +56,7 @@ async function start() {
   wirePersistence(connection);
   wireHearing(connection);
   wireCalibration(connection);
+  wireVerification();
   document.body.dataset.ready = "true";
 }
 

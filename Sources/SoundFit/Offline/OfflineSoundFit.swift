@@ -32,6 +32,9 @@ public final class OfflineSoundFit: @unchecked Sendable {
         public var stateDirectory: URL?
         /// Factory and user patches.
         public var patches: PatchLibrary
+        /// A state to start from instead of the state directory's (a running instance's
+        /// `StateKeeper.document`, for `GET /verify`); nil: the state directory's, else the defaults.
+        public var document: StateDocument?
         /// The session; nil: the state's (or the default: fine tuning at tech level 3).
         public var session: ProcessingConfiguration?
         /// A hearing profile that replaces the state's (its recommendation is applied).
@@ -85,6 +88,7 @@ public final class OfflineSoundFit: @unchecked Sendable {
             warnings += loaded.warnings
             document = loaded.document
         }
+        if let given = settings.document { document = given }
         if let session = settings.session { document.session = session }
         if settings.hearingProfile != nil { document.forgetHearingProfile() }
 

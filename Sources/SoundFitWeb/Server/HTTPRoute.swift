@@ -106,11 +106,15 @@ public struct HTTPRoute: Sendable {
     /// The methods the route answers; others get 405.
     public var methods: [HTTPMethod]
     public var respond: @Sendable (HTTPRequest) async -> HTTPResponse
+    /// A read that costs seconds of work (`/verify`): `WebAccess` checks its `Origin` and token as
+    /// a state-changing request's, so no foreign page can make SoundFit spend them.
+    public var isCostly: Bool
 
-    public init(_ match: Match, methods: [HTTPMethod] = [.GET, .HEAD],
+    public init(_ match: Match, methods: [HTTPMethod] = [.GET, .HEAD], isCostly: Bool = false,
                 respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
         self.match = match
         self.methods = methods
+        self.isCostly = isCostly
         self.respond = respond
     }
 

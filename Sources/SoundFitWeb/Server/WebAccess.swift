@@ -11,7 +11,7 @@ import NIOHTTP1
 ///   `--http-allow-host`; with or without a port. A browser always sends the name it resolved,
 ///   so a rebound name (`evil.example`) is refused.
 /// - **Origin**: a WebSocket upgrade and every state-changing request (any method but GET,
-///   HEAD, OPTIONS) that carry an `Origin` need the page's own origin (`http://` + an allowed
+///   HEAD, OPTIONS) and every costly read (`HTTPRoute.isCostly`: `/verify`) that carry an `Origin` need the page's own origin (`http://` + an allowed
 ///   host + this port) or one of `--http-allow-origin`. Browsers always send `Origin` on a
 ///   WebSocket handshake (and on cross-origin POSTs), so a missing `Origin` is a non-browser
 ///   client (an OSCQuery library, `websocat`, a script) and is let through: such a client could
@@ -49,7 +49,8 @@ public struct WebAccess: Sendable {
 
     /// Why `request` is refused (the reason for its `403`), nil when it may proceed. `port`: the
     /// port this server is bound to (the page's own origin carries it).
-    func refusal(method: HTTPMethod, query: String?, headers: HTTPHeaders, port: UInt16) -> String? {
+    /// `costly`: a read that costs seconds (`HTTPRoute.isCostly`), checked as a state-changing request.
+    func refusal(method: HTTPMethod, query: String?, headers: HTTPHeaders, port: UInt16, costly: Bool = false) -> String? {
         let hosts = headers["Host"]
         guard hosts.count == 1, let host = hosts.first else {
             return hosts.isEmpty ? "a request needs a Host header naming this server (127.0.0.1:\(port))"
@@ -60,7 +61,7 @@ public struct WebAccess: Sendable {
                 + "and --http-allow-host names are answered (a guard against DNS rebinding)"
         }
         let upgrade = headers["Upgrade"].contains { $0.lowercased().contains("websocket") }
-        let stateChanging = ![HTTPMethod.GET, .HEAD, .OPTIONS].contains(method)
+        let stateChanging = costly || ![HTTPMethod.GET, .HEAD, .OPTIONS].contains(method)
         guard upgrade || stateChanging else { return nil }
         let what = upgrade ? "a WebSocket" : "a \(method.rawValue) request"
         let origins = headers["Origin"]

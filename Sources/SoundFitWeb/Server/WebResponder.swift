@@ -18,7 +18,9 @@ struct WebResponder: Sendable {
     let port: @Sendable () -> UInt16
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
-        if let refusal = access.refusal(method: request.method, query: request.query, headers: request.headers, port: port()) {
+        let costly = routes.first(where: { $0.takes(request.path) })?.isCostly ?? false
+        if let refusal = access.refusal(method: request.method, query: request.query, headers: request.headers, port: port(),
+                                        costly: costly) {
             logRefusal(.forbidden, "\(request.method.rawValue) \(request.path.prefix(100)): \(refusal)", peer: request.peer)
             return .error(.forbidden, refusal)
         }

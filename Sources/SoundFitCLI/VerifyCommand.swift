@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SoundFit
+
+/// `soundfit verify`: the verification a fitter runs on the current fitting (issue 23), offline
+/// through the chain `soundfit render` uses (see `FittingVerification`). Exits 1 when a band
+/// misses its target by more than its tolerance, with the bands named.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify the fitting: speech-shaped noise at 55/65/80 dB SPL, insertion gain per band vs the prescription.",
+        discussion: """
+            Renders speech-shaped noise (Byrne et al. 1994 LTASS) at 55, 65 and 80 dB SPL through
+            the fitting, offline at 48 kHz, both ears at once, and measures the insertion gain per
+            band (±1/6 octave around each band centre). The target is what the default preset's
+            gain law prescribes for the band's level of that speech, at the current intensity (at
+            65 dB SPL and intensity 1: the NAL-RP gain). Then pure tones at the band centres from
+            40 to 100 dB SPL give the input-output curves.
+            The fitting is built as `soundfit render` builds it: --state-dir, then the session
+            (--tech-level), the hearing profile (--profile or --audiogram), --patch, every --set.
+            Exit status: 0 when every band is within 1 dB (2 dB above 4 kHz) at every level, 1
+            when one is not, 64 on bad input.
+            """)
+
+    @Option(help: "Patch to load, by name or number (factory, or a user patch of the state directory).")
+    var patch: String?
+
+    @Option(help: "Hearing profile JSON file (see `soundfit presets --help`); its recommended preset is applied.")
+    var profile: String?
+
+    @Option(help: "A standard audiogram (Bisgaard et al. 2010: N1…N7, S1…S3) for both ears, instead of --profile.")
+    var audiogram: String?
+
+    @Option(help: "Tech level 1…4 of the processing session (default: the state's, else 3).")
+    var techLevel: Int?
+
+    @Option(help: "Personalization mode: fine_tuning or single_preset (default: the state's, else fine_tuning).")
+    var personalization: PersonalizationMode?
+
+    @Option(name: .customLong("set"),
+            help: ArgumentHelp("Set a parameter, /address=value, after everything else (repeatable; as `soundfit render --set`).",
+                               valueName: "/address=value"))
+    var assignments: [String] = []
+
+    @Option(help: "State directory of an instance whose full state to verify (only read; default: none, the defaults).")
+    var stateDir: String?
+
+    @Option(help: "Write the curves as a PNG plot to this file, and the numbers as CSV beside it (same name, .csv).")
+    var plot: String?
+
+    @Flag(help: "Skip the pure-tone sweep (input-output curves).")
+    var noTones = false
+
+    @OptionGroup var levels: ChainLevelOptions
+
+    func validate() throws {
+        if let techLevel, !Fitting.techLevels.contains(techLevel) {
+            throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
+        }
+        if profile != nil && audiogram != nil {
+            throw ValidationError("give --profile or --audiogram, not both")
+        }
+        if let audiogram, StandardAudiogram.named(audiogram) == nil {
+            throw ValidationError("--audiogram must be one of \(StandardAudiogram.all.map(\.name).joined(separator: ", ")), got '\(audiogram)'")
+        }
+        if let plot, URL(fileURLWithPath: plot).pathExtension.lowercased() != "png" {
+            throw ValidationError("--plot must name a .png file, got '\(plot)'")
+        }
+        _ = try values()
+    }
+
+    private func values() throws -> [(address: String, value: ParameterValue)] {
+        try assignments.map { assignment in
+            do {
+                return try ParameterAssignment.parse(assignment)
+            } catch {
+                throw ValidationError("--set \(assignment): \(error)")
+            }
+        }
+    }
+
+    private func hearingProfile() throws -> HearingProfile? {
+        if let audiogram, let standard = StandardAudiogram.named(audiogram) {
+            return try HearingProfile(left: standard.audiogram, right: standard.audiogram)
+        }
+        return try profile.map(HearingProfileFile.load)
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let logger = Logger(label: "soundfit")
+        let setup = OfflineChainSetup(stateDir: stateDir, patch: patch, hearingProfile: try hearingProfile(),
+                                      techLevel: techLevel, personalization: personalization, values: try values(),
+                                      levels: levels)
+        let soundfit = try setup.make(sampleRate: FittingVerification.sampleRate, channelCount: 2, logger: logger)
+        for warning in soundfit.warnings { logger.warning("\(warning)") }
+        do {
+            try await soundfit.configure()
+        } catch {
+            throw CLIError("\(error)")
+        }
+        let includeTones = !noTones
+        let report: FittingVerification.Report
+        do {
+            report = try await onThreadOfItsOwn { try FittingVerification.run(soundfit, includeTones: includeTones) }
+        } catch let failure as FittingVerification.Failure {
+            throw CLIError(failure.description)
+        }
+        print(report.table)
+        if let plot {
+            let csvPath = URL(fileURLWithPath: plot).deletingPathExtension().appendingPathExtension("csv").path
+            do {
+                try atomicWrite(Data(VerificationPlot(report: report).png()), to: plot)
+                try atomicWrite(Data(report.csv.utf8), to: csvPath)
+            } catch {
+                throw CLIError("cannot write the plot: \(error.localizedDescription)")
+            }
+            print("plot: \(plot)\nnumbers: \(csvPath)")
+        }
+        if !report.passes { throw ExitCode(1) }
+    }
+
+    /// Writes `data` to a temporary file beside `path`, then renames it: the file appears whole or not at all.
+    private func atomicWrite(_ data: Data, to path: String) throws {
+        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}
