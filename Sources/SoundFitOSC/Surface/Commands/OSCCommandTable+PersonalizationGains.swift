@@ -24,9 +24,10 @@ extension OSCCommandTable {
                   OSCMessageForm("/personalization/gains/left", .any),
                   OSCMessageForm("/personalization/gains/right", .any)],
         prepare: { request in
-            guard request.arguments.isEmpty else {
-                return .reject("expects no arguments, got \(request.message.typeTags)")
-            }
+            // With arguments the message has the reply's form and never gets here (replies are
+            // never answered). The answer is large (up to ~400 bytes at tech level 4): refused
+            // to an unconfirmed source on an exposed port, as `/status` is.
+            if let refusal = refusalOfLargeAnswer(to: request) { return refusal }
             let runtime = request.surface.runtime
             return .perform {
                 do throws(ControlError) {
