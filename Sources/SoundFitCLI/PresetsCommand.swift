@@ -43,6 +43,6 @@ struct PresetsCommand: ParsableCommand {
         let level = try Fitting(techLevel: techLevel)
         var presets = PresetGenerator.presets(for: profile, fitting: level, calibration: calibration)
         if personalization == .singlePreset { presets = [presets[0]] }
-        FileHandle.standardOutput.write(JSONValue.array(presets.map(\.json)).fileData())
+        FileHandle.standardOutput.write(JSONValue.array(presets.map(\.reportJSON)).fileData())
     }
 }

@@ -8,11 +8,14 @@ import SoundFitModel
 ///
 /// ```json
 /// {"calibration_db_spl": 100, "left": [{"attack_ms": 5, "centre_hz": 250, …}, …], "right": […],
-///  "rule": "soundfit-nal-rp-wdrc/1", "tech_level": 3, "variant": "default", "version": 1}
+///  "rule": "soundfit-nal-rp-wdrc/2", "tech_level": 3, "variant": "default", "version": 1}
 /// ```
 ///
 /// Keys are written sorted (as SoundFit always wrote them); on reading, fields SoundFit does
-/// not know are ignored, and `expansion_knee_db_spl` may be absent or null (no expansion).
+/// not know are ignored, `expansion_knee_db_spl` may be absent or null (no expansion) and
+/// `minimum_gain_db` absent (0 dB; written only when not 0). In `reportJSON` (what
+/// `soundfit presets` prints) a band whose safety cap binds says `"gain_capped": true`
+/// (`BandDynamics.isGainCapped`), a derived report that reading ignores.
 extension PresetPayload {
     /// A band's fields in the order they are written (sorted by name).
     private static let bandFieldsInFileOrder = BandDynamics.Field.allCases.sorted { $0.rawValue < $1.rawValue }
@@ -76,8 +79,8 @@ extension PresetPayload {
             var band = BandDynamics(centre: 0, gain: 0)
             var complete = true
             for key in BandDynamics.Field.allCases {
-                let number = reader.number(values, key.rawValue, prefix: field + ".", required: !key.isOptional)
-                if number == nil, !key.isOptional { complete = false }
+                let number = reader.number(values, key.rawValue, prefix: field + ".", required: key.isRequired)
+                if number == nil, key.isRequired { complete = false }
                 band[key] = number
             }
             if complete { bands.append(band) }
@@ -85,14 +88,25 @@ extension PresetPayload {
         return bands.count == elements.count ? bands : nil
     }
 
-    /// The preset as JSON, keys sorted.
-    public var json: JSONValue {
+    /// The preset as JSON, keys sorted: what files hold (state files, preset files).
+    public var json: JSONValue { json(reportingCaps: false) }
+
+    /// The preset as JSON with `"gain_capped": true` in every band whose safety cap binds
+    /// (`BandDynamics.isGainCapped`): what `soundfit presets` prints for the reader. Files leave
+    /// the derived report out, so a file written before it existed is written back unchanged.
+    public var reportJSON: JSONValue { json(reportingCaps: true) }
+
+    private func json(reportingCaps: Bool) -> JSONValue {
         func bands(_ bands: [BandDynamics]) -> JSONValue {
             .array(bands.map { band in
+                // `minimum_gain_db` is written only when not 0 dB: a file written before it
+                // existed is written back unchanged. `gain_capped` is derived, ignored on reading.
+                var entries = Self.bandFieldsInFileOrder
+                    .filter { $0 != .minimumGain || band.minimumGain != 0 }
+                    .map { ($0.rawValue, band[$0].map(JSONValue.number)) }
+                if reportingCaps, band.isGainCapped { entries.append(("gain_capped", JSONValue.bool(true))) }
                 var object = JSONObject()
-                for key in Self.bandFieldsInFileOrder {
-                    object.append(key.rawValue, band[key].map(JSONValue.number))
-                }
+                for (key, value) in entries.sorted(by: { $0.0 < $1.0 }) { object.append(key, value) }
                 return .object(object)
             })
         }

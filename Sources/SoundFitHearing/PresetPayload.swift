@@ -14,7 +14,7 @@ public struct PresetPayload: Sendable, Equatable {
     public static var calibrationRange: ClosedRange<Double> { MultibandPreset.calibrationRange }
 
     public var version: Int
-    /// The generation rule and its version, e.g. "soundfit-nal-rp-wdrc/1".
+    /// The generation rule and its version, e.g. "soundfit-nal-rp-wdrc/2".
     public var rule: String
     /// The tech level the preset was generated for (`tech_level` in the file).
     public var fitting: Fitting

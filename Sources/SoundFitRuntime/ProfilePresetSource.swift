@@ -65,6 +65,18 @@ public final class ProfilePresetSource: PresetSource {
     }
 
     public func preset(_ variant: PresetVariant, for fitting: Fitting) async throws -> PersonalizationPreset {
+        let (payload, generation) = try generate(variant, for: fitting)
+        let id = "profile-\(generation)-\(variant)-tl\(fitting.techLevel)"
+        return PersonalizationPreset(id: id, variant: variant, fitting: fitting, payload: payload)
+    }
+
+    /// The payload `preset(_:for:)` would carry, now (for reports: `/personalization/gains`).
+    /// Throws `ControlError` without a profile or when the variant is not available.
+    public func payload(_ variant: PresetVariant, for fitting: Fitting) throws -> PresetPayload {
+        try generate(variant, for: fitting).payload
+    }
+
+    private func generate(_ variant: PresetVariant, for fitting: Fitting) throws -> (payload: PresetPayload, generation: Int) {
         try state.withLock { state in
             guard let profile = state.profile else {
                 throw ControlError("no hearing profile yet: submit one with /profile/audiogram or --profile")
@@ -75,8 +87,7 @@ public final class ProfilePresetSource: PresetSource {
                 throw ControlError(
                     "preset variant \(variant) is not available for this hearing profile (available: \(payloads.map(\.variant.rawValue).joined(separator: ", ")))")
             }
-            let id = "profile-\(state.generation)-\(variant)-tl\(fitting.techLevel)"
-            return PersonalizationPreset(id: id, variant: variant, fitting: fitting, payload: payload)
+            return (payload, state.generation)
         }
     }
 }

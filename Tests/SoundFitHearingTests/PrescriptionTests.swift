@@ -71,11 +71,16 @@ enum StandardAudiograms {
         #expect(presets[0].right == presets[0].left)
     }
 
-    @Test func lossBeyondTheGainCapsGivesNoUp() throws {
+    /// Rule 1 capped every band of a 110 dB HL loss at 40 dB, so it offered no up; rule 2's
+    /// safety cap (60 dB here) leaves NAL-RP below it in some bands: up is offered, and the
+    /// bands where NAL-RP exceeds the cap sit at it and say so (`gain_capped`).
+    @Test func lossBeyondTheSafetyCapIsCappedAndReported() throws {
         let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(110), fitting: try Fitting(techLevel: 3))
-        #expect(variants == [.default, .down])
+        #expect(variants == [.default, .up, .down])
         let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(110), fitting: try Fitting(techLevel: 3))
-        #expect(preset.left.allSatisfy { $0.gain == PresetGenerator.gainCap })
+        #expect(preset.left.allSatisfy { $0.gain <= $0.maximumGain && $0.maximumGain == PresetGenerator.largestGainCap })
+        // 1 kHz: 0.31·110 + 0.15·110 + 1 + 0.2·50 + 0 = 61.6 dB > 60.
+        #expect(preset.left[2].gain == 60 && preset.left[2].isGainCapped)
     }
 
     @Test(arguments: 1...4)

@@ -11,6 +11,7 @@ extension BandDynamics {
         case expansionKnee = "expansion_knee_db_spl"
         case expansionRatio = "expansion_ratio"
         case maximumGain = "maximum_gain_db"
+        case minimumGain = "minimum_gain_db"
         case outputLimit = "output_limit_db_spl"
         case attack = "attack_ms"
         case release = "release_ms"
@@ -20,6 +21,7 @@ extension BandDynamics {
             switch self {
             case .centre: nil
             case .gain, .maximumGain: 0...60
+            case .minimumGain: -60...0
             case .referenceLevel, .knee, .expansionKnee: 0...120
             case .ratio: 1...5
             case .expansionRatio: 1...4
@@ -31,6 +33,10 @@ extension BandDynamics {
 
         /// Whether the field may be absent (nil): only `expansionKnee` (no expansion).
         public var isOptional: Bool { self == .expansionKnee }
+
+        /// Whether a preset file must carry the field: all but `expansionKnee` (absent: no
+        /// expansion) and `minimumGain` (absent: 0 dB, what files written before it had).
+        public var isRequired: Bool { !isOptional && self != .minimumGain }
     }
 
     /// The value of `field` (nil only for an absent `expansionKnee`). Setting nil on a field
@@ -46,6 +52,7 @@ extension BandDynamics {
             case .expansionKnee: expansionKnee
             case .expansionRatio: expansionRatio
             case .maximumGain: maximumGain
+            case .minimumGain: minimumGain
             case .outputLimit: outputLimit
             case .attack: attack
             case .release: release
@@ -66,6 +73,7 @@ extension BandDynamics {
             case .expansionKnee: break
             case .expansionRatio: expansionRatio = newValue
             case .maximumGain: maximumGain = newValue
+            case .minimumGain: minimumGain = newValue
             case .outputLimit: outputLimit = newValue
             case .attack: attack = newValue
             case .release: release = newValue

@@ -45,8 +45,14 @@ public struct MultibandLayout: Sendable, Equatable {
 /// - expansion (when `expansionKnee` is set): below the expansion knee the gain falls by
 ///   `(expansionRatio − 1)` dB per dB (ratio 2: 1 dB per dB, so the output falls 2 dB per dB);
 ///   an expansion knee above `knee` acts at `knee`;
-/// - capped at `maximumGain`;
-/// - per-band limiter: the band output level `L + gain` never exceeds `outputLimit`.
+/// - floored at `minimumGain` (0 dB unless the user asks for less): after compression and
+///   expansion, so that neither ever makes the insertion gain a loss (NAL-R never prescribes
+///   one; openMHA's fitting clamps at 0 dB too). Expansion therefore only takes back gain
+///   down to the floor: with the default floor it quiets the amplified noise, never the sound;
+/// - capped at `maximumGain` (a safety cap, `maximumGain ≥ 0 ≥ minimumGain`, so the order of
+///   floor and cap does not matter);
+/// - per-band limiter: the band output level `L + gain` never exceeds `outputLimit` — last,
+///   because it is safety: above the limit it wins over the floor (the gain may then be a loss).
 ///
 /// The valid range of each field is in `Field.range`.
 public struct BandDynamics: Sendable, Equatable {
@@ -64,8 +70,11 @@ public struct BandDynamics: Sendable, Equatable {
     public var expansionKnee: Double?
     /// Expansion ratio below `expansionKnee`.
     public var expansionRatio: Double
-    /// Gain cap (dB).
+    /// Gain cap (dB): the largest gain at any level.
     public var maximumGain: Double
+    /// Gain floor (dB): the smallest gain at any level the limiter leaves alone (default 0:
+    /// never a loss). Negative only when the user asks for expansion or compression below unity.
+    public var minimumGain: Double
     /// Band output limit (dB SPL): a per-band limiter.
     public var outputLimit: Double
     /// Level detector attack and release time constants (ms).
@@ -74,7 +83,7 @@ public struct BandDynamics: Sendable, Equatable {
 
     public init(centre: Double, gain: Double, referenceLevel: Double = 60, ratio: Double = 1, knee: Double = 35,
                 expansionKnee: Double? = nil, expansionRatio: Double = 1, maximumGain: Double = 60,
-                outputLimit: Double = 140, attack: Double = 5, release: Double = 50) {
+                outputLimit: Double = 140, attack: Double = 5, release: Double = 50, minimumGain: Double = 0) {
         self.centre = centre
         self.gain = gain
         self.referenceLevel = referenceLevel
@@ -86,6 +95,7 @@ public struct BandDynamics: Sendable, Equatable {
         self.outputLimit = outputLimit
         self.attack = attack
         self.release = release
+        self.minimumGain = minimumGain
     }
 
     /// The static gain law (dB) at band level `level` (dB SPL), as documented on the type.
@@ -95,6 +105,7 @@ public struct BandDynamics: Sendable, Equatable {
         if let expansionKnee {
             g -= (expansionRatio - 1) * max(min(expansionKnee, knee) - level, 0)
         }
+        g = max(g, minimumGain)
         g = min(g, maximumGain)
         return min(g, outputLimit - level)
     }

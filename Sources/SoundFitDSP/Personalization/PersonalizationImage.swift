@@ -97,7 +97,7 @@ struct PersonalizationImage {
 ///
 ///     L = 10·log10(2)·log2(power) + levelOffset
 ///     g = intercept + slope·max(L, knee) − expansionSlope·max(expansionKnee − L, 0)
-///     g = min(g, maximumGain, outputLimit − L)
+///     g = min(max(g, minimumGain), maximumGain, outputLimit − L)
 struct BandLaw {
     var intercept = SIMD4<Float>()
     var slope = SIMD4<Float>()
@@ -105,6 +105,8 @@ struct BandLaw {
     var expansionKnee = SIMD4<Float>(repeating: -1000)
     var expansionSlope = SIMD4<Float>()
     var maximumGain = SIMD4<Float>()
+    /// The gain floor (`BandDynamics.minimumGain`), applied after expansion (part A, issue 23).
+    var minimumGain = SIMD4<Float>(repeating: -150)
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()
     /// Control-rate one-pole coefficients of the attack/release smoother.
@@ -121,7 +123,7 @@ struct BandLaw {
     func gain(atLevel level: SIMD4<Float>) -> SIMD4<Float> {
         var g = intercept + slope * maximum(level, knee)
         g -= expansionSlope * maximum(expansionKnee - level, SIMD4())
-        g = minimum(minimum(g, maximumGain), outputLimit - level)
+        g = minimum(minimum(maximum(g, minimumGain), maximumGain), outputLimit - level)
         return maximum(g, SIMD4(repeating: -150))
     }
 

@@ -100,6 +100,7 @@ public final class PreparedPersonalization: @unchecked Sendable {
                     law.expansionSlope[lane] = Float(band.expansionRatio - 1)
                 }
                 law.maximumGain[lane] = Float(band.maximumGain)
+                law.minimumGain[lane] = Float(band.minimumGain)
                 law.outputLimit[lane] = Float(band.outputLimit)
                 let levelOffset = Self.levelOffset(calibration: preset.calibration)
                 law.levelOffset[lane] = Float(levelOffset)

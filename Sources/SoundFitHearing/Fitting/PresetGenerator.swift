@@ -1,27 +1,39 @@
 import SoundFitDSP
 import SoundFitModel
-/// Generates personalization presets from a hearing profile: rule "soundfit-nal-rp-wdrc/1".
+/// Generates personalization presets from a hearing profile: rule "soundfit-nal-rp-wdrc/2".
 ///
 /// The rule (ours, built on public practice; see docs/Personalization.md):
-/// - **Gain at 65 dB SPL speech** per band: NAL-R/NAL-RP insertion gain at the band centre,
-///   interpolated in log frequency, capped at `gainCap` (40 dB).
+/// - **Gain at 65 dB SPL speech** per band: the complete NAL-RP insertion gain at the band
+///   centre (`NALPrescription.interpolate`: NAL-R with the severe-loss extensions, interpolated
+///   in log frequency, tapered to 0 dB at 50 Hz and 10 kHz), never cut below what NAL-RP
+///   prescribes by anything but the safety cap below (version 1 capped it at a hidden 40 dB).
 /// - **Reference level**: the band level of 65 dB SPL speech (an octave-band long-term average
 ///   speech spectrum after Byrne et al. 1994, adjusted for the band's width).
 /// - **Compression** (tech level ≥ 2): ratio 1 + max(0, HL − 20)/50, at most 3, above a knee at
 ///   the band level of 40 dB speech (reference − 25 dB); constant gain below the knee.
 /// - **Expansion and limiter** (tech level ≥ 3): 2:1 expansion below knee − 20 dB; per-band
 ///   output limit 105 dB SPL (120 dB SPL, i.e. effectively none, below tech level 3).
+/// - **Gain floor**: `minimumGain` 0 dB in every band: no level gets a loss (NAL-R never
+///   prescribes one); the user may lower it in a preset file.
+/// - **Safety cap** (`maximumGain`, `safetyCap(outputLimit:knee:)`): the gain at which the band
+///   level of 40 dB SPL speech (the knee) would reach the band's output limit, and never more
+///   than 60 dB (the field's range). More gain than that would only lift sounds softer than
+///   quiet speech up to the limit. It is at least 60 dB whenever the output limit is 40 dB or
+///   more above the knee — every band of every tech level today — so it never cuts NAL-RP for
+///   Bisgaard N1–N7/S1–S3 (at most 57.1 dB, N7 at 1 kHz). Where it binds (the law would give
+///   more gain at some level) the payload reports it per band (`gain_capped`) and `/status`
+///   counts it.
 /// - **Time constants**: attack 5 ms, release 50 ms; per band at tech level 4 (slower at low
 ///   frequencies: attack 10 → 2.5 ms, release 100 → 40 ms from 250 Hz to 11.3 kHz).
-/// - **Variants**: up = 1.25·gain, +2 dB at and above 1 kHz, ratios ×1.1 (≤ 3), caps re-applied;
+/// - **Variants**: up = 1.25·gain, +2 dB at and above 1 kHz, ratios ×1.1 (≤ 3), cap re-applied;
 ///   down = 0.75·gain, −2 dB at and above 1 kHz (≥ 0), ratios ×0.9 (≥ 1).
 /// - **Availability**: default always. Up and down need a prescription to fine-tune: neither is
 ///   offered when the largest default gain is below 3 dB (normal hearing: nothing to soften or
-///   enrich); no up when every band's default gain is already at the cap.
+///   enrich); no up when every band's default gain is already at its safety cap.
 public enum PresetGenerator {
-    public static let rule = "soundfit-nal-rp-wdrc/1"
-    /// Maximum insertion gain of any band (dB).
-    public static let gainCap = 40.0
+    public static let rule = "soundfit-nal-rp-wdrc/2"
+    /// The largest safety cap of any band (dB): the top of `maximum_gain_db`'s range.
+    public static var largestGainCap: Double { BandDynamics.Field.maximumGain.range!.upperBound }
     /// Below this largest default gain there is nothing for `down` to soften (dB).
     public static let minimumSoftenableGain = 3.0
     public static let defaultCalibration = 100.0
@@ -30,16 +42,19 @@ public enum PresetGenerator {
     public static func presets(for profile: HearingProfile, fitting: Fitting,
                                calibration: Double = defaultCalibration) -> [PresetPayload] {
         let base = preset(.default, profile: profile, fitting: fitting, calibration: calibration)
-        var result = [base]
+        return variants(offeredBy: base).map {
+            $0 == .default ? base : preset($0, profile: profile, fitting: fitting, calibration: calibration)
+        }
+    }
+
+    /// The variants a profile whose default preset is `base` offers, default first: up and
+    /// down only when `base` prescribes at least `minimumSoftenableGain` somewhere; up only
+    /// when some band's gain is below its safety cap.
+    public static func variants(offeredBy base: PresetPayload) -> [PresetVariant] {
         let allBands = base.left + base.right
-        let prescribesGain = (allBands.map(\.gain).max() ?? 0) >= minimumSoftenableGain
-        if prescribesGain && !allBands.allSatisfy({ $0.gain >= gainCap - 1e-9 }) {
-            result.append(preset(.up, profile: profile, fitting: fitting, calibration: calibration))
-        }
-        if prescribesGain {
-            result.append(preset(.down, profile: profile, fitting: fitting, calibration: calibration))
-        }
-        return result
+        guard (allBands.map(\.gain).max() ?? 0) >= minimumSoftenableGain else { return [.default] }
+        let everyBandAtItsCap = allBands.allSatisfy { $0.gain >= $0.maximumGain - 1e-9 }
+        return everyBandAtItsCap ? [.default, .down] : [.default, .up, .down]
     }
 
     /// The available variants' names, default first.
@@ -61,7 +76,7 @@ public enum PresetGenerator {
         let centres = fitting.bandCentres
         let gains = NALPrescription.insertionGains(for: audiogram)
         return centres.enumerated().map { index, centre in
-            let prescribed = min(gainCap, NALPrescription.interpolate(gains, at: centre))
+            let prescribed = NALPrescription.interpolate(gains, at: centre)
             var ratio = fitting.compresses
                 ? min(3, 1 + max(0, audiogram.threshold(at: centre) - 20) / 50) : 1
             var gain = prescribed
@@ -69,7 +84,7 @@ public enum PresetGenerator {
             switch variant {
             case .default: break
             case .up:
-                gain = min(gainCap, 1.25 * prescribed + highBoost)
+                gain = 1.25 * prescribed + highBoost
                 if fitting.compresses { ratio = min(3, ratio * 1.1) }
             case .down:
                 gain = max(0, 0.75 * prescribed - highBoost)
@@ -78,14 +93,25 @@ public enum PresetGenerator {
             let reference = speechBandLevel(centre: centre, centres: centres)
             let knee = max(0, reference - 25)
             let position = centres.count > 1 ? Double(index) / Double(centres.count - 1) : 0
-            return BandDynamics(
+            var band = BandDynamics(
                 centre: centre, gain: rounded(gain), referenceLevel: rounded(reference), ratio: rounded(ratio),
                 knee: rounded(knee), expansionKnee: fitting.expands ? rounded(max(0, knee - 20)) : nil,
-                expansionRatio: fitting.expands ? 2 : 1, maximumGain: gainCap,
+                expansionRatio: fitting.expands ? 2 : 1, maximumGain: largestGainCap,
                 outputLimit: fitting.limits ? 105 : 120,
                 attack: fitting.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
                 release: fitting.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
+            // The safety cap follows the band's own output limit and knee, whatever set them;
+            // every variant's gain is capped by it (the floor, minimumGain, stays 0 dB).
+            band.maximumGain = rounded(safetyCap(outputLimit: band.outputLimit, knee: band.knee))
+            band.gain = min(band.gain, band.maximumGain)
+            return band
         }
+    }
+
+    /// A band's safety cap (dB): the gain at which its band level of 40 dB SPL speech (`knee`)
+    /// would reach its output limit, at most `largestGainCap` and at least 0 dB.
+    public static func safetyCap(outputLimit: Double, knee: Double) -> Double {
+        min(largestGainCap, max(0, outputLimit - knee))
     }
 
     /// Octave-band levels (dB SPL) of 65 dB SPL speech, after the long-term average speech

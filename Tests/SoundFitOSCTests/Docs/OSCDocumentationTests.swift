@@ -26,7 +26,7 @@ import Testing
     static let contract = [
         "/ping", "/list", "/status", "/source/confirm", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
         "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
-        "/session/interrupt", "/session/resolve", "/profile/audiogram", "/patch/list", "/patch/load", "/patch/save",
+        "/session/interrupt", "/session/resolve", "/profile/audiogram", "/personalization/gains", "/patch/list", "/patch/load", "/patch/save",
         "/patch/delete", "/patch/current",
         "/midi/map", "/midi/unmap", "/midi/list", "/midi/learn", "/midi/learn/cancel",
         "/test/start", "/test/heard", "/test/pause", "/test/resume", "/test/cancel", "/test/status", "/test/config",

@@ -87,7 +87,8 @@ import Testing
         let forged = OSCPeer(host: "10.0.0.5", port: 7000)!
         let requests = [OSCMessage("/list"), OSCMessage("/status"), OSCMessage("/response", [.int32(1024)]),
                         OSCMessage("/meters/subscribe", [.float(30)]), OSCMessage("/subscribe"),
-                        OSCMessage("/ping"), OSCMessage("/filter/cutoff"), OSCMessage("/no/such")]
+                        OSCMessage("/ping"), OSCMessage("/filter/cutoff"), OSCMessage("/no/such"),
+                        OSCMessage("/personalization/gains")]
         var bytesIn = 0
         for request in requests {
             let packet = OSCCodec.encode(request)
@@ -97,7 +98,8 @@ import Testing
         let out = await surface.everything(to: forged, within: .milliseconds(300))
         let bytesOut = out.reduce(0) { $0 + OSCCodec.encode($1).count }
         #expect(bytesOut <= 3 * 20 * bytesIn, "\(bytesOut) bytes out for \(20 * bytesIn) in")
-        #expect(!out.contains { $0.address.hasPrefix("/list/") || $0.address == "/status" || $0.address.hasPrefix("/response/") })
+        #expect(!out.contains { $0.address.hasPrefix("/list/") || $0.address == "/status" || $0.address.hasPrefix("/response/")
+                || $0.address.hasPrefix("/personalization/gains") })
 
         // It confirms: /source/challenge (within 3× its request), the token back, then /list is answered.
         let ask = OSCCodec.encode(OSCMessage("/source/confirm"))

@@ -2,7 +2,7 @@ import SoundFitHearing
 
 /// `/profile/audiogram`.
 extension OSCCommandTable {
-    static let profile = [audiogram]
+    static let profile = [audiogram, personalizationGains]
 
     static let audiogram = OSCCommand(
         OSCCommandDescription(

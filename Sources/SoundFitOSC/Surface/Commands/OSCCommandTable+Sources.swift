@@ -19,7 +19,7 @@ extension OSCCommandTable {
             summary: "Confirms that the sender's address receives what SoundFit sends it. On an exposed port "
                 + "(see Security) a source that has not confirmed is answered at most "
                 + "\(SourceBudgets.answerRatio)× the bytes it sent, and large answers (`/list`, `/status`, "
-                + "`/patch/list`, `/response`, `/meters/subscribe`) are refused: without an argument SoundFit sends "
+                + "`/patch/list`, `/response`, `/personalization/gains`, `/meters/subscribe`) are refused: without an argument SoundFit sends "
                 + "`/source/challenge ,s token` to the sender's address (60 bytes, 3× this request); echoing the token "
                 + "from that address (any port) within \(SourceConfirmations.tokenWindow.components.seconds) s confirms "
                 + "the address until \(SourceConfirmations.defaultLifetime.components.seconds) s pass without a packet "

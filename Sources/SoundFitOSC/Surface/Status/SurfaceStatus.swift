@@ -28,6 +28,7 @@ extension OSCControlSurface {
                       .string("output_limit_dbfs"), .float(Float(runtime.outputLimitDBFS)),
                       .string("output_limit_db"), .float(Float(runtime.engine.takeOutputLimitReduction())),
                       .string("version"), .string(Self.version)]
+        arguments += personalizationStatusArguments()
         return OSCMessage("/status", arguments)
     }
 

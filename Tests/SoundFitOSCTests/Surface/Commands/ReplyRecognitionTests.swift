@@ -55,9 +55,12 @@ import Testing
             "/response/stages", "/meters/subscribed", "/meters/unsubscribed", "/meters/input", "/meters/output",
             "/meters/reduction",
             "/midi/mapped", "/midi/unmapped", "/midi/item", "/midi/end", "/midi/learning", "/midi/learn/cancelled",
+            "/personalization/gains/left", "/personalization/gains/right",
         ]
         if replyOnly.contains(message.address) { return true }
-        if ["/session", "/status", "/patch/current"].contains(message.address) { return !message.arguments.isEmpty }
+        if ["/session", "/status", "/patch/current", "/personalization/gains"].contains(message.address) {
+            return !message.arguments.isEmpty
+        }
         switch message.address {
         case "/state", "/test/result": return message.arguments.count >= 2
         case "/test/state", "/test/no_response", "/test/masking_dilemma": return !message.arguments.isEmpty
