@@ -107,9 +107,12 @@ struct BandLaw {
     var maximumGain = SIMD4<Float>()
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()
-    /// Control-rate one-pole coefficients of the attack/release smoother.
-    var attack = SIMD4<Float>(repeating: 1)
-    var release = SIMD4<Float>(repeating: 1)
+    /// The control-rate detector (`DetectorDesign`): each stage's one-pole coefficient, the
+    /// number of stages that smooth (the rest pass their input on) and the first stage's weight
+    /// in the mix with the last.
+    var stageCoefficient = SIMD4<Float>(repeating: 1)
+    var order = SIMD4<Float>(repeating: 1)
+    var firstStageWeight = SIMD4<Float>(repeating: 1)
     /// The pre-smoother (two one-poles on x²) over one control period: `r^P` and `P·a·r^P`.
     var preDecay = SIMD4<Float>()
     var preCross = SIMD4<Float>()
