@@ -23,6 +23,9 @@ struct PersonalizationImage {
     /// Band vectors (= bell vectors) of this tech level.
     var halfCount = 0
     var sampleRate = 0.0
+    /// The detector stages this preset's bands use at most (`DetectorDesign.order`): the
+    /// control-rate update runs only those (the others would pass their input on).
+    var detectorStages = 1
     /// Per band vector: the analysis SVF's `c11, c12, c22` and the band-pass scale `k/2`.
     let analysis: UnsafeMutablePointer<SIMD4<Float>>
     /// Per bell vector: the prewarped frequency `g` and the damping `1/Q` at 0 dB.
@@ -74,6 +77,7 @@ struct PersonalizationImage {
         techLevel = other.techLevel
         halfCount = other.halfCount
         sampleRate = other.sampleRate
+        detectorStages = other.detectorStages
         shelfG = other.shelfG
         for i in 0..<(4 * Self.maximumHalfCount) { analysis[i] = other.analysis[i] }
         for i in 0..<(2 * Self.maximumHalfCount) { bells[i] = other.bells[i] }

@@ -191,10 +191,14 @@ public struct PersonalizationProcessor: ~Copyable {
             updateBypass()
         } else {
             // Running: the tree is the same, states carry on; the gains cross over in dB.
+            // Detector stages the old preset did not run take the value of its last one.
+            let oldStages = image.detectorStages
             image.copy(from: newImage)
             hasPreset = true
             for pair in 0..<pairCount {
                 for b in 0..<image.halfCount {
+                    let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* PersonalizationImage.maximumHalfCount &+ b)
+                    for j in oldStages..<DetectorDesign.maximumOrder { stages[j] = stages[oldStages &- 1] }
                     let state = bandStates + (pair &* PersonalizationImage.maximumHalfCount &+ b)
                     let law = image.laws[b]
                     let level = law.level(ofPower: state.pointee.envelope)
@@ -373,7 +377,7 @@ public struct PersonalizationProcessor: ~Copyable {
                 // The linear detector (`DetectorDesign`): stages past the band's order pass on.
                 let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* half &+ b)
                 var input = s.e2
-                for j in 0..<DetectorDesign.maximumOrder {
+                for j in 0..<image.detectorStages {
                     let c = law.stageCoefficient.replacing(with: 1, where: law.order .<= Float(j))
                     let value = stages[j] + c * (input - stages[j])
                     stages[j] = value

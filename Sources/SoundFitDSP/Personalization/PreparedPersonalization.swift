@@ -130,6 +130,7 @@ public final class PreparedPersonalization: @unchecked Sendable {
                 designs[key] = detector
                 law.stageCoefficient[lane] = Float(detector.coefficient)
                 law.order[lane] = Float(detector.order)
+                image.detectorStages = max(image.detectorStages, detector.order)
                 law.firstStageWeight[lane] = Float(detector.firstStageWeight)
             }
             image.laws[b] = law
