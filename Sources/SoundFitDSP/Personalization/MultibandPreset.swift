@@ -171,3 +171,22 @@ public struct MultibandPresetError: Error, Equatable, CustomStringConvertible {
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
+
+extension MultibandLayout {
+    /// The power response |H(f)|² of band `band`'s analysis band-pass (the filter its level
+    /// detector reads, unity at the band centre), designed for `sampleRate` (48 kHz by default:
+    /// presets are sample-rate independent, and the response below 16 kHz hardly differs between
+    /// 44.1, 48 and 96 kHz). What a band reads of a signal is ∫ density · |H|² df; the preset
+    /// generator computes its reference levels with it. Allocates; call off the audio thread.
+    public func analysisPowerResponse(band: Int, sampleRate: Double = 48000) -> @Sendable (Double) -> Double {
+        let design = EqualizerDesign(layout: self, sampleRate: sampleRate)
+        let centre = design.bellCentres[band], q = design.analysisQ[band]
+        let warp = libmTan(Double.pi * centre / sampleRate)
+        return { frequency in
+            guard frequency > 0, frequency < 0.5 * sampleRate else { return 0 }
+            let x = libmTan(Double.pi * frequency / sampleRate) / warp
+            let y = q * (x - 1 / x)
+            return 1 / (1 + y * y)
+        }
+    }
+}

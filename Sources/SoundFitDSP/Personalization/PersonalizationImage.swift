@@ -23,6 +23,9 @@ struct PersonalizationImage {
     /// Band vectors (= bell vectors) of this tech level.
     var halfCount = 0
     var sampleRate = 0.0
+    /// The detector stages this preset's bands use at most (`DetectorDesign.order`): the
+    /// control-rate update runs only those (the others would pass their input on).
+    var detectorStages = 1
     /// Per band vector: the analysis SVF's `c11, c12, c22` and the band-pass scale `k/2`.
     let analysis: UnsafeMutablePointer<SIMD4<Float>>
     /// Per bell vector: the prewarped frequency `g` and the damping `1/Q` at 0 dB.
@@ -74,6 +77,7 @@ struct PersonalizationImage {
         techLevel = other.techLevel
         halfCount = other.halfCount
         sampleRate = other.sampleRate
+        detectorStages = other.detectorStages
         shelfG = other.shelfG
         for i in 0..<(4 * Self.maximumHalfCount) { analysis[i] = other.analysis[i] }
         for i in 0..<(2 * Self.maximumHalfCount) { bells[i] = other.bells[i] }
@@ -109,9 +113,12 @@ struct BandLaw {
     var minimumGain = SIMD4<Float>(repeating: -150)
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()
-    /// Control-rate one-pole coefficients of the attack/release smoother.
-    var attack = SIMD4<Float>(repeating: 1)
-    var release = SIMD4<Float>(repeating: 1)
+    /// The control-rate detector (`DetectorDesign`): each stage's one-pole coefficient, the
+    /// number of stages that smooth (the rest pass their input on) and the first stage's weight
+    /// in the mix with the last.
+    var stageCoefficient = SIMD4<Float>(repeating: 1)
+    var order = SIMD4<Float>(repeating: 1)
+    var firstStageWeight = SIMD4<Float>(repeating: 1)
     /// The pre-smoother (two one-poles on x²) over one control period: `r^P` and `P·a·r^P`.
     var preDecay = SIMD4<Float>()
     var preCross = SIMD4<Float>()

@@ -8,8 +8,14 @@
 ///
 /// **Dynamics.** Each band's level comes from a power detector on its analysis band-pass: x² is
 /// pre-smoothed by two one-poles (0.5…6 ms, against the ripple of x²) and evaluated once per
-/// control period (`PersonalizationImage.controlPeriod` = 32 samples) through an attack/release
-/// one-pole with the preset's time constants. The band-passes have unity gain at their centres, so
+/// control period (`PersonalizationImage.controlPeriod` = 32 samples) through a chain of up to six
+/// one-poles whose first and last outputs are mixed (`DetectorDesign`). Every part is linear, so
+/// the detector reads the mean power of any stationary signal (noise and a tone of equal power
+/// read alike, no attack/release bias), and its constants are derived from the preset's
+/// `attack`/`release` and the band's law so that ANSI S3.22 measures exactly those times (a tone
+/// at the band centre stepping 55 ↔ 90 dB SPL; within 3 dB after the step up, 4 dB after the step
+/// down; bands whose gain moves less than that use a 2:1 band's constants; tech level 1 is a
+/// static equalizer, no times apply). The band-passes have unity gain at their centres, so
 /// a sine at a band centre reads its own level (`MultibandPreset.calibration` = dB SPL of a
 /// full-scale sine). The gain law (`BandDynamics.gain(atLevel:)`) gives each band's gain per
 /// period. The cascade follows: broadband gain and shelves every period, the bells by one step of
@@ -67,6 +73,8 @@ public struct PersonalizationProcessor: ~Copyable {
     private let broadband: UnsafeMutablePointer<SIMD4<Float>>
     /// Per pair: `maximumHalfCount` level detectors.
     private let bandStates: UnsafeMutablePointer<BandState>
+    /// Per pair and band vector: the `DetectorDesign.maximumOrder` control-rate stages (power).
+    private let detectorStages: UnsafeMutablePointer<SIMD4<Float>>
     /// The pair's signal over one control period.
     private let slots: UnsafeMutablePointer<SIMD4<Float>>
     /// Control-rate scratch: band targets, bell terms and errors (`scratchVectors` per vector).
@@ -116,6 +124,7 @@ public struct PersonalizationProcessor: ~Copyable {
         broadband = vectors(2 * pairCount)
         bandStates = .allocate(capacity: half * pairCount)
         bandStates.initialize(repeating: BandState(), count: half * pairCount)
+        detectorStages = vectors(DetectorDesign.maximumOrder * half * pairCount)
         slots = vectors(PersonalizationImage.controlPeriod)
         scratch = vectors(Self.scratchVectors * half)
         wetBuffer = .allocate(capacity: PersonalizationImage.controlPeriod)
@@ -127,7 +136,9 @@ public struct PersonalizationProcessor: ~Copyable {
 
     deinit {
         image.deallocate()
-        for pointer in [analysisStates, cascadeStates, bellGains, broadband, slots, scratch] { pointer.deallocate() }
+        for pointer in [analysisStates, cascadeStates, bellGains, broadband, slots, scratch, detectorStages] {
+            pointer.deallocate()
+        }
         ramps.deallocate()
         bandStates.deallocate()
         wetBuffer.deallocate()
@@ -180,10 +191,14 @@ public struct PersonalizationProcessor: ~Copyable {
             updateBypass()
         } else {
             // Running: the tree is the same, states carry on; the gains cross over in dB.
+            // Detector stages the old preset did not run take the value of its last one.
+            let oldStages = image.detectorStages
             image.copy(from: newImage)
             hasPreset = true
             for pair in 0..<pairCount {
                 for b in 0..<image.halfCount {
+                    let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* PersonalizationImage.maximumHalfCount &+ b)
+                    for j in oldStages..<DetectorDesign.maximumOrder { stages[j] = stages[oldStages &- 1] }
                     let state = bandStates + (pair &* PersonalizationImage.maximumHalfCount &+ b)
                     let law = image.laws[b]
                     let level = law.level(ofPower: state.pointee.envelope)
@@ -306,6 +321,8 @@ public struct PersonalizationProcessor: ~Copyable {
                     state.envelope = reference
                 }
                 bandStates[pair &* half &+ b] = state
+                let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* half &+ b)
+                stages.update(repeating: state.envelope, count: DetectorDesign.maximumOrder)
             }
         }
         periodPosition = 0
@@ -357,8 +374,16 @@ public struct PersonalizationProcessor: ~Copyable {
                 s.e2 = law.preDecay * s.e2 + law.preCross * e1 + s.sum2
                 s.sum1 = SIMD4()
                 s.sum2 = SIMD4()
-                let coefficient = law.release.replacing(with: law.attack, where: s.e2 .> s.envelope)
-                s.envelope += coefficient * (s.e2 - s.envelope)
+                // The linear detector (`DetectorDesign`): stages past the band's order pass on.
+                let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* half &+ b)
+                var input = s.e2
+                for j in 0..<image.detectorStages {
+                    let c = law.stageCoefficient.replacing(with: 1, where: law.order .<= Float(j))
+                    let value = stages[j] + c * (input - stages[j])
+                    stages[j] = value
+                    input = value
+                }
+                s.envelope = input + law.firstStageWeight * (stages[0] - input)
                 s.level = law.level(ofPower: s.envelope)
                 s.gainDecibels = law.gain(atLevel: s.level) + s.presetOffset * presetShare
                 var gain = s.gainDecibels

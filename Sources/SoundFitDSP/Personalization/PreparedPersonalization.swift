@@ -84,6 +84,7 @@ public final class PreparedPersonalization: @unchecked Sendable {
 
         let period = PersonalizationImage.controlPeriod
         let controlSeconds = Double(period) / sampleRate
+        var designs: [DetectorKey: DetectorDesign] = [:]
         for b in 0..<h {
             // Lanes: left band 2b, right band 2b, left band 2b+1, right band 2b+1.
             let lanes = [(preset.left[2 * b], 2 * b), (preset.right[2 * b], 2 * b),
@@ -105,19 +106,33 @@ public final class PreparedPersonalization: @unchecked Sendable {
                 let levelOffset = Self.levelOffset(calibration: preset.calibration)
                 law.levelOffset[lane] = Float(levelOffset)
                 law.referencePower[lane] = Float(libmPow(10, (band.referenceLevel - levelOffset) / 10))
-                law.attack[lane] = Float(1 - libmExp(-controlSeconds / (band.attack / 1000)))
-                law.release[lane] = Float(1 - libmExp(-controlSeconds / (band.release / 1000)))
                 // Pre-smoother: two one-poles on x², τ = 1.5 ms at 1 kHz, scaled with the period of
-                // the band centre (0.5…6 ms), against the ripple of x² at twice the frequency.
-                let tau = min(max(1.5e-3 * 1000 / design.layout.bandCentres[index], 0.5e-3), 6e-3)
+                // the band centre (0.5…3 ms), against the ripple of x² at twice the frequency
+                // (the detector's stages after it smooth further: a 250 Hz tone reads within
+                // 0.01 dB). At most 3 ms so that a 5 ms attack stays possible at 250 Hz.
+                let tau = min(max(1.5e-3 * 1000 / design.layout.bandCentres[index], 0.5e-3), 3e-3)
                 let a = 1 - libmExp(-1 / (sampleRate * tau)), r = 1 - a
-                law.preDecay[lane] = Float(libmPow(r, Double(period)))
-                law.preCross[lane] = Float(Double(period) * a * libmPow(r, Double(period)))
+                let preDecay = libmPow(r, Double(period)), preCross = Double(period) * a * libmPow(r, Double(period))
+                law.preDecay[lane] = Float(preDecay)
+                law.preCross[lane] = Float(preCross)
+                var sum1 = 0.0, sum2 = 0.0
                 for i in 0..<period {
                     let decay = libmPow(r, Double(period - 1 - i))
                     w1[i][lane] = Float(a * decay)
                     w2[i][lane] = Float(a * a * Double(period - i) * decay)
+                    sum1 += a * decay
+                    sum2 += a * a * Double(period - i) * decay
                 }
+                // The control-rate detector for the stated times and this band's law (the two
+                // ears' bands are often alike: designed once).
+                let pre = DetectorDesign.PreSmoother(decay: preDecay, cross: preCross, sum1: sum1, sum2: sum2)
+                let key = DetectorKey(band: band, tau: tau)
+                let detector = designs[key] ?? DetectorDesign(band: band, periodSeconds: controlSeconds, pre: pre)
+                designs[key] = detector
+                law.stageCoefficient[lane] = Float(detector.coefficient)
+                law.order[lane] = Float(detector.order)
+                image.detectorStages = max(image.detectorStages, detector.order)
+                law.firstStageWeight[lane] = Float(detector.firstStageWeight)
             }
             image.laws[b] = law
             for i in 0..<period {
@@ -133,6 +148,23 @@ public final class PreparedPersonalization: @unchecked Sendable {
     /// reads its own level in that band.
     static func levelOffset(calibration: Double) -> Double {
         calibration + 10 * libmLog10(2)
+    }
+}
+
+/// What a band's detector design depends on: its stated times, its gain over the ANSI step and
+/// its pre-smoother.
+private struct DetectorKey: Hashable {
+    var attack: Double
+    var release: Double
+    var gains: [Double]
+    var tau: Double
+
+    init(band: BandDynamics, tau: Double) {
+        attack = band.attack
+        release = band.release
+        // The law enters the design only through the gains the step passes through.
+        gains = stride(from: DetectorDesign.stepLow, through: DetectorDesign.stepHigh, by: 0.25).map { band.gain(atLevel: $0) }
+        self.tau = tau
     }
 }
 

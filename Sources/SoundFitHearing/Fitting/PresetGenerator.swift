@@ -7,8 +7,11 @@ import SoundFitModel
 ///   centre (`NALPrescription.interpolate`: NAL-R with the severe-loss extensions, interpolated
 ///   in log frequency, tapered to 0 dB at 50 Hz and 10 kHz), never cut below what NAL-RP
 ///   prescribes by anything but the safety cap below (version 1 capped it at a hidden 40 dB).
-/// - **Reference level**: the band level of 65 dB SPL speech (an octave-band long-term average
-///   speech spectrum after Byrne et al. 1994, adjusted for the band's width).
+/// - **Reference level**: the level the band's detector reads for 65 dB SPL speech: the long-term
+///   average speech spectrum of Byrne et al. 1994 (`SpeechSpectrum`) through the band's own
+///   analysis band-pass (`MultibandLayout.analysisPowerResponse`, 48 kHz design). The detector
+///   reads mean band power without bias (`PersonalizationProcessor`), so speech-shaped noise at
+///   65 dB SPL gets exactly the prescribed gain.
 /// - **Compression** (tech level ≥ 2): ratio 1 + max(0, HL − 20)/50, at most 3, above a knee at
 ///   the band level of 40 dB speech (reference − 25 dB); constant gain below the knee.
 /// - **Expansion and limiter** (tech level ≥ 3): 2:1 expansion below knee − 20 dB; per-band
@@ -24,8 +27,12 @@ import SoundFitModel
 ///   more gain at some level) the payload reports it per band (`gain_capped`) and `/status`
 ///   counts it.
 /// - **Time constants**: attack 5 ms, release 50 ms; per band at tech level 4 (slower at low
-///   frequencies: attack 10 → 2.5 ms, release 100 → 40 ms from 250 Hz to 11.3 kHz).
-/// - **Variants**: up = 1.25·gain, +2 dB at and above 1 kHz, ratios ×1.1 (≤ 3), cap re-applied;
+///   frequencies: attack 10 → 2.5 ms, release 100 → 40 ms from 250 Hz to 11.3 kHz). These are
+///   ANSI S3.22 / IEC 60118-2 times (a tone at the band centre stepping 55 ↔ 90 dB SPL; within
+///   3 dB / 4 dB of the new steady output): the processor derives its detector from them
+///   (`DetectorDesign`). They do not apply at tech level 1 (static equalizer) nor to a band whose
+///   gain moves less than 4 dB over the step.
+/// - **Variants**: up = 1.25·gain, +2 dB at and above 1 kHz, ratios ×1.1 (≤ 3), caps re-applied;
 ///   down = 0.75·gain, −2 dB at and above 1 kHz (≥ 0), ratios ×0.9 (≥ 1).
 /// - **Availability**: default always. Up and down need a prescription to fine-tune: neither is
 ///   offered when the largest default gain is below 3 dB (normal hearing: nothing to soften or
@@ -90,7 +97,7 @@ public enum PresetGenerator {
                 gain = max(0, 0.75 * prescribed - highBoost)
                 if fitting.compresses { ratio = max(1, ratio * 0.9) }
             }
-            let reference = speechBandLevel(centre: centre, centres: centres)
+            let reference = speechBandLevel(band: index, techLevel: fitting.techLevel)
             let knee = max(0, reference - 25)
             let position = centres.count > 1 ? Double(index) / Double(centres.count - 1) : 0
             var band = BandDynamics(
@@ -114,26 +121,11 @@ public enum PresetGenerator {
         min(largestGainCap, max(0, outputLimit - knee))
     }
 
-    /// Octave-band levels (dB SPL) of 65 dB SPL speech, after the long-term average speech
-    /// spectrum of Byrne et al. (1994); interpolated in log frequency.
-    static let octaveSpeechLevels: [(Double, Double)] = [
-        (125, 52), (250, 60), (500, 61), (1000, 54), (2000, 48), (4000, 45), (8000, 40), (16000, 30),
-    ]
-
-    /// The level of 65 dB SPL speech in the band around `centre`, whose edges lie halfway (in
-    /// log frequency) to its neighbours.
-    static func speechBandLevel(centre: Double, centres: [Double]) -> Double {
-        let index = centres.firstIndex(of: centre) ?? 0
-        let below = index > 0 ? centres[index - 1] : centre / (index + 1 < centres.count ? centres[index + 1] / centre : 2)
-        let above = index + 1 < centres.count ? centres[index + 1] : centre * (centre / below)
-        let widthOctaves = (log2(above) - log2(below)) / 2
-        var octaveLevel = octaveSpeechLevels.last!.1
-        for (a, b) in zip(octaveSpeechLevels, octaveSpeechLevels.dropFirst()) where centre >= a.0 && centre <= b.0 {
-            let t = (log2(centre) - log2(a.0)) / (log2(b.0) - log2(a.0))
-            octaveLevel = a.1 + t * (b.1 - a.1)
-            break
-        }
-        return octaveLevel + 10 * log10(widthOctaves)
+    /// The level (dB SPL) band `band`'s detector reads for 65 dB SPL speech (Byrne et al. 1994,
+    /// through the band's analysis band-pass).
+    static func speechBandLevel(band: Int, techLevel: Int) -> Double {
+        let layout = MultibandLayout(techLevel: techLevel)!
+        return SpeechSpectrum.bandLevel(overall: 65, powerResponse: layout.analysisPowerResponse(band: band))
     }
 
     private static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
