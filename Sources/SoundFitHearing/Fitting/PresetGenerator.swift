@@ -10,7 +10,8 @@ import SoundFitModel
 /// - **Compression** (tech level ≥ 2): ratio 1 + max(0, HL − 20)/50, at most 3, above a knee at
 ///   the band level of 40 dB speech (reference − 25 dB); constant gain below the knee.
 /// - **Expansion and limiter** (tech level ≥ 3): 2:1 expansion below knee − 20 dB; per-band
-///   output limit 105 dB SPL (120 dB SPL, i.e. effectively none, below tech level 3).
+///   output limit from the band's gain (`MaximumOutput`: 75 dB SPL speech peaks pass; 120 dB SPL,
+///   i.e. effectively none, below tech level 3).
 /// - **Time constants**: attack 5 ms, release 50 ms; per band at tech level 4 (slower at low
 ///   frequencies: attack 10 → 2.5 ms, release 100 → 40 ms from 250 Hz to 11.3 kHz).
 /// - **Variants**: up = 1.25·gain, +2 dB at and above 1 kHz, ratios ×1.1 (≤ 3), caps re-applied;
@@ -82,7 +83,7 @@ public enum PresetGenerator {
                 centre: centre, gain: rounded(gain), referenceLevel: rounded(reference), ratio: rounded(ratio),
                 knee: rounded(knee), expansionKnee: fitting.expands ? rounded(max(0, knee - 20)) : nil,
                 expansionRatio: fitting.expands ? 2 : 1, maximumGain: gainCap,
-                outputLimit: fitting.limits ? 105 : 120,
+                outputLimit: fitting.limits ? MaximumOutput.bandMaximum(index: index, centres: centres, gain: gain) : 120,
                 attack: fitting.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
                 release: fitting.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
         }
