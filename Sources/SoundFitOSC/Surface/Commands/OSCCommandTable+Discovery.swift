@@ -101,10 +101,8 @@ extension OSCCommandTable {
                 + "persisted, 0 while the state cannot be written — full disk, read-only, I/O error; it goes "
                 + "back to 1 by itself once a write succeeds), session, "
                 + "cycles, max_output_spl, output_ceiling_spl (the ceiling fixed at start), output_limit_dbfs (the "
-                + "output's limit in force, dB relative to full scale; the hearing test's), output_limit_left_dbfs, "
-                + "output_limit_right_dbfs (each ear's limit in force: the lower of output_limit_dbfs and the ear's "
-                + "derived maximum), derived_max_output_left_spl, derived_max_output_right_spl (while a preset is "
-                + "in force: each ear's maximum output derived from it, dB SPL), output_limit_db, version, …",
+                + "output's limit in force, dB relative to full scale), output_limit_left_dbfs, output_limit_right_dbfs, "
+                + "derived_max_output_left_spl, derived_max_output_right_spl (per ear), output_limit_db, version, …",
             examples: ["oscsend localhost 7700 /status"]),
         requests: [.bare("/status")],
         replies: [OSCMessageForm("/status", .atLeast(1))],
