@@ -42,6 +42,8 @@ public final class SoundFitRuntime: Sendable {
         var maximumOutputSPL = SoundFitRuntime.defaultMaximumOutputSPL
         /// Per-ear, per-frequency corrections from a meter (`/calibration/measured`).
         var calibrationTable = CalibrationTable()
+        /// Each ear's maximum output derived from the preset in force (nil: none installed).
+        var earMaxima: EarMaxima?
         var connected = false
         /// The configuration the next session is activated with.
         var sessionConfiguration: ProcessingConfiguration
@@ -101,6 +103,7 @@ public final class SoundFitRuntime: Sendable {
         }
         sessions = controller.sessionUpdates()
         maximumOutputSPL = min(Self.defaultMaximumOutputSPL, ceiling.maximumOutputSPL)
+        handler.observeEarMaxima { [weak self] maxima in self?.setEarMaxima(maxima) }
     }
 
     // MARK: Output safety limit
@@ -155,12 +158,48 @@ public final class SoundFitRuntime: Sendable {
         }
     }
 
-    /// Hands the limit to the engine. Called with the lifecycle lock held, after the maximum
-    /// output or the calibration changed: both writers go through the lock, so the last store
-    /// is computed from the latest of both.
+    /// Hands the limits to the engine: each ear's (`earOutputLimitsDBFS`) and the hearing
+    /// test's (`outputLimitDBFS`). Called with the lifecycle lock held, after the maximum output,
+    /// the calibration or the preset's ear maxima changed: every writer goes through the lock,
+    /// so the last store is computed from the latest of all.
     private func applyOutputLimit(_ lifecycle: Lifecycle) {
-        let limit = Self.limitDBFS(lifecycle, ceiling: ceiling, calibration: presets.calibration)
-        engine.setOutputCeiling(Float(Decibels.amplitude(limit)))
+        let calibration = presets.calibration
+        let limit = Self.limitDBFS(lifecycle, ceiling: ceiling, calibration: calibration)
+        let ears = Self.earLimitsDBFS(lifecycle, limit: limit, calibration: calibration)
+        engine.setOutputCeilings(left: Float(Decibels.amplitude(ears.left)), right: Float(Decibels.amplitude(ears.right)),
+                                 hearingTest: Float(Decibels.amplitude(limit)))
+    }
+
+    // MARK: Output limit per ear
+
+    /// Each ear's maximum output derived from the preset in force (`MaximumOutput`), dB SPL;
+    /// nil while none is installed.
+    public var earMaxima: EarMaxima? { lifecycle.withLock { $0.earMaxima } }
+
+    /// Each ear's output limit in force, dB relative to full scale: `outputLimitDBFS`, or the
+    /// ear's derived maximum through the calibration (less the calibration table's largest
+    /// correction) when that is lower. Outside the hearing test, no sample of an ear exceeds it.
+    public var earOutputLimitsDBFS: (left: Double, right: Double) {
+        lifecycle.withLock {
+            let calibration = presets.calibration
+            return Self.earLimitsDBFS($0, limit: Self.limitDBFS($0, ceiling: ceiling, calibration: calibration),
+                                      calibration: calibration)
+        }
+    }
+
+    private static func earLimitsDBFS(_ lifecycle: Lifecycle, limit: Double, calibration: Double) -> (left: Double, right: Double) {
+        guard let maxima = lifecycle.earMaxima else { return (limit, limit) }
+        let correction = lifecycle.calibrationTable.largestCorrection
+        return (min(limit, maxima.left - calibration - correction), min(limit, maxima.right - calibration - correction))
+    }
+
+    /// Called before a preset reaches the engine (or is removed): the ears' limits follow it.
+    private func setEarMaxima(_ maxima: EarMaxima?) {
+        lifecycle.withLock {
+            guard $0.earMaxima != maxima else { return }
+            $0.earMaxima = maxima
+            applyOutputLimit($0)
+        }
     }
 
     // MARK: Calibration table

@@ -26,8 +26,9 @@ public struct ProcessingChain: ~Copyable {
     private var filter: BiquadFilter
     private var ringModulator: RingModulator
     private var outputGain: OutputGain
-    // Last — the output safety limit: always on, whatever the other stages do (bypassed ones
-    // too); transparent below its ceiling. No limit until `setOutputCeiling` is called.
+    // Last — the output safety limit, one per ear: always on, whatever the other stages do
+    // (bypassed ones too); transparent below its ceiling, no latency. No limit until
+    // `setOutputCeiling` or `setOutputCeilings` is called.
     private var outputLimiter: OutputLimiter
     /// Output channel pointers offset to the current chunk.
     private let chunkPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
@@ -112,10 +113,22 @@ public struct ProcessingChain: ~Copyable {
         outputLimiter.setSampleRate(sampleRate)
     }
 
-    /// The output safety limit's ceiling (linear peak, `.infinity` = none). Real-time safe.
+    /// The output safety limit's ceiling for both ears (linear peak, `.infinity` = none).
+    /// Real-time safe.
     public mutating func setOutputCeiling(_ ceiling: Float) {
-        if ceiling != outputLimiter.ceiling { outputLimiter.setCeiling(ceiling) }
+        setOutputCeilings(left: ceiling, right: ceiling)
     }
+
+    /// Each ear's output safety limit (linear peak, `.infinity` = none; channels in pairs, first
+    /// of a pair left, mono left). Real-time safe.
+    public mutating func setOutputCeilings(left: Float, right: Float) {
+        if left != outputLimiter.left.ceiling || right != outputLimiter.right.ceiling {
+            outputLimiter.setCeilings(left: left, right: right)
+        }
+    }
+
+    /// Each ear's ceiling now (linear peak).
+    public var outputCeilings: (left: Float, right: Float) { (outputLimiter.left.ceiling, outputLimiter.right.ceiling) }
 
     /// Runs only the output safety limit on `outputs` (the hearing test's stimulus replaces the
     /// other stages, the limit holds in every mode). Any frame count. Real-time safe.

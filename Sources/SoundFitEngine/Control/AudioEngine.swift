@@ -231,13 +231,30 @@ public final class AudioEngine: Sendable {
     /// The output safety limit: no output sample exceeds `ceiling` (linear peak; `.infinity`
     /// lifts the limit). Takes effect in the next cycle. Any thread but the audio thread.
     public func setOutputCeiling(_ ceiling: Float) {
-        precondition(ceiling > 0 && !ceiling.isNaN)
-        mailbox.realtime.outputCeiling.pointee.store(ceiling.bitPattern, ordering: .relaxed)
+        setOutputCeilings(left: ceiling, right: ceiling, hearingTest: ceiling)
     }
 
-    /// The output safety limit's ceiling now (linear peak).
-    public var outputCeiling: Float {
-        Float(bitPattern: mailbox.realtime.outputCeiling.pointee.load(ordering: .relaxed))
+    /// The output safety limit per ear (`OutputLimiter`: channels in pairs, first of a pair
+    /// left, mono left): no sample of an ear exceeds its ceiling (linear peak; `.infinity` lifts
+    /// it). `hearingTest`: the ceiling of both ears while the hearing test's stimulus plays (the
+    /// test must reach the maximum output, above a profile's derived maximum; default: the
+    /// higher ear's). Takes effect in the next cycle. Any thread but the audio thread.
+    public func setOutputCeilings(left: Float, right: Float, hearingTest: Float? = nil) {
+        let test = hearingTest ?? max(left, right)
+        precondition([left, right, test].allSatisfy { $0 > 0 && !$0.isNaN })
+        mailbox.realtime.outputCeiling[0].store(left.bitPattern, ordering: .relaxed)
+        mailbox.realtime.outputCeiling[1].store(right.bitPattern, ordering: .relaxed)
+        mailbox.realtime.outputCeiling[2].store(test.bitPattern, ordering: .relaxed)
+    }
+
+    /// The output safety limit's ceiling now (linear peak): the lower of the two ears'.
+    public var outputCeiling: Float { min(outputCeilings.left, outputCeilings.right) }
+
+    /// Each ear's ceiling now, and the hearing test's (linear peak).
+    public var outputCeilings: (left: Float, right: Float, hearingTest: Float) {
+        (Float(bitPattern: mailbox.realtime.outputCeiling[0].load(ordering: .relaxed)),
+         Float(bitPattern: mailbox.realtime.outputCeiling[1].load(ordering: .relaxed)),
+         Float(bitPattern: mailbox.realtime.outputCeiling[2].load(ordering: .relaxed)))
     }
 
     /// The largest reduction the output limit applied since the last call, in dB (0 = none).

@@ -31,8 +31,9 @@ public struct RealtimeMailbox: @unchecked Sendable {
     @usableFromInline let cycles: UnsafeMutablePointer<Atomic<UInt64>>
     /// The sample rate the current renderer runs at (Double bits; 0 before the first renderer).
     let sampleRate: UnsafeMutablePointer<Atomic<UInt64>>
-    /// The output safety limit's ceiling (Float bits, linear peak; infinity = none), set by the
-    /// control side, read by the audio thread every cycle.
+    /// The output safety limit's ceilings (Float bits, linear peak; infinity = none): the left
+    /// ear's, the right ear's, and the hearing test's (its tones may go up to the maximum output,
+    /// above an ear's derived maximum). Set by the control side, read by the audio thread every cycle.
     let outputCeiling: UnsafeMutablePointer<Atomic<UInt32>>
     /// The smallest output-limit gain (Float bits) since the control side last took it.
     let outputLimitReduction: UnsafeMutablePointer<Atomic<UInt32>>
@@ -145,8 +146,9 @@ public final class EngineMailbox: Sendable {
         cycles.initialize(to: Atomic(0))
         let sampleRate = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
         sampleRate.initialize(to: Atomic(0))
-        let outputCeiling = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
-        outputCeiling.initialize(to: Atomic(Float.infinity.bitPattern))
+        // Left ear, right ear, hearing test.
+        let outputCeiling = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 3)
+        for index in 0..<3 { (outputCeiling + index).initialize(to: Atomic(Float.infinity.bitPattern)) }
         let appliedWords = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
         for index in 0..<count {
             (appliedWords + index).initialize(to: Atomic(RealtimeMailbox.pack(0, initialWords[index])))

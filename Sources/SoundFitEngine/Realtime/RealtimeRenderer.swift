@@ -124,14 +124,17 @@ public struct RealtimeRenderer: ~Copyable {
         let cycle = mailbox.beginCycle()
         takePersonalizationChanges()
         takeParameterChanges(cycle: cycle)
-        chain.setOutputCeiling(Float(bitPattern: mailbox.outputCeiling.pointee.load(ordering: .relaxed)))
+        chain.setOutputCeilings(left: Float(bitPattern: mailbox.outputCeiling[0].load(ordering: .relaxed)),
+                                right: Float(bitPattern: mailbox.outputCeiling[1].load(ordering: .relaxed)))
         let metering = meters.begin()
         if metering { meters.measureInputs(inputs, frameCount: frameCount) }
         var due = 0
         if let time, mailbox.scheduled.mayHaveReady(settled: scheduledSettled) {
             due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords, settled: &scheduledSettled)
         }
-        if stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle) {
+        let testCeiling = Float(bitPattern: mailbox.outputCeiling[2].load(ordering: .relaxed))
+        if stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle,
+                            ceiling: testCeiling) {
             // The hearing test's stimulus is the output: scheduled changes due now still take
             // effect (for the chain's next run), without rendering.
             if let time, due > 0 {

@@ -85,9 +85,12 @@ struct StimulusStage: ~Copyable {
 
     /// Renders the cycle when test mode is on or fading; returns false when it is off (the
     /// renderer runs the chain as usual). Takes the latest tone command first and reports the
-    /// onset of a tone it starts as this `cycle`. Real-time safe.
+    /// onset of a tone it starts as this `cycle`. While it renders, both ears' output limit is
+    /// `ceiling` (the hearing test's: tones up to the maximum output, whatever a profile derived
+    /// for the ear). Real-time safe.
     mutating func process(chain: inout ProcessingChain, inputs: UnsafePointer<UnsafePointer<Float>>,
-                          outputs: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int, cycle: UInt64) -> Bool {
+                          outputs: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int, cycle: UInt64,
+                          ceiling: Float) -> Bool {
         let testMode = mailbox.testMode.pointee.load(ordering: .acquiring)
         takeCommand(cycle: cycle)
         if !testMode && mix == 0 {
@@ -101,6 +104,7 @@ struct StimulusStage: ~Copyable {
             return false
         }
         let target: Float = testMode ? 1 : 0
+        chain.setOutputCeiling(ceiling)
         var start = 0
         while start < frameCount {
             let count = min(frameCount &- start, maximumFrameCount)

@@ -15,17 +15,18 @@ import SoundFitModel
 /// - **Compression** (tech level ≥ 2): ratio 1 + max(0, HL − 20)/50, at most 3, above a knee at
 ///   the band level of 40 dB speech (reference − 25 dB); constant gain below the knee.
 /// - **Expansion and limiter** (tech level ≥ 3): 2:1 expansion below knee − 20 dB; per-band
-///   output limit 105 dB SPL (120 dB SPL, i.e. effectively none, below tech level 3).
+///   output limit from the band's gain (`MaximumOutput`: 75 dB SPL speech peaks pass; 120 dB SPL,
+///   i.e. effectively none, below tech level 3).
 /// - **Gain floor**: `minimumGain` 0 dB in every band: no level gets a loss (NAL-R never
 ///   prescribes one); the user may lower it in a preset file.
 /// - **Safety cap** (`maximumGain`, `safetyCap(outputLimit:knee:)`): the gain at which the band
 ///   level of 40 dB SPL speech (the knee) would reach the band's output limit, and never more
 ///   than 60 dB (the field's range). More gain than that would only lift sounds softer than
-///   quiet speech up to the limit. It is at least 60 dB whenever the output limit is 40 dB or
-///   more above the knee — every band of every tech level today — so it never cuts NAL-RP for
-///   Bisgaard N1–N7/S1–S3 (at most 57.1 dB, N7 at 1 kHz). Where it binds (the law would give
-///   more gain at some level) the payload reports it per band (`gain_capped`) and `/status`
-///   counts it.
+///   quiet speech up to the limit. With the derived output limit (75 dB SPL speech + gain +
+///   15 dB peaks) the cap is min(60, gain + 50 dB), so it never cuts the prescription at 65 dB
+///   SPL speech (NAL-RP is at most 57.1 dB for Bisgaard N1–N7/S1–S3, N7 at 1 kHz); where it
+///   binds (the law would give more gain to soft sounds) the payload reports it per band
+///   (`gain_capped`) and `/status` counts it.
 /// - **Time constants**: attack 5 ms, release 50 ms; per band at tech level 4 (slower at low
 ///   frequencies: attack 10 → 2.5 ms, release 100 → 40 ms from 250 Hz to 11.3 kHz). These are
 ///   ANSI S3.22 / IEC 60118-2 times (a tone at the band centre stepping 55 ↔ 90 dB SPL; within
@@ -104,7 +105,7 @@ public enum PresetGenerator {
                 centre: centre, gain: rounded(gain), referenceLevel: rounded(reference), ratio: rounded(ratio),
                 knee: rounded(knee), expansionKnee: fitting.expands ? rounded(max(0, knee - 20)) : nil,
                 expansionRatio: fitting.expands ? 2 : 1, maximumGain: largestGainCap,
-                outputLimit: fitting.limits ? 105 : 120,
+                outputLimit: fitting.limits ? MaximumOutput.bandMaximum(index: index, centres: centres, gain: gain) : 120,
                 attack: fitting.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
                 release: fitting.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
             // The safety cap follows the band's own output limit and knee, whatever set them;

@@ -28,14 +28,16 @@ import Testing
         let complex = SignalGenerator.multiTone(frequencies: [250, 500, 1000, 2000, 4000, 6000], amplitude: 0.3,
                                                 sampleRate: sampleRate, count: 48000, seed: 3)
         let noise = SignalGenerator.whiteNoise(count: 48000, amplitude: 1.5, seed: 4)
-        let (out, reduction) = limit([complex, noise], ceiling: ceiling)
+        // Channels 1 and 3 are the left ear, 2 and 4 the right (the chain's pairs).
+        let (out, reduction) = limit([complex, noise, noise, complex], ceiling: ceiling)
         let peak = out.flatMap { $0 }.map(abs).max() ?? 0
         report("limiter: input peaks \(complex.map(abs).max()!), \(noise.map(abs).max()!); output peak \(peak) (ceiling \(ceiling)); largest reduction \(String(format: "%.1f", 20 * log10(Double(reduction)))) dB")
         #expect(peak <= ceiling)
         #expect(reduction < 0.5)
-        // Linked: where a channel is limited, both channels get the same gain.
+        // Linked within an ear: where one of its channels is limited, both get the same gain.
         let index = (0..<48000).first { abs(noise[$0]) > 1.2 }!
-        #expect(abs(out[0][index] / complex[index] - out[1][index] / noise[index]) < 1e-5)
+        #expect(abs(out[0][index] / complex[index] - out[2][index] / noise[index]) < 1e-5)
+        #expect(abs(out[1][index] / noise[index] - out[3][index] / complex[index]) < 1e-5)
     }
 
     @Test("Below the ceiling the output is the input, bit for bit")
@@ -52,7 +54,7 @@ import Testing
         signal += SignalGenerator.whiteNoise(count: 43200, amplitude: 0.1, seed: 7)
         let (out, _) = limit([signal], ceiling: 0.5)
         #expect(out[0].map(abs).max()! <= 0.5)
-        // 0.5 s after the burst (10 release time constants) the quiet part is untouched.
+        // 0.5 s after the burst (far beyond the hold and release) the quiet part is untouched.
         #expect(Array(out[0][28800...]) == Array(signal[28800...]))
     }
 }

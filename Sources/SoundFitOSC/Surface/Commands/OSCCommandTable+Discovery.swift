@@ -101,8 +101,9 @@ extension OSCCommandTable {
                 + "persisted, 0 while the state cannot be written — full disk, read-only, I/O error; it goes "
                 + "back to 1 by itself once a write succeeds), session, "
                 + "cycles, max_output_spl, output_ceiling_spl (the ceiling fixed at start), output_limit_dbfs (the "
-                + "output's limit in force, dB relative to full scale), output_limit_db, version, applied_share_db and "
-                + "gain_capped_bands (with a hearing profile; see `/personalization/gains`), …",
+                + "output's limit in force, dB relative to full scale), output_limit_left_dbfs, output_limit_right_dbfs, "
+                + "derived_max_output_left_spl, derived_max_output_right_spl (per ear), output_limit_db, version, "
+                + "applied_share_db, gain_capped_bands, …",
             examples: ["oscsend localhost 7700 /status"]),
         requests: [.bare("/status")],
         replies: [OSCMessageForm("/status", .atLeast(1))],

@@ -10,13 +10,19 @@ public struct SurfaceStatus: Sendable {
 extension OSCControlSurface {
     /// `/status ,s key <value> …`: the host program's fields, then session, subscribers, the
     /// subscriptions awaiting confirmation, the datagrams dropped over a source's budget, cycles,
-    /// the output safety limit (its level, the ceiling fixed at start, the limit in force in dBFS,
-    /// and the largest reduction in dB since the previous `/status`) and version.
+    /// the output safety limit (its level, the ceiling fixed at start, the limit in force in dBFS —
+    /// overall and per ear —, each ear's derived maximum while a preset is in force, and the
+    /// largest reduction in dB since the previous `/status`) and version.
     func statusMessage() -> OSCMessage {
         var arguments: [OSCArgument] = []
         for (key, value) in status().fields {
             arguments.append(.string(key))
             arguments.append(value)
+        }
+        let earLimits = runtime.earOutputLimitsDBFS
+        if let maxima = runtime.earMaxima {
+            arguments += [.string("derived_max_output_left_spl"), .float(Float(maxima.left)),
+                          .string("derived_max_output_right_spl"), .float(Float(maxima.right))]
         }
         arguments += [.string("session"), .string(runtime.controller.session == nil ? "inactive" : "active"),
                       .string("subscribers"), .int32(Int32(feedback.registry.subscribers.count)),
@@ -26,6 +32,8 @@ extension OSCControlSurface {
                       .string("max_output_spl"), .float(Float(runtime.maximumOutputSPL)),
                       .string("output_ceiling_spl"), .float(Float(runtime.ceiling.maximumOutputSPL)),
                       .string("output_limit_dbfs"), .float(Float(runtime.outputLimitDBFS)),
+                      .string("output_limit_left_dbfs"), .float(Float(earLimits.left)),
+                      .string("output_limit_right_dbfs"), .float(Float(earLimits.right)),
                       .string("output_limit_db"), .float(Float(runtime.engine.takeOutputLimitReduction())),
                       .string("version"), .string(Self.version)]
         arguments += personalizationStatusArguments()
