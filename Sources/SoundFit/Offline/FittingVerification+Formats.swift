@@ -87,10 +87,18 @@ extension FittingVerification.Report {
         }
         lines.append("")
         if passes {
-            lines.append("PASS: every band within its tolerance (1 dB to 4 kHz, 2 dB above)")
+            lines.append("PASS: every band within its tolerance (1 dB to 4 kHz, 2 dB to 6 kHz)")
         } else {
             lines.append("FAIL: \(failures.count) band(s) outside tolerance:")
             lines += failures.map { "  " + $0 }
+            for ear in earsHeldByTheLimit {
+                lines.append("  the output limit (\(String(format: "%.1f", outputLimit)) dB SPL, --max-output) is below the "
+                             + "\(ear.rawValue) ear's derived maximum output (\(String(format: "%.1f", derivedMaximumOutput[ear]!)) dB SPL): "
+                             + "it holds loud speech down; raise --max-output to deliver the prescription")
+            }
+        }
+        if speech.contains(where: { $0.bands.contains { !$0.tolerance.isFinite } }) {
+            lines.append("(bands above 6 kHz are measured, not judged: NAL-RP ends at 6 kHz)")
         }
         return lines.joined(separator: "\n")
     }
