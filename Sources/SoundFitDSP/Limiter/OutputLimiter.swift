@@ -150,7 +150,12 @@ public struct EarLimiter: Sendable, Equatable {
 
     mutating func setSampleRate(_ sampleRate: Double) {
         release = Float(libmExp(-1 / (OutputLimiter.releaseSeconds * sampleRate)))
-        blockLength = max(1, Int((OutputLimiter.holdSeconds * sampleRate / 16).rounded(.up)))
+        // Rounded up by hand: `rounded(.up)` names `FloatingPointRoundingRule`, whose metadata
+        // the real-time proof (`@_noLocks`, release builds) rejects.
+        let samples = OutputLimiter.holdSeconds * sampleRate / 16
+        var length = Int(samples)
+        if Double(length) < samples { length &+= 1 }
+        blockLength = max(1, length)
         clear()
     }
 
