@@ -19,7 +19,7 @@ struct VerifyCommand: AsyncParsableCommand {
             40 to 100 dB SPL give the input-output curves.
             The fitting is built as `soundfit render` builds it: --state-dir, then the session
             (--tech-level), the hearing profile (--profile or --audiogram), --patch, every --set.
-            Exit status: 0 when every band is within 1 dB (2 dB above 4 kHz) at every level, 1
+            Exit status: 0 when every band is within 1 dB to 4 kHz (2 dB to 6 kHz; bands above 6 kHz are reported, not judged) at every level, 1
             when one is not, 64 on bad input.
             """)
 
