@@ -199,11 +199,16 @@ extension SoundFitIntegration {
             return (Double(last + 1 - step) / sampleRate, steady)
         }
 
-        @Test("ANSI S3.22 attack and release at 2 kHz are the preset's, within 20 %", arguments: [2, 3, 4])
-        func attackRelease(techLevel: Int) throws {
+        /// N3, N5 and S2 compress at 2 kHz within the band law's range; N7's onset overshoot is
+        /// caught by the ear's output limit, which the times then include (as a hearing aid's
+        /// limiter is part of what ANSI S3.22 measures). N1 is left out: its output at 90 dB SPL
+        /// is held by the output limit itself, so the step measures the limiter, not the detector.
+        @Test("ANSI S3.22 attack and release at 2 kHz are the preset's, within 20 %", arguments: [2, 3, 4], ["N3", "N5", "N7", "S2"])
+        func attackRelease(techLevel: Int, name: String) throws {
             let directory = try UniqueName.temporaryDirectory("soundfit-ansi")
             defer { try? FileManager.default.removeItem(at: directory) }
-            let profile = try TestAudiogram.profileFile(left: .n3, right: .n3, in: directory)
+            let audiogram = TestAudiogram(TestAudiogram.standardFrequencies, StandardAudiogramLevels.levels(name))
+            let profile = try TestAudiogram.profileFile(left: audiogram, right: audiogram, in: directory)
             let result = try SoundFitCommandLine.run(["presets", "--audiogram", profile.path, "--tech-level", "\(techLevel)"])
             let printed = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]])
             let preset = try #require(printed.first { $0["variant"] as? String == "default" })
@@ -214,19 +219,15 @@ extension SoundFitIntegration {
             let (signal, steps) = Self.toneSteps(frequency: 2000, low: 55, high: 90, seconds: [1, 0.6, 1])
             let output = try Self.render([signal, signal], profile: profile, techLevel: techLevel, in: directory)
             let envelope = Self.envelope(output[0], frequency: 2000)
-            let (attack, high) = Self.settlingTime(envelope, step: steps[0], end: steps[1], tolerance: 3)
+            // The envelope is centred on a period: its last 12 values before the step down already
+            // hear the step (up to −3 dB), so the steady part ends a period before it.
+            let (attack, high) = Self.settlingTime(envelope, step: steps[0], end: steps[1] - 24, tolerance: 3)
             let (release, low) = Self.settlingTime(envelope, step: steps[1], end: signal.count - 24, tolerance: 4)
-            report("tech level \(techLevel): attack (stated \(statedAttack * 1000) ms)", attack * 1000, unit: "ms")
-            report("tech level \(techLevel): release (stated \(statedRelease * 1000) ms)", release * 1000, unit: "ms")
+            report("\(name) tech level \(techLevel): attack (stated \(statedAttack * 1000) ms)", attack * 1000, unit: "ms")
+            report("\(name) tech level \(techLevel): release (stated \(statedRelease * 1000) ms)", release * 1000, unit: "ms")
             // The band's gain must swing enough for the times to mean anything.
             #expect((low - 55) - (high - 90) > 4, "gain swing \((low - 55) - (high - 90)) dB")
-            // Known issue (issue 23, left open): measured alone the detector attacks in 5.1–6.4 ms
-            // (stated 5 / 5.9 ms); with the per-ear output limit and the derived band limits merged,
-            // the output dips up to 6 dB 2–7 ms after the onset and the attack reads 7.4–11.3 ms.
-            // The release holds (±1 %). Recorded, not hidden: the expectation still runs.
-            withKnownIssue("ANSI attack with the merged output limits: the output dips 2–7 ms after the onset") {
-                #expect(abs(attack - statedAttack) <= 0.2 * statedAttack, "attack \(attack * 1000) ms, stated \(statedAttack * 1000) ms")
-            }
+            #expect(abs(attack - statedAttack) <= 0.2 * statedAttack, "attack \(attack * 1000) ms, stated \(statedAttack * 1000) ms")
             #expect(abs(release - statedRelease) <= 0.2 * statedRelease, "release \(release * 1000) ms, stated \(statedRelease * 1000) ms")
         }
 

@@ -113,9 +113,10 @@ struct BandLaw {
     var minimumGain = SIMD4<Float>(repeating: -150)
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()
-    /// The control-rate detector (`DetectorDesign`): each stage's one-pole coefficient, the
-    /// number of stages that smooth (the rest pass their input on) and the first stage's weight
-    /// in the mix with the last.
+    /// The control-rate detector (`DetectorDesign`): the first stage's and each later stage's
+    /// one-pole coefficient, the number of stages that smooth (the rest pass their input on) and
+    /// the first stage's weight in the mix with the last.
+    var firstStageCoefficient = SIMD4<Float>(repeating: 1)
     var stageCoefficient = SIMD4<Float>(repeating: 1)
     var order = SIMD4<Float>(repeating: 1)
     var firstStageWeight = SIMD4<Float>(repeating: 1)

@@ -378,7 +378,8 @@ public struct PersonalizationProcessor: ~Copyable {
                 let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* half &+ b)
                 var input = s.e2
                 for j in 0..<image.detectorStages {
-                    let c = law.stageCoefficient.replacing(with: 1, where: law.order .<= Float(j))
+                    let c = j == 0 ? law.firstStageCoefficient
+                        : law.stageCoefficient.replacing(with: 1, where: law.order .<= Float(j))
                     let value = stages[j] + c * (input - stages[j])
                     stages[j] = value
                     input = value

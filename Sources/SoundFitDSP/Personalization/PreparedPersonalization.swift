@@ -130,6 +130,7 @@ public final class PreparedPersonalization: @unchecked Sendable {
                 let detector = designs[key] ?? DetectorDesign(band: band, periodSeconds: controlSeconds, pre: pre)
                 designs[key] = detector
                 law.stageCoefficient[lane] = Float(detector.coefficient)
+                law.firstStageCoefficient[lane] = Float(detector.firstCoefficient)
                 law.order[lane] = Float(detector.order)
                 image.detectorStages = max(image.detectorStages, detector.order)
                 law.firstStageWeight[lane] = Float(detector.firstStageWeight)
