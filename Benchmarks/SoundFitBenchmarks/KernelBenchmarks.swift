@@ -154,6 +154,17 @@ struct KernelBenchmarks {
                     gain.process(buffers, frameCount: n)
                 })
 
+                // The output limit per ear: below its ceiling (the scan only) and limiting noise
+                // 14 dB over it (every sample through the hold window and the gain).
+                var idle = OutputLimiter(ceiling: 1, sampleRate: sampleRate)
+                add("OutputLimiter, below the ceiling", measureInPlace(channels: channels, block: block) { buffers, n in
+                    idle.process(buffers, channelCount: channels, frameCount: n)
+                })
+                var limiting = OutputLimiter(ceiling: 0.1, sampleRate: sampleRate)
+                add("OutputLimiter, limiting", measureInPlace(channels: channels, block: block) { buffers, n in
+                    limiting.process(buffers, channelCount: channels, frameCount: n)
+                })
+
                 var chain = ProcessingChain(spec: spec, settings: Self.chainSettings)
                 add("ProcessingChain, all stages", measureOutOfPlace(channels: channels, block: block) { inputs, outputs, n in
                     chain.process(inputs: inputs, outputs: outputs, frameCount: n)

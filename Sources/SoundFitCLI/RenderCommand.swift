@@ -12,7 +12,8 @@ struct RenderCommand: AsyncParsableCommand {
         abstract: "Process an audio file offline (no JACK server) through SoundFit's chain.",
         discussion: """
             Settings are applied in this order, as a running SoundFit would take them: the full
-            state of --state-dir (else the defaults), --profile, --patch, then every --set.
+            state of --state-dir (else the defaults), --profile (or --audiogram), --patch, then
+            every --set.
             The output has the input's sample rate and channels (channels 1+2 are the left and
             right ear, 3+4 again; a mono file is the left ear) and, unless it cannot hold it,
             its sample encoding. Before the input, the chain starts settled: filters cleared,
@@ -30,34 +31,12 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(help: "Output format: wav, flac or aiff (default: from the output's extension).")
     var format: String?
 
-    @Option(help: "Patch to load, by name or number (factory, or a user patch of the state directory).")
-    var patch: String?
-
-    @Option(help: "Hearing profile JSON file (see `soundfit presets --help`); its recommended preset is applied.")
-    var profile: String?
-
-    @Option(help: "Tech level 1…4 of the processing session (default: the state's, else 3).")
-    var techLevel: Int?
-
-    @Option(help: "Personalization mode: fine_tuning or single_preset (default: the state's, else fine_tuning).")
-    var personalization: PersonalizationMode?
-
-    @Option(name: .customLong("set"),
-            help: ArgumentHelp("Set a parameter, /address=value, after everything else (repeatable; values as over OSC: numbers, 0/1 or true/false, names; /address/normalized=0…1 for a fader position).",
-                               valueName: "/address=value"))
-    var assignments: [String] = []
-
-    @Option(help: "State directory of an instance whose full state to render with (only read; default: none, the defaults). Its user patches and calibration are used too.")
-    var stateDir: String?
+    @OptionGroup var fitting: OfflineFittingOptions
 
     @OptionGroup var levels: ChainLevelOptions
 
     func validate() throws {
-        if let techLevel, !Fitting.techLevels.contains(techLevel) {
-            throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
-        }
         _ = try outputFormat()
-        _ = try values()
     }
 
     /// The output format: `--format`, else the output's extension.
@@ -75,17 +54,6 @@ struct RenderCommand: AsyncParsableCommand {
         return chosen
     }
 
-    /// Every `--set`, checked against the parameter model as an OSC set is.
-    private func values() throws -> [(address: String, value: ParameterValue)] {
-        try assignments.map { assignment in
-            do {
-                return try ParameterAssignment.parse(assignment)
-            } catch {
-                throw ValidationError("--set \(assignment): \(error)")
-            }
-        }
-    }
-
     func run() async throws {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -94,7 +62,6 @@ struct RenderCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "soundfit")
         let format = try outputFormat()
-        let values = try values()
 
         let reader: AudioFileReader
         do {
@@ -118,8 +85,7 @@ struct RenderCommand: AsyncParsableCommand {
             throw CLIError(error.description)
         }
 
-        let soundfit = try makeSoundFit(sampleRate: reader.sampleRate, channelCount: reader.channelCount, values: values,
-                                        logger: logger)
+        let soundfit = try makeSoundFit(sampleRate: reader.sampleRate, channelCount: reader.channelCount, logger: logger)
         for warning in soundfit.warnings { logger.warning("\(warning)") }
         do {
             try await soundfit.configure()
@@ -150,11 +116,8 @@ struct RenderCommand: AsyncParsableCommand {
     }
 
     /// SoundFit configured from the flags (see `OfflineChainSetup`).
-    private func makeSoundFit(sampleRate: Int, channelCount: Int, values: [(address: String, value: ParameterValue)],
-                              logger: Logger) throws -> OfflineSoundFit {
-        try OfflineChainSetup(stateDir: stateDir, patch: patch, hearingProfile: profile.map(HearingProfileFile.load),
-                              techLevel: techLevel, personalization: personalization, values: values, levels: levels)
-            .make(sampleRate: sampleRate, channelCount: channelCount, logger: logger)
+    private func makeSoundFit(sampleRate: Int, channelCount: Int, logger: Logger) throws -> OfflineSoundFit {
+        try fitting.setup(levels: levels).make(sampleRate: sampleRate, channelCount: channelCount, logger: logger)
     }
 }
 

@@ -23,28 +23,7 @@ struct VerifyCommand: AsyncParsableCommand {
             when one is not, 64 on bad input.
             """)
 
-    @Option(help: "Patch to load, by name or number (factory, or a user patch of the state directory).")
-    var patch: String?
-
-    @Option(help: "Hearing profile JSON file (see `soundfit presets --help`); its recommended preset is applied.")
-    var profile: String?
-
-    @Option(help: "A standard audiogram (Bisgaard et al. 2010: N1…N7, S1…S3) for both ears, instead of --profile.")
-    var audiogram: String?
-
-    @Option(help: "Tech level 1…4 of the processing session (default: the state's, else 3).")
-    var techLevel: Int?
-
-    @Option(help: "Personalization mode: fine_tuning or single_preset (default: the state's, else fine_tuning).")
-    var personalization: PersonalizationMode?
-
-    @Option(name: .customLong("set"),
-            help: ArgumentHelp("Set a parameter, /address=value, after everything else (repeatable; as `soundfit render --set`).",
-                               valueName: "/address=value"))
-    var assignments: [String] = []
-
-    @Option(help: "State directory of an instance whose full state to verify (only read; default: none, the defaults).")
-    var stateDir: String?
+    @OptionGroup var fitting: OfflineFittingOptions
 
     @Option(help: "Write the curves as a PNG plot to this file, and the numbers as CSV beside it (same name, .csv).")
     var plot: String?
@@ -55,36 +34,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var levels: ChainLevelOptions
 
     func validate() throws {
-        if let techLevel, !Fitting.techLevels.contains(techLevel) {
-            throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
-        }
-        if profile != nil && audiogram != nil {
-            throw ValidationError("give --profile or --audiogram, not both")
-        }
-        if let audiogram, StandardAudiogram.named(audiogram) == nil {
-            throw ValidationError("--audiogram must be one of \(StandardAudiogram.all.map(\.name).joined(separator: ", ")), got '\(audiogram)'")
-        }
         if let plot, URL(fileURLWithPath: plot).pathExtension.lowercased() != "png" {
             throw ValidationError("--plot must name a .png file, got '\(plot)'")
         }
-        _ = try values()
-    }
-
-    private func values() throws -> [(address: String, value: ParameterValue)] {
-        try assignments.map { assignment in
-            do {
-                return try ParameterAssignment.parse(assignment)
-            } catch {
-                throw ValidationError("--set \(assignment): \(error)")
-            }
-        }
-    }
-
-    private func hearingProfile() throws -> HearingProfile? {
-        if let audiogram, let standard = StandardAudiogram.named(audiogram) {
-            return try HearingProfile(left: standard.audiogram, right: standard.audiogram)
-        }
-        return try profile.map(HearingProfileFile.load)
     }
 
     func run() async throws {
@@ -94,10 +46,7 @@ struct VerifyCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "soundfit")
-        let setup = OfflineChainSetup(stateDir: stateDir, patch: patch, hearingProfile: try hearingProfile(),
-                                      techLevel: techLevel, personalization: personalization, values: try values(),
-                                      levels: levels)
-        let soundfit = try setup.make(sampleRate: FittingVerification.sampleRate, channelCount: 2, logger: logger)
+        let soundfit = try fitting.setup(levels: levels).make(sampleRate: FittingVerification.sampleRate, channelCount: 2, logger: logger)
         for warning in soundfit.warnings { logger.warning("\(warning)") }
         do {
             try await soundfit.configure()

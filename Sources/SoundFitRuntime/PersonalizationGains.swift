@@ -12,7 +12,7 @@ import SoundFitProcessing
 ///   band's reference level, the band level of 65 dB SPL speech), whatever is loaded;
 /// - applied: the loaded preset's (default, up or down) gain law at its reference level —
 ///   after its safety cap, floor and output limit — through the intensity
-///   (`appliedGain(_:intensity:)`); 0 dB in every band when the personalization is off
+///   (`Intensity.appliedGain`); 0 dB in every band when the personalization is off
 ///   (disabled, no preset, or no active session).
 ///
 /// Both are the preset's static law, not a measurement (`soundfit verify` measures).
@@ -68,12 +68,6 @@ public struct PersonalizationGains: Sendable, Equatable {
 
     /// How many bands (both ears) of the loaded preset have a binding safety cap.
     public var cappedBandCount: Int { (left.capped + right.capped).filter { $0 }.count }
-
-    /// The gain (dB) a band of gain `gain` (dB) applies at intensity `intensity`
-    /// (`Intensity.appliedGain`: linear-gain interpolation, as the processor does).
-    public static func appliedGain(_ gain: Double, intensity: Double) -> Double {
-        Intensity.appliedGain(gain, intensity: intensity)
-    }
 }
 
 extension SoundFitRuntime {
@@ -99,7 +93,7 @@ extension SoundFitRuntime {
             let appliedGains = prescribed.indices.map { index -> Double in
                 guard isApplied, let applied, index < applied.count else { return 0 }
                 let band = applied[index]
-                return PersonalizationGains.appliedGain(band.gain(atLevel: band.referenceLevel), intensity: intensity)
+                return Intensity.appliedGain(band.gain(atLevel: band.referenceLevel), intensity: intensity)
             }
             return PersonalizationGains.Ear(
                 centres: prescribed.map(\.centre), prescribed: prescribed.map(\.gain), applied: appliedGains,

@@ -2,6 +2,7 @@ import Foundation
 import SoundFitDSP
 import SoundFitHearing
 import SoundFitModel
+import SoundFitRuntime
 
 /// The verification a fitter runs (issue 23, `soundfit verify`, `GET /verify`): speech-shaped
 /// noise (`SpeechShapedNoise`, the Byrne et al. 1994 LTASS) at 55, 65 and 80 dB SPL through the
@@ -69,9 +70,9 @@ public enum FittingVerification {
     }
 
     /// One ear's prescription at 65 dB SPL speech: the gain prescribed (the default preset's g65,
-    /// intensity 1) and the gain the fitting is set to apply now (the same at the current
-    /// intensity), per band. Drawn from the preset until part A's runtime API for prescribed and
-    /// applied gains is merged.
+    /// intensity 1) and the gain applied now (the loaded preset through the intensity; 0 dB when
+    /// the personalization is off), per band: `SoundFitRuntime.personalizationGains()`, the
+    /// numbers `/personalization/gains` and `/status` report.
     public struct PrescribedCurve: Sendable, Equatable {
         public var ear: Ear
         public var centres: [Double]
@@ -198,9 +199,14 @@ public enum FittingVerification {
             }
             tones = curves
         }
-        let prescribedCurves = ears.map { ear, bands in
-            PrescribedCurve(ear: ear, centres: centres, prescribed: speechTargets(bands, level: 65, intensity: 1),
-                            applied: speechTargets(bands, level: 65, intensity: intensity))
+        let gains: PersonalizationGains
+        do {
+            gains = try runtime.personalizationGains()
+        } catch {
+            throw Failure(error.description)
+        }
+        let prescribedCurves = [(Ear.left, gains.left), (Ear.right, gains.right)].map { ear, bands in
+            PrescribedCurve(ear: ear, centres: bands.centres, prescribed: bands.prescribed, applied: bands.applied)
         }
         var report = Report(techLevel: fitting.techLevel, calibration: calibration, intensity: intensity,
                             isEnabled: session.isEnabled.value, loadedVariant: session.preset.value?.variant.rawValue,

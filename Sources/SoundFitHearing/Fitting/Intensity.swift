@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SoundFitDSP
 
 /// What the personalization's intensity does to a band's gain (docs/Personalization.md).
 ///
@@ -10,8 +8,9 @@ import Glibc
 /// 17.8 dB (not 15), a 6 dB band 4.8 dB — large gains lose about 2.5 dB, small ones a quarter.
 public enum Intensity {
     /// The gain (dB) a band of gain `gain` (dB) applies at intensity `intensity` (0…1), as the
-    /// processor computes it (`PersonalizationProcessor`, control update).
+    /// processor computes it (`PersonalizationProcessor`, control update): one formula, the DSP's
+    /// (`PersonalizationResponse.appliedGain`, which also keeps it at −60 dB or above).
     public static func appliedGain(_ gain: Double, intensity: Double) -> Double {
-        20 * log10(max(1 + intensity * (pow(10, gain / 20) - 1), 1e-6))
+        PersonalizationResponse.appliedGain(lawGain: gain, intensity: intensity)
     }
 }
