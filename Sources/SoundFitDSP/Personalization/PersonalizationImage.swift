@@ -44,6 +44,9 @@ struct PersonalizationImage {
     let interactionSame: UnsafeMutablePointer<SIMD4<Float>>
     let interactionCross: UnsafeMutablePointer<SIMD4<Float>>
     let laws: UnsafeMutablePointer<BandLaw>
+    /// Per band vector, `DetectorDesign.maximumOrder` stage coefficients of the control-rate
+    /// detector: the first stage's own, then the chain's, 1 (pass on) past each lane's order.
+    let detectorCoefficients: UnsafeMutablePointer<SIMD4<Float>>
     /// Per band vector, `controlPeriod` pairs `(w1, w2)`: the detector's per-position weights.
     let weights: UnsafeMutablePointer<SIMD4<Float>>
 
@@ -57,16 +60,20 @@ struct PersonalizationImage {
         }
         let laws = UnsafeMutablePointer<BandLaw>.allocate(capacity: maximumHalfCount)
         laws.initialize(repeating: BandLaw(), count: maximumHalfCount)
+        let detectorCoefficients = vectors(DetectorDesign.maximumOrder * maximumHalfCount)
+        detectorCoefficients.update(repeating: SIMD4(repeating: 1), count: DetectorDesign.maximumOrder * maximumHalfCount)
         return PersonalizationImage(
             analysis: vectors(4 * maximumHalfCount), bells: vectors(2 * maximumHalfCount),
             uSame: vectors(matrixCount), uCross: vectors(matrixCount),
             uLow: vectors(maximumHalfCount), uHigh: vectors(maximumHalfCount),
             interactionSame: vectors(matrixCount), interactionCross: vectors(matrixCount),
-            laws: laws, weights: vectors(2 * controlPeriod * maximumHalfCount))
+            laws: laws, detectorCoefficients: detectorCoefficients,
+            weights: vectors(2 * controlPeriod * maximumHalfCount))
     }
 
     func deallocate() {
-        for pointer in [analysis, bells, uSame, uCross, uLow, uHigh, interactionSame, interactionCross, weights] {
+        for pointer in [analysis, bells, uSame, uCross, uLow, uHigh, interactionSame, interactionCross, detectorCoefficients,
+                        weights] {
             pointer.deallocate()
         }
         laws.deallocate()
@@ -92,6 +99,9 @@ struct PersonalizationImage {
             uHigh[i] = other.uHigh[i]
             laws[i] = other.laws[i]
         }
+        for i in 0..<(DetectorDesign.maximumOrder * Self.maximumHalfCount) {
+            detectorCoefficients[i] = other.detectorCoefficients[i]
+        }
         for i in 0..<(2 * Self.controlPeriod * Self.maximumHalfCount) { weights[i] = other.weights[i] }
     }
 }
@@ -113,12 +123,8 @@ struct BandLaw {
     var minimumGain = SIMD4<Float>(repeating: -150)
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()
-    /// The control-rate detector (`DetectorDesign`): the first stage's and each later stage's
-    /// one-pole coefficient, the number of stages that smooth (the rest pass their input on) and
-    /// the first stage's weight in the mix with the last.
-    var firstStageCoefficient = SIMD4<Float>(repeating: 1)
-    var stageCoefficient = SIMD4<Float>(repeating: 1)
-    var order = SIMD4<Float>(repeating: 1)
+    /// The control-rate detector's (`DetectorDesign`) weight of the first stage in the mix with
+    /// the last; its coefficients are `PersonalizationImage.detectorCoefficients`.
     var firstStageWeight = SIMD4<Float>(repeating: 1)
     /// The pre-smoother (two one-poles on x²) over one control period: `r^P` and `P·a·r^P`.
     var preDecay = SIMD4<Float>()

@@ -376,11 +376,10 @@ public struct PersonalizationProcessor: ~Copyable {
                 s.sum2 = SIMD4()
                 // The linear detector (`DetectorDesign`): stages past the band's order pass on.
                 let stages = detectorStages + DetectorDesign.maximumOrder &* (pair &* half &+ b)
+                let coefficients = image.detectorCoefficients + DetectorDesign.maximumOrder &* b
                 var input = s.e2
                 for j in 0..<image.detectorStages {
-                    let c = j == 0 ? law.firstStageCoefficient
-                        : law.stageCoefficient.replacing(with: 1, where: law.order .<= Float(j))
-                    let value = stages[j] + c * (input - stages[j])
+                    let value = stages[j] + coefficients[j] * (input - stages[j])
                     stages[j] = value
                     input = value
                 }

@@ -129,9 +129,10 @@ public final class PreparedPersonalization: @unchecked Sendable {
                 let key = DetectorKey(band: band, tau: tau)
                 let detector = designs[key] ?? DetectorDesign(band: band, periodSeconds: controlSeconds, pre: pre)
                 designs[key] = detector
-                law.stageCoefficient[lane] = Float(detector.coefficient)
-                law.firstStageCoefficient[lane] = Float(detector.firstCoefficient)
-                law.order[lane] = Float(detector.order)
+                for j in 0..<DetectorDesign.maximumOrder {
+                    let coefficient = j == 0 ? detector.firstCoefficient : j < detector.order ? detector.coefficient : 1
+                    image.detectorCoefficients[b * DetectorDesign.maximumOrder + j][lane] = Float(coefficient)
+                }
                 image.detectorStages = max(image.detectorStages, detector.order)
                 law.firstStageWeight[lane] = Float(detector.firstStageWeight)
             }
