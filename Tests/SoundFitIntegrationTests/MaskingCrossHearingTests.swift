@@ -28,12 +28,15 @@ extension SoundFitIntegration {
             // the 0.75 s before each tone's analysis; nothing reports either.
             Thread.sleep(forTimeInterval: 1.0)
             let before = listener.presentations.count
-            _ = rig.engine.play(ToneStimulus.Tone(
+            let number = rig.engine.play(ToneStimulus.Tone(
                 frequency: frequency, amplitude: Self.calibration.amplitude(hearingLevel: level, frequency: frequency),
                 ear: ear, seconds: 0.3))
             let deadline = ContinuousClock.now + .seconds(5)
             while listener.presentations.count == before {
-                guard ContinuousClock.now < deadline else { throw IntegrationError("the listener measured no tone") }
+                guard ContinuousClock.now < deadline else {
+                    throw IntegrationError("the listener measured no tone (tone \(number) started: "
+                        + "\(rig.engine.hasStarted(tone: number)); presentations: \(listener.presentations))")
+                }
                 Thread.sleep(forTimeInterval: 0.01)
             }
             // Let the tone end (and its 10 ms of silence pass) before the next one.
