@@ -75,7 +75,9 @@ extension SoundFitIntegration {
 
         @Test("Continuous flood: 10 000 paced sets → one terminal state each, final value applied, memory bounded, no extra xruns")
         func continuousFlood() throws {
-            let rig = try SoundFitRig(channels: 2)
+            // A realtime server: the claim is that the flood never holds up the audio thread,
+            // and only SCHED_FIFO process threads keep the flood's own CPU use out of the count.
+            let rig = try SoundFitRig(channels: 2, realtime: true)
             defer { rig.stop() }
             let osc = rig.osc
             let pid = rig.soundfit.process.pid
@@ -181,10 +183,17 @@ extension SoundFitIntegration {
                     "the last request: \(finalReports)")
             #expect(try osc.query("/output/gain") == .float(finalValue))
             #expect(rssAfter - rssBefore < 20 * 1024, "VmRSS grew by \(rssAfter - rssBefore) kB during the flood")
-            // No xruns beyond the baseline (one spare for the scheduler noise of a shared VM
-            // with a non-realtime jackd).
-            #expect(xrunsAfterFlood - xrunsBefore <= (idleEnd - idleStart) + 1,
-                    "xruns: \(xrunsAfterFlood - xrunsBefore) during the flood, \(idleEnd - idleStart) while idle")
+            // No xruns beyond the baseline (one spare for a shared VM's hypervisor). Without
+            // SCHED_FIFO the count measures how the kernel shares two cores between the flood
+            // and jackd, so there it is reported, not judged.
+            if ProcessScheduling.hasRealtimeThread(pid) {
+                #expect(xrunsAfterFlood - xrunsBefore <= (idleEnd - idleStart) + 1,
+                        "xruns: \(xrunsAfterFlood - xrunsBefore) during the flood, \(idleEnd - idleStart) while idle")
+            } else {
+                withKnownIssue("jackd -R could not use SCHED_FIFO here; xruns are not judged") {
+                    Issue.record("xruns: \(xrunsAfterFlood - xrunsBefore) during the flood, \(idleEnd - idleStart) while idle")
+                }
+            }
             // The subscriber's feedback is coalesced, and ends on the final value.
             #expect(watcherGain.last?.arguments == [.float(finalValue)], "subscriber's last feedback: \(String(describing: watcherGain.last))")
             #expect(watcherGain.count <= terminalCounts["applied", default: 0],

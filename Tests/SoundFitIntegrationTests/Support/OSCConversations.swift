@@ -82,5 +82,21 @@ enum ProcessMemory {
     }
 }
 
+enum ProcessScheduling {
+    /// True when a thread of `pid` runs under SCHED_FIFO or SCHED_RR (field 41, `policy`, of
+    /// /proc/pid/task/tid/stat): the JACK process thread of a client of a realtime server.
+    static func hasRealtimeThread(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                  let end = stat.lastIndex(of: ")") else { return false }
+            // Fields after the command name start at field 3 (state); policy is field 41.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 38, let policy = Int(fields[38]) else { return false }
+            return policy == Int(SCHED_FIFO) || policy == Int(SCHED_RR)
+        }
+    }
+}
+
 /// 127.0.0.x in host byte order.
 func loopbackAddress(_ last: UInt8) -> UInt32 { 0x7F00_0000 | UInt32(last) }

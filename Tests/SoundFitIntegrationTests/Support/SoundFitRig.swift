@@ -123,8 +123,8 @@ final class SoundFitRig: @unchecked Sendable {
     let channels: Int
     private(set) var audioClient: TestJackClient?
 
-    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256) throws {
-        let server = try TestJackServer(period: period)
+    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256, realtime: Bool = false) throws {
+        let server = try TestJackServer(period: period, realtime: realtime)
         self.server = server
         self.channels = channels
         do {

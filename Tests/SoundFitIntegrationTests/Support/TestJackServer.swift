@@ -3,24 +3,31 @@ import Foundation
 import Glibc
 
 /// A real `jackd --no-realtime -n NAME -d dummy -r 48000 -p PERIOD` with a unique name,
-/// stopped (and its leftovers in /dev/shm removed) when the test is done.
+/// stopped (and its leftovers in /dev/shm removed) when the test is done. `realtime: true`
+/// starts it with `-R` instead, for the few tests whose claim is about xruns: on a shared
+/// 2-core machine a non-realtime server's xruns count the scheduler's choices, not SoundFit's.
+/// (`jackd -R` falls back to normal scheduling where SCHED_FIFO is not allowed; check with
+/// `ProcessScheduling.hasRealtimeThread`.)
 final class TestJackServer: @unchecked Sendable {
     static let sampleRate = 48000
 
     let name: String
     let period: Int
+    let realtime: Bool
     private(set) var process: ChildProcess?
 
     /// Starts the server and waits until a client can connect to it.
-    init(name: String = UniqueName.make("sf-int"), period: Int = 256, reclaimingLeaks: Bool = true) throws {
+    init(name: String = UniqueName.make("sf-int"), period: Int = 256, realtime: Bool = false,
+         reclaimingLeaks: Bool = true) throws {
         if reclaimingLeaks { _ = JackRegistry.reclaimLeakedTestServers }
         self.name = name
         self.period = period
+        self.realtime = realtime
         try start()
     }
 
     var arguments: [String] {
-        ["--no-realtime", "-n", name, "-d", "dummy", "-r", "\(Self.sampleRate)", "-p", "\(period)"]
+        [realtime ? "-R" : "--no-realtime", "-n", name, "-d", "dummy", "-r", "\(Self.sampleRate)", "-p", "\(period)"]
     }
 
     /// Starts (or restarts) jackd and waits until it accepts clients.
