@@ -35,7 +35,8 @@ extension SoundFitIntegration {
             while listener.presentations.count == before {
                 guard ContinuousClock.now < deadline else {
                     throw IntegrationError("the listener measured no tone (tone \(number) started: "
-                        + "\(rig.engine.hasStarted(tone: number)); presentations: \(listener.presentations))")
+                        + "\(rig.engine.hasStarted(tone: number)); presentations: \(listener.presentations); "
+                        + "not tones: \(listener.rejectedSounds.suffix(4)))")
                 }
                 Thread.sleep(forTimeInterval: 0.01)
             }
