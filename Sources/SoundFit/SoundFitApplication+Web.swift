@@ -12,7 +12,9 @@ extension SoundFitApplication {
         var routes: [HTTPRoute] = [ResponseRoute.route(runtime: runtime), HearingTestExportRoute.route(runner: hearingTest)]
         routes.append(verifyRoute(runtime: runtime, stateKeeper: stateKeeper))
         if let page = configuration.web?.pageDirectory {
-            routes.append(StaticFiles(root: page).route)
+            let files = StaticFiles(root: page)
+            routes.append(files.route)
+            routes.append(files.faviconRoute)
         }
         return routes
     }

@@ -35,9 +35,9 @@ struct RunCommand: AsyncParsableCommand {
     var noMidi = false
 
     @Option(help: ArgumentHelp(
-        "TCP port for HTTP and WebSocket: the OSCQuery namespace, the web page at /ui and OSC over WebSocket, on the OSC host and --osc-allow (0 picks a free port; the ready line says which).",
+        "TCP port for HTTP and WebSocket: the OSCQuery namespace, the web page at /ui and OSC over WebSocket, on the OSC host and --osc-allow (default: the OSC port + 1, and 0 when the OSC port is 0; 0 picks a free port; the ready line says which).",
         discussion: "Limits: 32 connections (one more gets 503), request head 8 KiB (431), body 64 KiB (413), a whole request within 10 s (408), WebSocket messages 16 KiB (close 1009), 256 KiB queued for a client that does not read (then it is closed), a silent WebSocket is pinged after 30 s and closed after 60 s."))
-    var httpPort = 7701
+    var httpPort: Int?
 
     @Flag(help: "Serve no HTTP and WebSocket port (no OSCQuery, no web page).")
     var noHttp = false
@@ -53,6 +53,13 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Directory of the web page served at /ui (default: $SOUNDFIT_UI, else the ui/ folder of the SoundFit checkout or installation).")
     var uiDir: String?
+
+    /// The HTTP port when `--http-port` is not given: the one above the OSC port, so that
+    /// instances told apart by `--osc-port` (two apart: OSC also takes TCP on its number) never
+    /// meet on HTTP; 0 (a free one) when the OSC port is 0; nil above 65534.
+    static func httpPort(followingOSCPort oscPort: Int) -> Int? {
+        oscPort == 0 ? 0 : oscPort < 65535 ? oscPort + 1 : nil
+    }
 
     /// `--http-allow-host`, each occurrence split at commas.
     var httpAllowHostList: [String] { Self.commaList(httpAllowHost) }
@@ -110,7 +117,7 @@ struct RunCommand: AsyncParsableCommand {
         if let oscPort, !(0...65535).contains(oscPort) {
             throw ValidationError("--osc-port must be between 0 and 65535, got \(oscPort)")
         }
-        guard (0...65535).contains(httpPort) else {
+        if let httpPort, !(0...65535).contains(httpPort) {
             throw ValidationError("--http-port must be between 0 and 65535, got \(httpPort)")
         }
         guard !name.isEmpty, name.utf8.count <= 63, !name.contains(":") else {
@@ -235,7 +242,10 @@ struct RunCommand: AsyncParsableCommand {
                 throw CLIError("--ui-dir \(uiDir) does not exist")
             }
             if page == nil { logger.warning("no web page found (pass --ui-dir); /ui is not served") }
-            var web = SoundFitConfiguration.Web(port: UInt16(httpPort), pageDirectory: page)
+            guard let port = httpPort ?? Self.httpPort(followingOSCPort: oscPort) else {
+                throw CLIError("the OSC port \(oscPort) leaves no port above it for HTTP: give --http-port (or --no-http)")
+            }
+            var web = SoundFitConfiguration.Web(port: UInt16(port), pageDirectory: page)
             web.allowedHosts = httpAllowHostList
             web.allowedOrigins = httpAllowOriginList
             web.token = httpToken

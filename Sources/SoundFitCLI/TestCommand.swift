@@ -194,7 +194,7 @@ struct TestCommand: ParsableCommand {
 
 /// A `soundfit run` of the test's own (`soundfit test --start`): the same executable, started
 /// with an OSC port of its own choosing (`--osc-port 0`, read from its ready line) and a free
-/// HTTP port (`--http-port 0`: a SoundFit already running has 7701; the arguments after `--`
+/// HTTP port (`--http-port 0`, as the OSC port 0 implies; the arguments after `--`
 /// may choose another), stopped with SIGTERM at the end. Its log goes to a file, shown when it
 /// does not start.
 final class OwnSoundFit {

@@ -8,8 +8,12 @@ public struct HTTPRequest: Sendable {
     public var method: HTTPMethod
     /// The path, percent-decoded, without the query (`/ui/index.html`).
     public var path: String
-    /// What follows `?`, undecoded (`VALUE`, `points=256`); nil without one.
+    /// What follows `?`, undecoded (`VALUE`, `points=256`); nil without one. The responder
+    /// takes the access token's `token=` item out before a route sees it.
     public var query: String?
+    /// The query as the client sent it, token included: what a redirect hands on, so a page
+    /// opened with `?token=` keeps it.
+    public var receivedQuery: String?
     public var headers: HTTPHeaders
     public var body: [UInt8]
     /// The client's address and port.
@@ -20,6 +24,7 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.path = path
         self.query = query
+        self.receivedQuery = query
         self.headers = headers
         self.body = body
         self.peer = peer

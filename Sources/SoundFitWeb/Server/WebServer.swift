@@ -9,7 +9,7 @@ import SoundFitOSC
 import SoundFitRuntime
 import Synchronization
 
-/// SoundFit's HTTP and WebSocket port (`--http-port`, default 7701): the OSCQuery namespace,
+/// SoundFit's HTTP and WebSocket port (`--http-port`, default the OSC port + 1): the OSCQuery namespace,
 /// the web page under `/ui`, the routes other modules add, and OSC over WebSocket, on one TCP
 /// port bound to the OSC host. SwiftNIO directly (HTTP/1.1 and the WebSocket upgrade on one
 /// port, one event-loop thread).

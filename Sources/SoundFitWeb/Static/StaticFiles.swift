@@ -3,7 +3,9 @@ import Foundation
 /// The web page's files, served from one folder under `/ui`: nothing outside it. A path with
 /// `..`, a `.`-segment, a backslash, a NUL or an absolute form never reaches the file system;
 /// a file whose real location (symbolic links resolved) is outside the folder is not served.
-/// `/ui` and `/ui/` are `/ui/index.html`.
+/// A directory's URL is its `index.html`; without its closing slash it is redirected (301) to
+/// the URL with it (`/ui` → `/ui/`), so the page's relative URLs resolve inside the folder.
+/// `/favicon.ico` (`faviconRoute`) is redirected to the folder's `favicon.svg`.
 ///
 /// Thread rules: any thread; reads the disk (call it off the event loop: routes run in tasks).
 public struct StaticFiles: Sendable {
@@ -21,13 +23,29 @@ public struct StaticFiles: Sendable {
 
     /// The route that serves the folder.
     public var route: HTTPRoute {
-        HTTPRoute(.prefix(mountPath)) { request in respond(to: request.path) }
+        HTTPRoute(.prefix(mountPath)) { request in respond(to: request.path, query: request.receivedQuery) }
     }
 
-    /// The file for a request path under the mount path, or the reason it is refused.
-    func respond(to path: String) -> HTTPResponse {
+    /// `/favicon.ico`, where browsers look for a site's icon: redirected to the page's icon.
+    public var faviconRoute: HTTPRoute {
+        HTTPRoute(.exact("/favicon.ico")) { _ in Self.redirect(to: mountPath + "/favicon.svg") }
+    }
+
+    /// A permanent redirect (301) to `path` on this server, `query` (undecoded, as received)
+    /// kept. The path is percent-encoded again: a decoded CR or LF never reaches the header.
+    static func redirect(to path: String, query: String? = nil) -> HTTPResponse {
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "/"
+        let location = encoded + (query.map { "?" + $0 } ?? "")
+        return HTTPResponse(status: .movedPermanently, contentType: "text/plain; charset=utf-8",
+                            body: Array("see \(location)\n".utf8), headers: [("Location", location)])
+    }
+
+    /// The file for a request path under the mount path, or the reason it is refused; a
+    /// directory's URL without its closing slash is redirected to the one with it (`query` kept).
+    func respond(to path: String, query: String? = nil) -> HTTPResponse {
         var relative = String(path.dropFirst(mountPath.count))
-        if relative.isEmpty || relative == "/" { relative = "/index.html" }
+        if relative.isEmpty { return Self.redirect(to: path + "/", query: query) }
+        if relative.hasSuffix("/") { relative += "index.html" }
         let segments = relative.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.hasPrefix(".") }),
               !relative.contains("\\"), !relative.contains("\0") else {
@@ -38,8 +56,11 @@ public struct StaticFiles: Sendable {
             return .error(.forbidden, "\(path) leads outside the page's folder")
         }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory) else {
             return .error(.notFound, "no file \(path)")
+        }
+        if isDirectory.boolValue {
+            return Self.redirect(to: path + "/", query: query)
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
         guard size <= Self.maximumFileBytes else {

@@ -85,11 +85,11 @@ final class SoundFitProcess: @unchecked Sendable {
     let stateDirectory: URL
 
     /// Starts `soundfit run --state-dir TMP [--osc-port 0] [--http-port 0] <arguments>` (`--osc-port 0`
-    /// unless `defaults` is false; `--http-port 0` unless the arguments choose the HTTP port or turn
-    /// it off, so parallel tests never share a port).
-    init(arguments: [String], defaults: Bool = true, environment: [String: String]? = nil) throws {
+    /// unless `defaults` is false; `--http-port 0` unless `httpDefault` is false or the arguments
+    /// choose the HTTP port or turn it off, so parallel tests never share a port).
+    init(arguments: [String], defaults: Bool = true, httpDefault: Bool = true, environment: [String: String]? = nil) throws {
         stateDirectory = try UniqueName.temporaryDirectory("soundfit-state")
-        let http = arguments.contains("--http-port") || arguments.contains("--no-http") ? [] : ["--http-port", "0"]
+        let http = !httpDefault || arguments.contains("--http-port") || arguments.contains("--no-http") ? [] : ["--http-port", "0"]
         let all = ["run", "--state-dir", stateDirectory.path] + (defaults ? ["--osc-port", "0"] : []) + http + arguments
         process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all,
                                    environment: environment)
