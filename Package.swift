@@ -137,7 +137,7 @@ let package = Package(
         // Tests.
         .target(name: "SoundFitTestSupport", dependencies: ["SoundFitHearing", "SoundFitEngine"], path: "Tests/SoundFitTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
-        .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", "SoundFitJack", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitTestSupport"]),

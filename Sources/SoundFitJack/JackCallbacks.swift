@@ -94,6 +94,20 @@ func soundfitShutdownCallback(_ code: jack_status_t, _ reason: UnsafePointer<CCh
     }
 }
 
+/// PipeWire 0.3's shutdown notice (it never calls the info variant). Same thread rules.
+func soundfitPlainShutdownCallback(_ arg: UnsafeMutableRawPointer?) {
+    soundfitShutdownCallback(jack_status_t(rawValue: 0), nil, arg)
+}
+
+/// A port was registered or unregistered. Notification thread: the connection notes which of
+/// our connections wait for a port that went away and wakes the supervisor to restore them.
+func soundfitPortRegistrationCallback(_ port: jack_port_id_t, _ register: Int32, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+        $0.portRegistrationChanged(port, registered: register != 0)
+    }
+}
+
 /// Two ports were connected or disconnected. Notification thread: the connection records it
 /// when one of the ports is ours, so connections survive a server that dies right after.
 func soundfitPortConnectCallback(_ a: jack_port_id_t, _ b: jack_port_id_t, _ connect: Int32, _ arg: UnsafeMutableRawPointer?) {

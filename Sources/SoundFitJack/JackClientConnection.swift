@@ -32,6 +32,10 @@ final class JackClientConnection: @unchecked Sendable {
     let timings = CallbackTimings()
     /// Our ports' connections, from the port-connect callback (a notification thread).
     private let trackedConnections = Mutex(PortConnections())
+    /// Ports of other clients that went away or came back, from the port-registration
+    /// callback, for the host's supervisor to log and restore connections (a callback may
+    /// not connect ports itself).
+    private let graphChanges = Mutex<[GraphChange]>([])
     /// Set before the client is closed; callbacks that call into libjack check it and count
     /// themselves in `callbacksInFlight`, so `close()` never unmaps JACK's shared memory under them.
     private let closing = Atomic<Bool>(false)
@@ -149,8 +153,12 @@ final class JackClientConnection: @unchecked Sendable {
             jack_set_freewheel_callback(client, soundfitFreewheelCallback, context),
             jack_set_latency_callback(client, soundfitLatencyCallback, context),
             jack_set_port_connect_callback(client, soundfitPortConnectCallback, context),
+            jack_set_port_registration_callback(client, soundfitPortRegistrationCallback, context),
         ]
+        // JACK2 and PipeWire ≥ 1.0 call the info variant, PipeWire 0.3 only the plain one;
+        // both land in the same idempotent flag.
         jack_on_info_shutdown(client, soundfitShutdownCallback, context)
+        jack_on_shutdown(client, soundfitPlainShutdownCallback, context)
         if results.contains(where: { $0 != 0 }) { throw .callbackInstallationFailed }
     }
 
@@ -176,18 +184,15 @@ final class JackClientConnection: @unchecked Sendable {
     var fullMIDIPortName: String? { midiPortName.map { "\(clientName):\($0)" } }
 
     /// Connects physical capture ports to our inputs and our outputs to physical playback
-    /// ports, channel by channel, as far as both exist. Returns the connections made.
-    func connectPhysicalPorts() -> [(String, String)] {
+    /// ports, channel by channel, as far as both exist; with `involving`, only the pairs with
+    /// that port (one that came back). Returns the connections made.
+    func connectPhysicalPorts(involving port: String? = nil) -> [(String, String)] {
         let captures = physicalPorts(flags: JackPortIsOutput.rawValue)
         let playbacks = physicalPorts(flags: JackPortIsInput.rawValue)
-        var made: [(String, String)] = []
-        for (source, destination) in zip(captures, fullInputPortNames) where connect(source, destination) {
-            made.append((source, destination))
+        let pairs = Array(zip(captures, fullInputPortNames)) + Array(zip(fullOutputPortNames, playbacks))
+        return pairs.filter { pair in
+            (port == nil || pair.0 == port || pair.1 == port) && connect(pair.0, pair.1)
         }
-        for (source, destination) in zip(fullOutputPortNames, playbacks) where connect(source, destination) {
-            made.append((source, destination))
-        }
-        return made
     }
 
     /// Connects two ports by full name; true on success or when already connected.
@@ -216,10 +221,56 @@ final class JackClientConnection: @unchecked Sendable {
         // Our own port's direction is certain (the other may be half released).
         let mineIsInput = Int32(jack_port_flags(mine)) & Int32(JackPortIsInput.rawValue) != 0
         let (source, destination) = mineIsInput ? (other, mine) : (mine, other)
+        let otherName = String(cString: jack_port_name(other))
         let connection = PortConnections.Connection(source: String(cString: jack_port_name(source)),
                                                     destination: String(cString: jack_port_name(destination)))
-        trackedConnections.withLock { connected ? $0.connected(connection) : $0.disconnected(connection) }
+        // JACK reports a port's disconnections before the port goes; when it is gone already,
+        // the removal is the port's, not the user's.
+        let otherPortGone = !connected && jack_port_by_name(client, otherName) == nil
+        let now = ContinuousClock.now
+        trackedConnections.withLock {
+            connected ? $0.connected(connection) : $0.disconnected(connection, otherPortGone: otherPortGone, at: now)
+        }
         publishMIDISourceState()
+    }
+
+    /// A port of another client was registered or unregistered. Notification thread: records
+    /// which of our connections wait for a port that went away, and queues the change for the
+    /// supervisor when it has something to restore or announce.
+    func portRegistrationChanged(_ id: jack_port_id_t, registered: Bool) {
+        callbacksInFlight.add(1, ordering: .sequentiallyConsistent)
+        defer { callbacksInFlight.subtract(1, ordering: .sequentiallyConsistent) }
+        guard !closing.load(ordering: .sequentiallyConsistent), !serverWentAway.load(ordering: .acquiring),
+              let port = jack_port_by_id(client, id), jack_port_is_mine(client, port) == 0,
+              let rawName = jack_port_name(port) else { return }
+        let name = String(cString: rawName)
+        guard !name.isEmpty else { return }
+        let change: GraphChange?
+        if registered {
+            let isPhysical = Int32(jack_port_flags(port)) & Int32(JackPortIsPhysical.rawValue) != 0
+            let waiting = trackedConnections.withLock { $0.awaiting(name) }
+            change = waiting.isEmpty && !isPhysical ? nil : .portAppeared(name, isPhysical: isPhysical)
+        } else {
+            let now = ContinuousClock.now
+            let waiting = trackedConnections.withLock { $0.portWentAway(name, at: now) }
+            change = waiting.isEmpty ? nil : .portWentAway(name, connections: waiting.map { ($0.source, $0.destination) })
+        }
+        guard let change else { return }
+        graphChanges.withLock { $0.append(change) }
+        stateChanged?.signal()
+    }
+
+    /// Ports that went away or came back since the last call, in order. Control thread.
+    func takeGraphChanges() -> [GraphChange] {
+        graphChanges.withLock { changes in
+            defer { changes = [] }
+            return changes
+        }
+    }
+
+    /// Our connections that wait for the port `name`. Any thread.
+    func connectionsAwaiting(_ name: String) -> [(String, String)] {
+        trackedConnections.withLock { $0.awaiting(name).map { ($0.source, $0.destination) } }
     }
 
     /// Adds what the server reports now to the tracked connections: the ones restored or made
@@ -240,7 +291,7 @@ final class JackClientConnection: @unchecked Sendable {
     /// Our ports' connections as the port-connect callback reported them, in the order they
     /// were made: what a returning server gets back. Readable after the server went away.
     var connectionsToRestore: [(String, String)] {
-        trackedConnections.withLock { $0.connections.map { ($0.source, $0.destination) } }
+        trackedConnections.withLock { $0.connectionsToRestore.map { ($0.source, $0.destination) } }
     }
 
     /// Every connection our ports have now, as (source, destination) pairs.
@@ -293,6 +344,14 @@ final class JackClientConnection: @unchecked Sendable {
         }
         return (capture.min...max(capture.min, capture.max), playback.min...max(playback.min, playback.max))
     }
+}
+
+/// A port of another client that went away or came back, as the supervisor handles it.
+enum GraphChange {
+    /// Our connections to it wait for it (source, destination).
+    case portWentAway(String, connections: [(String, String)])
+    /// A port with connections waiting for it, or a physical port (`--connect`), registered.
+    case portAppeared(String, isPhysical: Bool)
 }
 
 /// Why the JACK host could not do what was asked.

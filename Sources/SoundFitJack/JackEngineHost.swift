@@ -202,6 +202,7 @@ public final class JackEngineHost: @unchecked Sendable {
                         ? "JACK server '\(serverName)' freewheels: processing runs faster than real time; callback timings and xruns are not counted"
                         : "JACK server '\(serverName)' runs in real time again")
                 }
+                handleGraphChanges(current)
                 // Connected: sleep until a callback or `stop()` wakes us (the timeout is only a
                 // safety net, long so an idle SoundFit does not wake for it); without a
                 // connection the loop below retries at its own pace.
@@ -223,6 +224,32 @@ public final class JackEngineHost: @unchecked Sendable {
                 }
                 Thread.sleep(forTimeInterval: Double(configuration.reconnectInterval.components.seconds)
                     + Double(configuration.reconnectInterval.components.attoseconds) / 1e18)
+            }
+        }
+    }
+
+    /// Ports of other clients that went away or came back: logs the loss, restores the
+    /// connections waiting for a returning port, and re-applies `--connect` to a returning
+    /// physical port. Supervisor thread.
+    private func handleGraphChanges(_ client: JackClientConnection) {
+        for change in client.takeGraphChanges() {
+            switch change {
+            case .portWentAway(let port, let connections):
+                let restored = connections.map { "\($0.0) -> \($0.1)" }.joined(separator: ", ")
+                logger.notice("JACK port \(port) went away; SoundFit restores \(restored) when it returns")
+            case .portAppeared(let port, let isPhysical):
+                for (source, destination) in client.connectionsAwaiting(port) {
+                    if client.connect(source, destination) {
+                        logger.notice("JACK port \(port) is back; restored \(source) -> \(destination)")
+                    } else {
+                        logger.warning("JACK port \(port) is back, but \(source) -> \(destination) could not be restored")
+                    }
+                }
+                if isPhysical && configuration.connectPhysicalPorts {
+                    for (source, destination) in client.connectPhysicalPorts(involving: port) {
+                        logger.notice("--connect: connected \(source) -> \(destination) (\(port) appeared)")
+                    }
+                }
             }
         }
     }

@@ -105,15 +105,16 @@ final class ChildProcess: @unchecked Sendable {
         return true
     }
 
-    /// Polls the collected stdout until `predicate` finds what it needs, the process exits or
-    /// the deadline passes.
-    func waitForOutput<T>(timeout: Duration, _ predicate: (String) -> T?) -> T? {
+    /// Polls the collected stdout (`fromStandardError`: stderr, where soundfit logs) until
+    /// `predicate` finds what it needs, the process exits or the deadline passes.
+    func waitForOutput<T>(timeout: Duration, fromStandardError: Bool = false, _ predicate: (String) -> T?) -> T? {
         let deadline = ContinuousClock.now + timeout
+        var collected: String { fromStandardError ? standardError : standardOutput }
         while true {
-            if let found = predicate(standardOutput) { return found }
+            if let found = predicate(collected) { return found }
             if !process.isRunning {
                 _ = readersDone.wait(timeout: .now() + 2)
-                return predicate(standardOutput)
+                return predicate(collected)
             }
             if ContinuousClock.now >= deadline { return nil }
             Thread.sleep(forTimeInterval: 0.01)

@@ -181,6 +181,12 @@ final class TestJackClient: @unchecked Sendable {
         }
     }
 
+    func disconnect(_ source: String, _ destination: String) throws {
+        guard let client else { throw IntegrationError("test client closed") }
+        let result = jack_disconnect(client, source, destination)
+        guard result == 0 else { throw IntegrationError("cannot disconnect \(source) -> \(destination) (error \(result))") }
+    }
+
     /// Full names of the ports whose names match the regular expression `pattern`.
     func ports(matching pattern: String, flags: UInt32 = 0) -> [String] {
         guard let client, let list = jack_get_ports(client, pattern, nil, UInt(flags)) else { return [] }
