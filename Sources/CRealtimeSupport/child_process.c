@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-pid_t soundfit_spawn_child(char *const argv[], const char *log_path) {
+pid_t soundfit_spawn_child(char *const argv[], char *const envp[], const char *log_path) {
     pid_t parent = getpid();
     int log_fd = open(log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) return -1;
@@ -26,7 +26,7 @@ pid_t soundfit_spawn_child(char *const argv[], const char *log_path) {
         if (null_fd >= 0) dup2(null_fd, 0);
         dup2(log_fd, 1);
         dup2(log_fd, 2);
-        execvp(argv[0], argv);
+        execvpe(argv[0], argv, envp);
         _exit(127);
     }
     close(log_fd);

@@ -94,27 +94,44 @@ final class JackClientConnection: @unchecked Sendable {
     }
 
     /// Sets each port's pretty name, order and port group (JACK metadata). A server without
-    /// metadata support only loses the descriptions. Control thread.
-    private func describePorts() {
+    /// metadata support only loses the descriptions. Returns whether every property was set.
+    /// Control thread.
+    @discardableResult
+    func describePorts() -> Bool {
+        var described = true
+        func set(_ port: OpaquePointer, _ key: UnsafePointer<CChar>, _ value: String, _ type: String? = nil) {
+            if jack_set_property(client, jack_port_uuid(port), key, value, type) != 0 { described = false }
+        }
         for channel in 0..<processState.pointee.channelCount {
             for (port, isInput) in [(processState.pointee.inputPorts[channel], true),
                                     (processState.pointee.outputPorts[channel], false)] {
                 guard let port else { continue }
-                let subject = jack_port_uuid(port)
-                _ = jack_set_property(client, subject, soundfit_jack_metadata_pretty_name(),
-                                      PortMetadata.prettyName(channel: channel, isInput: isInput), nil)
-                _ = jack_set_property(client, subject, soundfit_jack_metadata_order(), PortMetadata.order(channel: channel),
-                                      PortMetadata.integerType)
-                _ = jack_set_property(client, subject, soundfit_jack_metadata_port_group(),
-                                      PortMetadata.portGroup(channel: channel, isInput: isInput), nil)
+                set(port, soundfit_jack_metadata_pretty_name(), PortMetadata.prettyName(channel: channel, isInput: isInput))
+                set(port, soundfit_jack_metadata_order(), PortMetadata.order(channel: channel), PortMetadata.integerType)
+                set(port, soundfit_jack_metadata_port_group(), PortMetadata.portGroup(channel: channel, isInput: isInput))
             }
         }
         if let port = processState.pointee.midiPort {
-            let subject = jack_port_uuid(port)
-            _ = jack_set_property(client, subject, soundfit_jack_metadata_pretty_name(), PortMetadata.midiPrettyName, nil)
-            _ = jack_set_property(client, subject, soundfit_jack_metadata_order(),
-                                  PortMetadata.midiOrder(channelCount: processState.pointee.channelCount), PortMetadata.integerType)
+            set(port, soundfit_jack_metadata_pretty_name(), PortMetadata.midiPrettyName)
+            set(port, soundfit_jack_metadata_order(), PortMetadata.midiOrder(channelCount: processState.pointee.channelCount),
+                PortMetadata.integerType)
         }
+        return described
+    }
+
+    /// Whether this client sees the first output port's pretty name on the server. Control thread.
+    func portDescriptionsPresent() -> Bool {
+        guard let port = processState.pointee.outputPorts[0] else { return true }
+        var value: UnsafeMutablePointer<CChar>?
+        var type: UnsafeMutablePointer<CChar>?
+        guard jack_get_property(jack_port_uuid(port), soundfit_jack_metadata_pretty_name(), &value, &type) == 0 else {
+            return false
+        }
+        defer {
+            jack_free(value)
+            jack_free(type)
+        }
+        return value != nil
     }
 
     /// Removes the descriptions again (the server keeps metadata beyond a port's life).
@@ -268,6 +285,11 @@ final class JackClientConnection: @unchecked Sendable {
         }
     }
 
+    /// Lets `source → destination` wait for its missing port: restored when it appears.
+    func awaitPort(_ source: String, _ destination: String) {
+        trackedConnections.withLock { $0.await(PortConnections.Connection(source: source, destination: destination)) }
+    }
+
     /// Our connections that wait for the port `name`. Any thread.
     func connectionsAwaiting(_ name: String) -> [(String, String)] {
         trackedConnections.withLock { $0.awaiting(name).map { ($0.source, $0.destination) } }
@@ -362,6 +384,7 @@ public enum JackHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case activationFailed
     case clientNameEqualsServerName(String)
     case privateServerFailed(String)
+    case pipeWireUnavailable(library: String)
 
     public var description: String {
         switch self {
@@ -373,6 +396,10 @@ public enum JackHostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .clientNameEqualsServerName(let name):
             "client name '\(name)' equals the server name; JACK would delete the server's socket. Choose another --name"
         case .privateServerFailed(let reason): "cannot start a private JACK server: \(reason)"
+        case .pipeWireUnavailable(let library):
+            "PipeWire's JACK library is in use (\(library), as pw-jack arranges) but no PipeWire server answers: "
+                + "start PipeWire (systemctl --user start pipewire wireplumber), or run soundfit without pw-jack "
+                + "to use jackd (SoundFit starts a private one when none runs)"
         }
     }
 }

@@ -85,6 +85,8 @@ public final class JackEngineHost: @unchecked Sendable {
     private let supervisorWake = DispatchSemaphore(value: 0)
     private let lifetime = Mutex(Lifetime())
     private let eventContinuation: AsyncStream<JackHostEvent>.Continuation
+    /// Whether this process loaded PipeWire's libjack (`pw-jack`).
+    private let usesPipeWire = JackLibrary.isPipeWire
 
     /// Connection changes, in order. Consumed by the session lifecycle.
     public let events: AsyncStream<JackHostEvent>
@@ -124,6 +126,8 @@ public final class JackEngineHost: @unchecked Sendable {
         do {
             try connect()
         } catch {
+            // PipeWire's libjack cannot reach a jackd, so a private one would not help.
+            if JackLibrary.isPipeWire { throw .pipeWireUnavailable(library: JackLibrary.path ?? "pipewire-0.3/jack") }
             guard configuration.startsPrivateServer else { throw error }
             logger.notice("no JACK server '\(serverName)' is running; starting a private dummy-backend server")
             let server = PrivateJackServer(logPath: configuration.privateServerLogPath)
@@ -160,8 +164,11 @@ public final class JackEngineHost: @unchecked Sendable {
         try client.activate()
         let remembered = lifetime.withLock { $0.rememberedConnections }
         for (source, destination) in remembered {
+            // Waiting first: a port registered between a failed connect and the wait would
+            // otherwise be missed. Made connections leave the wait (trackCurrentConnections).
+            client.awaitPort(source, destination)
             if !client.connect(source, destination) {
-                logger.info("could not restore connection \(source) -> \(destination) (port missing?)")
+                logger.info("could not restore connection \(source) -> \(destination) yet; it is made when its port appears")
             }
         }
         if configuration.connectPhysicalPorts {
@@ -184,6 +191,7 @@ public final class JackEngineHost: @unchecked Sendable {
     /// Supervisor thread: notices a lost server, closes the dead client and reconnects.
     private func superviseConnection() {
         defer { supervisorDone.signal() }
+        var connectedAt = ContinuousClock.now
         var lastReport = ContinuousClock.now - .seconds(60)
         var reportedFreewheeling = false
         while !stopping.load(ordering: .acquiring) {
@@ -205,8 +213,16 @@ public final class JackEngineHost: @unchecked Sendable {
                 handleGraphChanges(current)
                 // Connected: sleep until a callback or `stop()` wakes us (the timeout is only a
                 // safety net, long so an idle SoundFit does not wake for it); without a
-                // connection the loop below retries at its own pace.
-                _ = supervisorWake.wait(timeout: .now() + .seconds(10))
+                // connection the loop below retries at its own pace. Under PipeWire, port
+                // descriptions set before WirePlumber's metadata exists (SoundFit back before
+                // it after a PipeWire restart) are refused: for the first minute they are
+                // checked four times a second and set again.
+                let watchingDescriptions = usesPipeWire && ContinuousClock.now - connectedAt < .seconds(60)
+                if watchingDescriptions && !current.portDescriptionsPresent() && current.describePorts()
+                    && current.portDescriptionsPresent() {
+                    logger.notice("JACK metadata: port descriptions set again on server '\(serverName)'")
+                }
+                _ = supervisorWake.wait(timeout: .now() + (watchingDescriptions ? .milliseconds(250) : .seconds(10)))
                 continue
             }
             if stopping.load(ordering: .acquiring) { return }
@@ -216,6 +232,7 @@ public final class JackEngineHost: @unchecked Sendable {
             }
             do {
                 try connect()
+                connectedAt = .now
                 lifetime.withLock { $0.reconnections += 1 }
             } catch {
                 if ContinuousClock.now - lastReport > .seconds(10) {

@@ -73,6 +73,12 @@ struct PortConnections: Sendable, Equatable {
         return awaitingPorts.filter { $0.source == name || $0.destination == name }
     }
 
+    /// Makes `connection` wait for its missing port (a connection a returning server could not
+    /// restore yet).
+    mutating func await(_ connection: Connection) {
+        if !connections.contains(connection) && !awaitingPorts.contains(connection) { awaitingPorts.append(connection) }
+    }
+
     /// The connections waiting for the port `name`, which was registered again.
     func awaiting(_ name: String) -> [Connection] {
         awaitingPorts.filter { $0.source == name || $0.destination == name }

@@ -53,10 +53,23 @@ final class PrivateJackServer: @unchecked Sendable {
         ["jackd", "--no-realtime", "-n", name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
     }
 
+    /// The environment jackd is started with: SoundFit's own, without PipeWire's JACK library
+    /// folders in `LD_LIBRARY_PATH` (`pw-jack` puts `/usr/${LIB}/pipewire-0.3/jack` first). A
+    /// jackd loading PipeWire's libjackserver fails with "not implemented".
+    static func environment(from inherited: [String: String]) -> [String] {
+        var environment = inherited
+        if let paths = environment["LD_LIBRARY_PATH"] {
+            let kept = paths.split(separator: ":", omittingEmptySubsequences: true).filter { !$0.contains("pipewire") }
+            environment["LD_LIBRARY_PATH"] = kept.isEmpty ? nil : kept.joined(separator: ":")
+        }
+        return environment.map { "\($0.key)=\($0.value)" }.sorted()
+    }
+
     /// Launches `jackd` on a keeper thread. The caller then connects with retries while the
     /// server comes up.
     func start() throws(JackHostError) {
         let arguments = commandLine
+        let environment = Self.environment(from: ProcessInfo.processInfo.environment)
         let logPath = logPath
         let started = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
@@ -64,8 +77,15 @@ final class PrivateJackServer: @unchecked Sendable {
         let thread = Thread { [self] in
             var cStrings = arguments.map { strdup($0) }
             cStrings.append(nil)
-            let child = cStrings.withUnsafeMutableBufferPointer { soundfit_spawn_child($0.baseAddress!, logPath) }
+            var cEnvironment = environment.map { strdup($0) }
+            cEnvironment.append(nil)
+            let child = cStrings.withUnsafeMutableBufferPointer { argv in
+                cEnvironment.withUnsafeMutableBufferPointer { envp in
+                    soundfit_spawn_child(argv.baseAddress!, envp.baseAddress!, logPath)
+                }
+            }
             cStrings.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
             if child <= 0 {
                 spawnError.store(errno == 0 ? EINVAL : errno, ordering: .relaxed)
                 started.signal()

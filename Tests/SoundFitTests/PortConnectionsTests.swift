@@ -60,4 +60,28 @@ import Testing
         tracked.disconnected(output, otherPortGone: true, at: start)
         #expect(tracked.awaiting("player:in_1").isEmpty)
     }
+
+    @Test func aConnectionAReturningServerCannotMakeYetWaitsForItsPort() {
+        var tracked = PortConnections()
+        tracked.await(input)
+        #expect(tracked.awaiting("player:out_1") == [input])
+        tracked.await(input)
+        #expect(tracked.awaitingPorts == [input], "waits once")
+        tracked.merge([input])
+        #expect(tracked.awaiting("player:out_1").isEmpty, "made: no longer waiting")
+        #expect(tracked.connections == [input])
+    }
+}
+
+/// The environment a private jackd gets: never PipeWire's JACK library folder.
+@Suite struct PrivateJackServerEnvironmentTests {
+    @Test func pipeWiresLibraryFolderIsDroppedAndTheRestKept() {
+        let environment = PrivateJackServer.environment(from: [
+            "LD_LIBRARY_PATH": "/usr/${LIB}/pipewire-0.3/jack:/opt/lib", "HOME": "/root",
+        ])
+        #expect(environment == ["HOME=/root", "LD_LIBRARY_PATH=/opt/lib"])
+        #expect(PrivateJackServer.environment(from: ["LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu/pipewire-0.3/jack"])
+                    == [], "nothing left: no LD_LIBRARY_PATH at all")
+        #expect(PrivateJackServer.environment(from: ["PATH": "/usr/bin"]) == ["PATH=/usr/bin"])
+    }
 }
