@@ -19,6 +19,12 @@ public enum JSONValue: Sendable, Equatable {
     /// A number in the shortest form that reads back as the same `Double`.
     public static func number(_ value: Double) -> JSONValue { .number(NumberText.format(value)) }
     public static func number(_ value: Int) -> JSONValue { .number(String(value)) }
+    /// A number that reads as a float: always with a fraction or an exponent (`1600.0`, `0.7071`,
+    /// `1e+08`), for readers that take `1600` for an integer (OSCQuery clients, for `TYPE` `f`).
+    /// A non-finite value, which JSON cannot write, is `null`.
+    public static func floatNumber(_ value: Float) -> JSONValue {
+        value.isFinite ? .number(NumberText.formatFloat(value)) : .null
+    }
 
     /// "a string \"abc\"", "true", "an object", … for messages about a value of the wrong kind.
     public var summary: String {
@@ -82,6 +88,10 @@ public enum NumberText {
         if value == value.rounded(), abs(value) < 1e7 { return String(Int(value)) }
         return "\(value)"
     }
+
+    /// `1600.0`, `-60.0`, `0.7071`, `1e+08`: Swift's shortest round-tripping form, which always
+    /// has a fraction or an exponent (a finite `value` only).
+    public static func formatFloat(_ value: Float) -> String { "\(value)" }
 
     /// As `format(_: Float)`, for doubles (integral values below 1e15).
     public static func format(_ value: Double) -> String {

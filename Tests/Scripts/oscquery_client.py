@@ -279,6 +279,31 @@ def udp_list(udp):
         listed[arguments[0]] = arguments
 
 
+# The OSCQuery proposal's UNIT names (its units.md, whole).
+PROPOSAL_UNITS = {
+    "distance.m", "distance.km", "distance.dm", "distance.cm", "distance.mm", "distance.um", "distance.nm",
+    "distance.pm", "distance.inches", "distance.feet", "distance.miles", "distance.pixels",
+    "angle.degree", "angle.radian",
+    "gain.linear", "gain.midigain", "gain.db", "gain.db-raw",
+    "time.second", "time.bark", "time.bpm", "time.cents", "time.hz", "time.mel", "time.midinote", "time.ms",
+    "time.speed", "time.samples",
+    "speed.m/s", "speed.mph", "speed.km/h", "speed.kn", "speed.ft/s", "speed.ft/h",
+}
+
+
+def python_oscquery_refuses(node, refused):
+    """The nodes python-oscquery 0.4.0 (`OSCPathNode.from_json`) cannot read, by its rules: a node
+    without VALUE must have ACCESS 0, one with VALUE must not, and none has both CONTENTS and
+    VALUE. One such node anywhere below makes it refuse the whole tree (a ValueError)."""
+    has_value = bool(node.get("VALUE"))
+    access = node.get("ACCESS")
+    if (not has_value and access != 0) or (has_value and access == 0) or (has_value and node.get("CONTENTS")):
+        refused.append(node["FULL_PATH"])
+    for child in node.get("CONTENTS", {}).values():
+        python_oscquery_refuses(child, refused)
+    return refused
+
+
 def close_enough(a, b):
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
@@ -307,6 +332,18 @@ def check_namespace(args):
         value = udp.query(address)
         check("VALUE" in node, f"{address}: no VALUE")
         served = node["VALUE"][0]
+        # Issue 24 item 5: clients infer the type from the JSON text, so an f node's numbers are
+        # JSON floats (1000.0, not 1000) and an i node's ints; CLIPMODE none (values outside RANGE
+        # are rejected, not clipped); UNIT only from the proposal's list.
+        number_type = {"float": float, "int": int}.get(kind)
+        if number_type:
+            check(type(served) is number_type, f"{address}: VALUE {served!r} reads as {type(served).__name__}, TYPE {node['TYPE']}")
+            check(all(type(node["RANGE"][0][key]) is number_type for key in ("MIN", "MAX")),
+                  f"{address}: RANGE {node['RANGE']} does not read as {number_type.__name__}")
+            check(node.get("CLIPMODE") == ["none"], f"{address}: CLIPMODE {node.get('CLIPMODE')}, expected ['none']")
+        else:
+            check("CLIPMODE" not in node, f"{address}: CLIPMODE {node.get('CLIPMODE')} on a {kind}")
+        check(all(unit in PROPOSAL_UNITS for unit in node.get("UNIT", [])), f"{address}: UNIT {node.get('UNIT')} is not the proposal's")
         if kind == "bool":
             check(served is (value == 1), f"{address}: VALUE {served} for the UDP answer {value}")
         elif kind == "float":
@@ -319,7 +356,21 @@ def check_namespace(args):
     udp.set_applied("/filter/cutoff", 1234.0)
     check(get_json(args.http, "/filter/cutoff?VALUE") == {"VALUE": [1234]}, "?VALUE does not follow a UDP set")
     check(get_json(args.http, "/filter/cutoff?TYPE") == {"TYPE": "f"}, "?TYPE")
-    check(get_json(args.http, "/filter/cutoff?UNIT") == {"UNIT": ["frequency.hz"]}, "?UNIT")
+    check(get_json(args.http, "/filter/cutoff?UNIT") == {"UNIT": ["time.hz"]}, "?UNIT")
+    check(get_json(args.http, "/ringmod/frequency?UNIT") == {"UNIT": ["time.hz"]}, "?UNIT of /ringmod/frequency")
+    check(get_json(args.http, "/output/gain?UNIT") == {"UNIT": ["gain.db"]}, "?UNIT of /output/gain")
+    check(get_json(args.http, "/filter/cutoff?CLIPMODE") == {"CLIPMODE": ["none"]}, "?CLIPMODE")
+    # A whole float is written as a float, byte for byte, in the node, the attribute and the RANGE.
+    udp.set_applied("/filter/cutoff", 1600.0)
+    for path, expected in [("/filter/cutoff?VALUE", b'{"VALUE":[1600.0]}'),
+                           ("/filter/cutoff?RANGE", b'{"RANGE":[{"MIN":20.0,"MAX":20000.0}]}'),
+                           ("/filter/gain?RANGE", b'{"RANGE":[{"MIN":-24.0,"MAX":24.0}]}')]:
+        code, _, body = get(args.http, path)
+        check(code == 200 and body == expected, f"GET {path}: {code} {body!r}, expected {expected!r}")
+        print(f"ok {path}: {body.decode()}")
+    code, _, body = get(args.http, "/filter/cutoff")
+    check(b'"VALUE":[1600.0]' in body, f"GET /filter/cutoff: {body!r} lacks VALUE 1600.0")
+    print("ok /filter/cutoff at 1600 Hz: VALUE [1600.0]")
     check(get_json(args.http, "/filter?FULL_PATH") == {"FULL_PATH": "/filter"}, "container ?FULL_PATH")
     check(sorted(get_json(args.http, "/filter")["CONTENTS"]) == ["cutoff", "enabled", "gain", "q", "type"], "/filter CONTENTS")
     code, _, _ = get(args.http, "/filter/q?UNIT")
@@ -330,6 +381,35 @@ def check_namespace(args):
     check(info["EXTENSIONS"].get("LISTEN") is True and info["EXTENSIONS"].get("VALUE") is True, f"EXTENSIONS {info}")
     check(info["EXTENSIONS"].get("PATH_CHANGED") is True, f"EXTENSIONS lack PATH_CHANGED: {info}")
     print(f"ok HOST_INFO {json.dumps(info)}")
+    # The proposal: for HOST_INFO "the path in the URL is functionally irrelevant".
+    for path in ["/filter/cutoff", "/filter", "/filter/", "/meters/input"]:
+        check(get_json(args.http, f"{path}?HOST_INFO") == info, f"{path}?HOST_INFO differs from /?HOST_INFO")
+    code, _, body = get(args.http, "/no/such?HOST_INFO")
+    check(code == 404 and "error" in json.loads(body), f"/no/such?HOST_INFO answered {code} {body!r}")
+    print("ok HOST_INFO on /filter/cutoff, /filter, /filter/, /meters/input; /no/such?HOST_INFO: 404")
+    # A fragment is stripped: neither path nor attribute.
+    for target, expected in [("/filter/cutoff?VALUE#frag", {"VALUE": [1600.0]}), ("/?HOST_INFO#x", info),
+                             ("/filter/cutoff#x", None), ("/filter#x?VALUE", None)]:
+        answer = raw_http(args.http, f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        check(status_of(answer) == 200, f"GET {target}: {answer[:300]!r}")
+        served = json.loads(body_of(answer))
+        if expected is None:
+            expected_path = target.split("#")[0]
+            check(served.get("FULL_PATH") == expected_path, f"GET {target}: FULL_PATH {served.get('FULL_PATH')}, expected {expected_path}")
+        else:
+            check(served == expected, f"GET {target}: {served}, expected {expected}")
+        print(f"ok GET {target}: 200")
+    # python-oscquery 0.4.0 reads a node only if each one below it has a VALUE or ACCESS 0: the
+    # command nodes (ACCESS 2) and meter streams (ACCESS 1) have none, so it refuses GET / and
+    # reads every other container (README, OSCQuery).
+    refused = python_oscquery_refuses(root, [])
+    check(refused and all(path.startswith(("/patch/", "/meters/")) for path in refused),
+          f"python-oscquery would refuse {refused}: only /patch/* and /meters/* are documented")
+    readable = [f"/{name}" for name in root["CONTENTS"] if name not in ("patch", "meters")]
+    check(readable == ["/processing", "/filter", "/ringmod", "/output"], f"the README names these containers, not {readable}")
+    for container in readable:
+        check(not python_oscquery_refuses(get_json(args.http, container), []), f"python-oscquery would refuse {container}")
+    print(f"ok python-oscquery's rules: refused only {refused}; {', '.join(readable)} read")
 
 
 def udp_patches(udp):
@@ -599,9 +679,11 @@ def check_bad_http(args):
         check(status_of(answer) in (403, 404) and b"swift-tools-version" not in answer and b"root:" not in answer,
               f"{path} answered {answer[:300]!r}")
         print(f"ok {path}: {status_of(answer)} {body_of(answer)!r}")
-    code, content_type, body = get(args.http, "/ui")
-    check(code == 200 and content_type.startswith("text/html") and b"<html" in body.lower(), f"/ui answered {code} {content_type}")
-    print(f"ok /ui: 200 {content_type}")
+    code, _, _ = get(args.http, "/ui")
+    check(code == 301, f"/ui answered {code}, expected 301 to /ui/")
+    code, content_type, body = get(args.http, "/ui/")
+    check(code == 200 and content_type.startswith("text/html") and b"<html" in body.lower(), f"/ui/ answered {code} {content_type}")
+    print(f"ok /ui: 301; /ui/: 200 {content_type}")
     answer = raw_http(args.http, b"POST /filter/cutoff HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\n9999")
     check(status_of(answer) == 405, f"a POST answered {answer[:200]!r}")
     print(f"ok POST: 405 {body_of(answer)!r}")

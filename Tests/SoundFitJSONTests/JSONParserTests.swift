@@ -48,6 +48,20 @@ import Testing
         }
     }
 
+    /// Issue 24 item 5: OSCQuery clients infer `int` from `1600`, so a float is written `1600.0`.
+    @Test func floatNumbersAlwaysReadAsFloats() throws {
+        let floats: [Float] = [1600, -60, 0, 20000, 0.7071, 1e7, 1e8, 1.5e-5, -24]
+        let texts = floats.map { JSONValue.floatNumber($0) }
+        #expect(texts == [.number("1600.0"), .number("-60.0"), .number("0.0"), .number("20000.0"), .number("0.7071"),
+                          .number("10000000.0"), .number("1e+08"), .number("1.5e-05"), .number("-24.0")])
+        let written = String(decoding: JSONValue.array(texts).compactData(), as: UTF8.self)
+        #expect(written == "[1600.0,-60.0,0.0,20000.0,0.7071,10000000.0,1e+08,1.5e-05,-24.0]")
+        #expect(try parse(written) == .array(texts))
+        #expect(texts.map { $0.double.map(Float.init) } == floats.map { $0 }, "each reads back as the same Float")
+        #expect(JSONValue.floatNumber(.infinity) == .null && JSONValue.floatNumber(.nan) == .null)
+        #expect(JSONValue.number(Float(1600)) == .number("1600"), "files keep their integral form")
+    }
+
     @Test func strictnessCatchesHandEditingMistakes() {
         #expect(error("{\"a\": 1,}") == "invalid JSON at line 1, column 9: trailing comma before '}'")
         #expect(error("[1, 2,]") == "invalid JSON at line 1, column 7: trailing comma before ']'")

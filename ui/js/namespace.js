@@ -10,7 +10,7 @@ function* valueNodes(node) {
   for (const child of Object.values(node.CONTENTS ?? {})) yield* valueNodes(child);
 }
 
-/** A unit as people write it: OSCQuery's libossia names (`frequency.hz`, `gain.db`) become
+/** A unit as people write it: the OSCQuery proposal's names (`time.hz`, `gain.db`) become
  *  `Hz` and `dB`. */
 function unitSymbol(unit) {
   const name = unit.includes(".") ? unit.split(".").pop() : unit;

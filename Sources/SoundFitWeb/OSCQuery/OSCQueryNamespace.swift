@@ -11,10 +11,15 @@ import SoundFitRuntime
 /// label) and `TAPER` (its fader taper).
 ///
 /// Types as OSCQuery clients expect: `f` floats, `i` ints, `s` choices (`RANGE` `VALS` lists every
-/// choice, as `/list` does), `T` booleans (no `RANGE`). `ACCESS` 3 read-write, 1 read-only.
-/// `VALUE` is the value a UDP query answers; a value that cannot be read now (a session
-/// parameter without a session) is left out. `CLIPMODE` is `both` for numbers and choices:
-/// SoundFit rejects values outside the range, so a client must keep to it (it never clamps).
+/// choice, as `/list` does), `T` booleans (no `RANGE`). Every number of an `f` node (`VALUE`,
+/// `RANGE` `MIN`/`MAX`) is written with a fraction (`1600.0`): clients infer the type from the
+/// JSON text, and `1600` reads as an int. `ACCESS` 3 read-write, 1 read-only. `VALUE` is the
+/// value a UDP query answers; a value that cannot be read now (a session parameter without a
+/// session) is left out. `CLIPMODE` is `none` for numbers: SoundFit does not clip, it rejects a
+/// value outside `RANGE` with `/error` (`both` would promise a clamp; `none` is the proposal's
+/// word for "not clipped"). Choices and booleans carry none (clipping means nothing for them).
+/// `UNIT` uses the proposal's names (its units.md): `time.hz`, `gain.db`; a model unit it does
+/// not list gets no `UNIT` rather than an invented name.
 ///
 /// Thread rules: any thread except the JACK process callback (reads the runtime's values).
 public struct OSCQueryNamespace: Sendable {
@@ -51,18 +56,22 @@ public struct OSCQueryNamespace: Sendable {
     /// outside the namespace, 400 for an attribute OSCQuery does not define here, 204 for one
     /// the node does not carry (a container's `VALUE`, a unitless parameter's `UNIT`).
     public func respond(path: String, query: String?) -> HTTPResponse {
-        let normalized = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let normalized = Self.normalized(path)
         guard contains(normalized) else {
             return .error(.notFound, "\(path) is not in the namespace (GET / lists it)")
         }
         let node = self.node(at: normalized)
         guard let query, !query.isEmpty else { return .json(.object(node)) }
         guard Self.attributes.contains(query) else {
-            let hint = query == "HOST_INFO" ? " (HOST_INFO is asked of /)" : ""
-            return .error(.badRequest, "unknown attribute '\(query)'\(hint); known: \(Self.attributes.joined(separator: ", "))")
+            return .error(.badRequest, "unknown attribute '\(query)'; known: HOST_INFO, \(Self.attributes.joined(separator: ", "))")
         }
         guard let value = node[query] else { return .noContent }
         return .json(.object(JSONObject([JSONObject.Member(key: query, value: value)])))
+    }
+
+    /// `path` without a closing slash (`/filter/` is `/filter`; `/` stays).
+    public static func normalized(_ path: String) -> String {
+        path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
     }
 
     /// The node at `path` (which must be in the namespace), with everything below it.
@@ -95,7 +104,7 @@ public struct OSCQueryNamespace: Sendable {
             node.append("VALUE", .array([Self.json(value)]))
         }
         node.append("RANGE", Self.range(descriptor.kind))
-        node.append("CLIPMODE", descriptor.kind == .bool ? nil : JSONValue.array([.string("both")]))
+        node.append("CLIPMODE", Self.clipMode(descriptor.kind).map { JSONValue.array([.string($0)]) })
         node.append("UNIT", Self.unit(descriptor.unit).map { JSONValue.array([.string($0)]) })
         node.append("DESCRIPTION", .string(descriptor.summary))
         // Extensions for surfaces that draw their own controls (the web page): the model's
@@ -132,7 +141,7 @@ public struct OSCQueryNamespace: Sendable {
         switch kind {
         case .bool: nil
         case .float(let range):
-            .array([.object(JSONObject(["MIN": .number(range.lowerBound), "MAX": .number(range.upperBound)]))])
+            .array([.object(JSONObject(["MIN": .floatNumber(range.lowerBound), "MAX": .floatNumber(range.upperBound)]))])
         case .int(let range):
             .array([.object(JSONObject(["MIN": .number(range.lowerBound), "MAX": .number(range.upperBound)]))])
         case .choice(let names):
@@ -140,24 +149,33 @@ public struct OSCQueryNamespace: Sendable {
         }
     }
 
-    /// A value as JSON: booleans as `true`/`false`, numbers, choices as strings.
+    /// `CLIPMODE`: `none` for numbers (out-of-range values are rejected, not clipped), nil for
+    /// choices and booleans.
+    static func clipMode(_ kind: ParameterKind) -> String? {
+        switch kind {
+        case .float, .int: "none"
+        case .bool, .choice: nil
+        }
+    }
+
+    /// A value as JSON: booleans as `true`/`false`, floats with a fraction (`1600.0`), ints,
+    /// choices as strings.
     public static func json(_ value: ParameterValue) -> JSONValue {
         switch value {
         case .bool(let value): .bool(value)
-        case .float(let value): .number(value)
+        case .float(let value): .floatNumber(value)
         case .int(let value): .number(value)
         case .choice(let value): .string(value)
         }
     }
 
-    /// The model's unit in libossia's unit names (`Hz` → `frequency.hz`, `dB` → `gain.db`);
-    /// nil for no unit.
+    /// The model's unit in the proposal's unit names (units.md: `Hz` → `time.hz`, listed under
+    /// "Time (and pitch)"; `dB` → `gain.db`); nil for no unit and for a unit the list lacks.
     static func unit(_ unit: String) -> String? {
         switch unit {
-        case "": nil
-        case "Hz": "frequency.hz"
+        case "Hz": "time.hz"
         case "dB": "gain.db"
-        default: unit
+        default: nil
         }
     }
 }

@@ -95,7 +95,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Parses the target, lets the responder answer off the event loop, and writes the answer.
     private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let target = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        // A fragment (`#x`) is the client's own business (RFC 3986; the OSCQuery proposal says
+        // strip it): neither path nor query. An encoded `%23` stays part of either.
+        let target = head.uri.prefix { $0 != "#" }.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard let rawPath = target.first, rawPath.hasPrefix("/"), let path = HTTPRequest.percentDecoded(String(rawPath)) else {
             refuse(.badRequest, "the request target must be a path starting with '/' (percent-encoded UTF-8), got '\(head.uri.prefix(200))'",
                    context: context)

@@ -33,8 +33,12 @@ struct WebResponder: Sendable {
         guard request.method == .GET || request.method == .HEAD else {
             return methodNotAllowed(request, allowed: [.GET, .HEAD])
         }
+        // The proposal: for HOST_INFO "the path in the URL is functionally irrelevant". Any node
+        // answers it; a path outside the namespace is 404, as for any other attribute.
         if request.query == "HOST_INFO" {
-            guard request.path == "/" else { return .error(.badRequest, "HOST_INFO is asked of /, not \(request.path)") }
+            guard namespace.contains(OSCQueryNamespace.normalized(request.path)) else {
+                return .error(.notFound, "\(request.path) is not in the namespace (GET / lists it; GET /?HOST_INFO answers)")
+            }
             return .json(hostInfo().json)
         }
         return namespace.respond(path: request.path, query: request.query)
