@@ -6,9 +6,10 @@ extension SoundFitIntegration {
     /// (`Tests/Browser/web_surface_driver.py`), against the real binary on a jackd dummy, checked
     /// over UDP OSC and measured through JACK. Screenshots go to `.build/screenshots/`.
     @Suite("Web surface in a browser") struct WebSurface {
-        /// A rig (its HTTP server on a free port: `--http-port 0`), and the page open in Chromium.
-        static func open() throws -> (SoundFitRig, BrowserDriver) {
-            let rig = try SoundFitRig()
+        /// A rig (its HTTP server on a free port: `--http-port 0`, `extraArguments` for `soundfit
+        /// run`), and the page open in Chromium.
+        static func open(_ extraArguments: [String] = []) throws -> (SoundFitRig, BrowserDriver) {
+            let rig = try SoundFitRig(extraArguments: extraArguments)
             do {
                 guard let port = rig.ready.httpPort else {
                     throw IntegrationError("the ready line names no HTTP port: \(rig.ready.fields)")

@@ -80,15 +80,16 @@ export function drawAudiogram(host, ears) {
 const describe = (points) => (points.length ? points.map(([hz, db]) => `${hz} Hz ${db} dB HL`).join(", ") : "no thresholds");
 
 /** The response of the whole chain per ear: `{frequencies, left, right}` in Hz and dB, as
- *  SoundFit computed it at `requested` (ms since the epoch, when the page asked). */
+ *  SoundFit computed it at `requested` (ms since the epoch, when the page asked). The right ear
+ *  is drawn solid and the left dashed on top of it, so two equal ears still show both. */
 export function drawResponse(host, response, requested) {
   const all = [...response.left, ...response.right].filter(Number.isFinite);
-  const top = Math.max(12, Math.ceil(Math.max(...all, 0) / 6) * 6);
+  const top = Math.max(12, Math.ceil((Math.max(...all, 0) + 2) / 6) * 6);  // 2 dB clear of the frame
   const plot = new Plot(host, {
     fMin: 20, fMax: 20000, dbTop: top, dbBottom: top - 60, yStep: 6, yLabel: "dB",
     xTicks: [20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000],
   });
-  for (const [ear, className] of [["left", "ear-left"], ["right", "ear-right"]]) {
+  for (const [ear, className] of [["right", "ear-right"], ["left", "ear-left"]]) {
     plot.line(response.frequencies.map((hz, i) => [hz, response[ear][i]]), className);
   }
   host.plotData = response;

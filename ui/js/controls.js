@@ -118,7 +118,7 @@ export function buildControls(container, parameters, connection, onChange) {
   for (const parameter of parameters) {
     const group = parameter.path.split("/")[1];
     if (!groups.has(group)) {
-      const fieldset = element("fieldset", { class: "group" }, element("legend", {}, group));
+      const fieldset = element("fieldset", { class: "group" }, element("legend", {}, group[0].toUpperCase() + group.slice(1)));
       groups.set(group, fieldset);
       container.append(fieldset);
     }

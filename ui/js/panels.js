@@ -73,7 +73,7 @@ export function wirePatches(connection) {
 
 export function wireSession(connection) {
   connection.on("/session", ([state, mode, level]) => {
-    $("#session-state").textContent = state === "active" ? `active, ${mode}, tech level ${level}` : state;
+    $("#session-state").textContent = state === "active" ? `active, ${mode.replaceAll("_", " ")}, tech level ${level}` : state;
     $("#session-state").dataset.state = state;
   });
   connection.on("/session/interrupted", ([interrupted]) => {
