@@ -103,8 +103,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                    context: context)
             return
         }
-        let request = HTTPRequest(method: head.method, path: path, query: target.count > 1 ? String(target[1]) : nil,
+        var request = HTTPRequest(method: head.method, path: path, query: target.count > 1 ? String(target[1]) : nil,
                                   headers: head.headers, body: body, peer: peer)
+        request.localAddress = context.channel.localAddress?.ipAddress
         body = []
         let keepAlive = head.isKeepAlive
         let version = head.version

@@ -39,9 +39,17 @@ struct WebResponder: Sendable {
             guard namespace.contains(OSCQueryNamespace.normalized(request.path)) else {
                 return .error(.notFound, "\(request.path) is not in the namespace (GET / lists it; GET /?HOST_INFO answers)")
             }
-            return .json(hostInfo().json)
+            return .json(hostInfo(answering: request).json)
         }
         return namespace.respond(path: request.path, query: request.query)
+    }
+
+    /// HOST_INFO for `request`'s client: `OSC_IP` is an address it can use. Listening on
+    /// 0.0.0.0 (every address) is no address to send to; the one its HTTP request arrived on is.
+    func hostInfo(answering request: HTTPRequest) -> OSCQueryHostInfo {
+        var info = hostInfo()
+        if info.oscHost == "0.0.0.0", let local = request.localAddress { info.oscHost = local }
+        return info
     }
 
     /// The query without its `token=` items (the token is the access check's, not the route's).
