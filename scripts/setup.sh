@@ -12,10 +12,11 @@ packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-co
 # iproute2 (`ip`: the README test brings up loopback in its own network namespace), curl and sox:
 # what the README's commands use.
 # python3-venv: the venv of the test suite's PyPI packages (below).
-# pipewire, pipewire-bin, wireplumber, pipewire-jack, dbus: a headless PipeWire of the test's own
+# pipewire, pipewire-bin, wireplumber, pipewire-jack, dbus, dbus-session-bus-common (session.conf,
+# only recommended by dbus): a headless PipeWire of the test's own on a private session bus
 # (PipeWire as the JACK server; nothing replaces jackd2's libjack, pw-jack chooses per process).
 test_packages=(man-db chromium chromium-driver python3-selenium iproute2 curl sox python3-venv
-    pipewire pipewire-bin wireplumber pipewire-jack dbus)
+    pipewire pipewire-bin wireplumber pipewire-jack dbus dbus-session-bus-common)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do

@@ -127,7 +127,7 @@ public final class JackEngineHost: @unchecked Sendable {
             try connect()
         } catch {
             // PipeWire's libjack cannot reach a jackd, so a private one would not help.
-            if JackLibrary.isPipeWire { throw .pipeWireUnavailable(library: JackLibrary.path ?? "pipewire-0.3/jack") }
+            if usesPipeWire { throw .pipeWireUnavailable(library: JackLibrary.path ?? "pipewire-0.3/jack") }
             guard configuration.startsPrivateServer else { throw error }
             logger.notice("no JACK server '\(serverName)' is running; starting a private dummy-backend server")
             let server = PrivateJackServer(logPath: configuration.privateServerLogPath)
