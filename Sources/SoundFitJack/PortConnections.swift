@@ -12,14 +12,11 @@
 /// removes from a port that stays is forgotten.
 ///
 /// A pure value: `JackClientConnection` keeps it under a lock and feeds it the callbacks' events.
-struct PortConnections: Sendable, Equatable {
+struct PortConnections: Sendable {
     /// One connection, as JACK names it: from an output port to an input port.
     struct Connection: Hashable, Sendable {
         var source: String
         var destination: String
-
-        /// The end of the connection that is not one of `ours`.
-        func otherEnd(ours: Set<String>) -> String { ours.contains(source) ? destination : source }
     }
 
     /// How long after a removal the other port's unregistration still claims it.
@@ -33,11 +30,6 @@ struct PortConnections: Sendable, Equatable {
     /// Removed because the other port went away, in the order they were made: restored when
     /// a port of that name is registered again.
     private(set) var awaitingPorts: [Connection] = []
-
-    static func == (lhs: PortConnections, rhs: PortConnections) -> Bool {
-        lhs.connections == rhs.connections && lhs.awaitingPorts == rhs.awaitingPorts
-            && lhs.recentlyRemoved.map(\.connection) == rhs.recentlyRemoved.map(\.connection)
-    }
 
     /// What a returning server gets back: the live connections, then those waiting for a port.
     var connectionsToRestore: [Connection] { connections + awaitingPorts.filter { !connections.contains($0) } }
