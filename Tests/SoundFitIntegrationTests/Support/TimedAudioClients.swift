@@ -264,6 +264,11 @@ final class TimedAudioClients: @unchecked Sendable {
         return jack_time_to_frames(recorder, microseconds)
     }
 
+    /// How many cycles the current recording has taken so far. The recorder runs after the
+    /// target in every cycle, so each of them was already rendered when this is read: a change
+    /// requested afterwards can only land in a later cycle (a bound that needs no clock).
+    var cyclesRecorded: Int { recorderState.pointee.sync[4].load(ordering: .acquiring) }
+
     /// Xruns the server reported since the clients opened.
     var xruns: Int { recorderState.pointee.sync[3].load(ordering: .acquiring) }
 
