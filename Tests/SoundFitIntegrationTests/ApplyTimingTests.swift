@@ -32,7 +32,7 @@ extension SoundFitIntegration {
         ///
         /// Bounds tested: that first changed sample lies at most one period after the frame time
         /// at which `applied` arrived (the contract: audible no later than the next period) —
-        /// and in fact at most half a period after it (measured: before it, by 7…200 frames),
+        /// and in fact, for the median change, not after it (measured: before it, by 5…200 frames),
         /// and not in a cycle the recorder had already recorded when the request was sent
         /// (causality, counted in cycles: `jack_frame_time` read before sending is an estimate
         /// from the wall clock, and a late cycle of the non-real-time dummy server once put it
@@ -88,12 +88,6 @@ extension SoundFitIntegration {
                            Double(distance), unit: "frames")
                     #expect(distance <= period,
                             "ch\(channel + 1): audible \(distance) frames after applied arrived (bound: \(period))")
-                    // Stricter: `applied` follows the audio thread's acknowledgement, so the
-                    // change is already in the output when it arrives. Half a period of
-                    // slack covers the estimate of `jack_frame_time`; an `applied` sent on
-                    // submission (before the cycle) would land up to a period later.
-                    #expect(distance <= period / 2,
-                            "ch\(channel + 1): the output changed \(distance) frames after applied arrived: reported before the audio had it?")
                     // Not in a cycle rendered before the request was sent.
                     let firstPossible = cyclesBeforeSending < recording.cycleStarts.count
                         ? recording.cycleStarts[cyclesBeforeSending] : samples.count
@@ -111,6 +105,19 @@ extension SoundFitIntegration {
             if let worst = distances.max() {
                 report("worst first-changed-sample − applied arrival over \(distances.count) changes (period \(period))",
                        Double(worst), unit: "frames")
+            }
+            // Stricter: `applied` follows the audio thread's acknowledgement, so the change is
+            // already in the output when it arrives: the distance is at most 0 (measured −5 …
+            // −200), give or take the jitter of `jack_frame_time`. An `applied` sent on
+            // submission, before the cycle took the change, would spread the distances evenly
+            // over 0 … one period. Judged on the median of the changes against an eighth of a
+            // period (such an `applied` passes that with a chance under 0.3 %): one estimate
+            // in a late cycle of the non-real-time server was once 209 frames off, and the
+            // median holds through such an outlier.
+            if distances.count >= 3 {
+                let median = distances.sorted()[distances.count / 2]
+                report("median first-changed-sample − applied arrival over \(distances.count) changes", Double(median), unit: "frames")
+                #expect(median <= period / 8, "the output changed a median \(median) frames after applied arrived: reported before the audio had it? \(distances)")
             }
         }
 
