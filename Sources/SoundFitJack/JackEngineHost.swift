@@ -83,6 +83,8 @@ public final class JackEngineHost: @unchecked Sendable {
     /// Signalled by JACK's shutdown and freewheel callbacks and by `stop()`: the supervisor
     /// sleeps on it instead of polling, so an idle SoundFit does not wake for it.
     private let supervisorWake = DispatchSemaphore(value: 0)
+    /// Lock order: `connection`, then `lifetime` inside it. A change of connection and the
+    /// counters that go with it are made under both, so `status` is one snapshot.
     private let lifetime = Mutex(Lifetime())
     private let eventContinuation: AsyncStream<JackHostEvent>.Continuation
     /// Whether this process loaded PipeWire's libjack (`pw-jack`).
@@ -124,7 +126,7 @@ public final class JackEngineHost: @unchecked Sendable {
         jack_set_error_function(soundfitJackMessageCallback)
         jack_set_info_function(soundfitJackMessageCallback)
         do {
-            try connect()
+            try connect(isReconnection: false)
         } catch {
             // PipeWire's libjack cannot reach a jackd, so a private one would not help.
             if usesPipeWire { throw .pipeWireUnavailable(library: JackLibrary.path ?? "pipewire-0.3/jack") }
@@ -145,7 +147,7 @@ public final class JackEngineHost: @unchecked Sendable {
     private func connectWithRetries(deadline: ContinuousClock.Instant, server: PrivateJackServer) throws(JackHostError) {
         while true {
             do {
-                return try connect()
+                return try connect(isReconnection: false)
             } catch {
                 if !server.isRunning {
                     throw .privateServerFailed("jackd exited; see \(configuration.privateServerLogPath ?? "its output")")
@@ -156,8 +158,9 @@ public final class JackEngineHost: @unchecked Sendable {
         }
     }
 
-    /// Opens and activates a client, restores connections, announces it.
-    private func connect() throws(JackHostError) {
+    /// Opens and activates a client, restores connections, announces it. A reconnection is
+    /// counted in the same step that makes the client current.
+    private func connect(isReconnection: Bool) throws(JackHostError) {
         let client = try JackClientConnection(
             name: configuration.clientName, serverName: connectServerName,
             channelCount: configuration.channelCount, engine: engine, midi: midi, stateChanged: supervisorWake)
@@ -179,7 +182,10 @@ public final class JackEngineHost: @unchecked Sendable {
         client.trackCurrentConnections()
         let sampleRate = Int(client.serverSampleRate.load(ordering: .relaxed))
         let bufferSize = Int(client.serverBufferSize.load(ordering: .relaxed))
-        connection.withLock { $0 = client }
+        connection.withLock { current in
+            current = client
+            if isReconnection { lifetime.withLock { $0.reconnections += 1 } }
+        }
         logger.notice("""
             JACK client '\(client.clientName)' active on server '\(serverName)': \
             \(sampleRate) Hz, \(bufferSize) frames, ports \
@@ -231,9 +237,8 @@ public final class JackEngineHost: @unchecked Sendable {
                 try? server.start()
             }
             do {
-                try connect()
+                try connect(isReconnection: true)
                 connectedAt = .now
-                lifetime.withLock { $0.reconnections += 1 }
             } catch {
                 if ContinuousClock.now - lastReport > .seconds(10) {
                     lastReport = .now
@@ -276,14 +281,18 @@ public final class JackEngineHost: @unchecked Sendable {
             JACK server '\(serverName)' went away. SoundFit keeps running with its settings and \
             reconnects when the server returns.
             """)
-        // Nobody else may reach the client while it closes: `status` reads its ports.
-        connection.withLock { $0 = nil }
+        // Nobody else may reach the client while it closes: `status` reads its ports. Its
+        // xruns move to the closed clients' count in the same step (the server is gone, so
+        // no more come).
         let connections = lost.connectionsToRestore
-        lost.close()
-        lifetime.withLock {
-            $0.xrunsOfClosedClients += lost.xruns.load(ordering: .relaxed)
-            $0.rememberedConnections = connections
+        connection.withLock { current in
+            current = nil
+            lifetime.withLock {
+                $0.xrunsOfClosedClients += lost.xruns.load(ordering: .relaxed)
+                $0.rememberedConnections = connections
+            }
         }
+        lost.close()
         eventContinuation.yield(.disconnected(reason: "JACK server '\(serverName)' went away"))
     }
 
@@ -313,8 +322,8 @@ public final class JackEngineHost: @unchecked Sendable {
     }
 
     public var status: JackHostStatus {
-        let life = lifetime.withLock { $0 }
-        return connection.withLock { client in
+        connection.withLock { client in
+            let life = lifetime.withLock { $0 }
             guard let client else {
                 return JackHostStatus(
                     isConnected: false, serverName: serverName, clientName: configuration.clientName,

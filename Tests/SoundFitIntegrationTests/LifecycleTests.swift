@@ -118,7 +118,14 @@ extension SoundFitIntegration {
             #expect(soundfit.process.isRunning, "soundfit exited when its server died")
 
             try server.start()
-            let status = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
+            // What "reconnected with its settings" means: connected, and the session started
+            // again. The JACK fields are one snapshot: connected 1 comes with the count.
+            let status = try osc.waitForStatus(timeout: .seconds(30)) { snapshot in
+                if snapshot["connected"] == .int(1) {
+                    #expect(snapshot["reconnections"]?.number ?? 0 >= 1, "connected without the reconnection counted: \(snapshot)")
+                }
+                return snapshot["connected"] == .int(1) && snapshot["session"] == .string("active")
+            }
             #expect(status["reconnections"]?.number ?? 0 >= 1, "\(status)")
 
             let second = try TestJackClient(server: server.name, name: "sftest2", channels: 2)

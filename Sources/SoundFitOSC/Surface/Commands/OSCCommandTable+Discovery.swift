@@ -93,13 +93,16 @@ extension OSCCommandTable {
             "/status", section: .discovery,
             summary: "Engine and connection status.",
             reply: "`/status` followed by key/value pairs (`,s key <value>` each): connected, server, client, "
-                + "sample_rate, buffer_size, xruns, freewheeling (1 while the JACK server freewheels; xruns and "
+                + "sample_rate, buffer_size, xruns, reconnections (how often SoundFit connected again after its "
+                + "server went away; the JACK fields are one snapshot, so `connected 1` after a restart comes "
+                + "with the reconnection counted), freewheeling (1 while the JACK server freewheels; xruns and "
                 + "callback timings then stay as they were), freewheel_cycles, callback_load, callback timing "
                 + "percentiles (how long the process callback took, monotonic clock), "
                 + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, http (`http://host:port` or `off`), "
                 + "http_connections, persisted (with a state directory: 1 while every applied change is "
                 + "persisted, 0 while the state cannot be written — full disk, read-only, I/O error; it goes "
-                + "back to 1 by itself once a write succeeds), session, "
+                + "back to 1 by itself once a write succeeds), session (`active` or `inactive`; it follows the "
+                + "connection: after a reconnection it reads `active` once the session has started again), "
                 + "cycles, max_output_spl, output_ceiling_spl (the ceiling fixed at start), output_limit_dbfs (the "
                 + "output's limit in force, dB relative to full scale), output_limit_left_dbfs, output_limit_right_dbfs, "
                 + "derived_max_output_left_spl, derived_max_output_right_spl (per ear), output_limit_db, version, "
