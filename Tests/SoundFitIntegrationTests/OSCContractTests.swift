@@ -33,6 +33,32 @@ extension SoundFitIntegration {
                     sourceLocation: sourceLocation)
         }
 
+        @Test("/sync is answered once every earlier request of the client ended: sets, a session parameter, a patch load, a change timed ahead")
+        func syncWaitsForEarlierRequests() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let osc = rig.osc
+            try osc.waitForSession()
+            let start = ContinuousClock.now
+            osc.send("/output/gain", .float(-6))
+            osc.send("/processing/intensity", .float(0.7))
+            osc.send("/patch/load", .int(2))
+            osc.sendBundle([OSCTestMessage("/ringmod/mix", [.float(0.25)])],
+                           timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.4))
+            let before = try osc.sync(77)
+            let elapsed = ContinuousClock.now - start
+            report("/sync after a change timed 0.4 s ahead: answered after", elapsed / .seconds(1), unit: "s")
+            #expect(elapsed >= .milliseconds(380), "/synced before the timed change could apply")
+            let terminal: Set<String> = ["applied", "failed", "superseded"]
+            for address in ["/output/gain", "/processing/intensity", "/ringmod/mix"] {
+                #expect(before.contains { $0.address == "/state" && $0.string(0) == address && terminal.contains($0.string(1) ?? "") },
+                        "no terminal /state for \(address) before /synced: \(before)")
+            }
+            #expect(before.contains { $0.address == "/patch/current" && $0.number(0) == 2 }, "the patch load's answer: \(before)")
+            // A client with nothing under way is answered at once, and the ids come back as sent.
+            #expect(try osc.sync(-5).isEmpty)
+        }
+
         @Test("Bad requests get /error with the address and a message; values stay unchanged")
         func badRequests() throws {
             let rig = try SoundFitRig(channels: 1)

@@ -53,7 +53,7 @@ public enum OSCDocumentation {
         (`oscsend localhost 7700 /subscribe s osc.udp://127.0.0.1:9000`, then send back the token \
         `oscdump` prints: `oscsend localhost 7700 /subscribe/confirm s TOKEN`), or use a client that \
         listens on its sending socket (a script, TouchOSC, Open Stage Control).
-        - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, \
+        - **Replies are never answered.** A message that can only be a reply (`/error`, `/pong`, `/synced`, \
         `/subscribed`, `/subscribe/pending`, `/subscribe/challenge`, `/source/challenge`, `/source/confirmed`, `/unsubscribed`, `/list/param`, \
         `/list/end`, `/patch/item`, `/patch/end`, `/patch/saved`, `/patch/deleted`, \
         `/profile/presets`, `/session/interrupted`, `/invalidated`, `/test/state`, `/test/result`, \

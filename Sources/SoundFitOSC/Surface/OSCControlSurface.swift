@@ -42,6 +42,8 @@ public final class OSCControlSurface: Sendable {
     let ingress: OSCIngress
     let replies: OSCReplies
     let parameters: OSCParameterRequests
+    /// Requests answered later (sets, asynchronous commands) until they end: what `/sync` waits for.
+    let pending = PendingRequests()
     let feedback: SubscriberFeedback
     /// The transport's budget when the surface is exposed to the network.
     let budgeted: BudgetedTransport?
@@ -104,7 +106,7 @@ public final class OSCControlSurface: Sendable {
         ingress = OSCIngress(allowList: allowList, logger: logger)
         throttled = RateLimitedLog { [logger] line in logger.warning("\(line)") }
         replies = OSCReplies(logger: logger)
-        parameters = OSCParameterRequests(runtime: runtime, replies: replies)
+        parameters = OSCParameterRequests(runtime: runtime, replies: replies, pending: pending)
         feedback = SubscriberFeedback(transport: self.transport, allowList: allowList, exposure: exposure,
                                       lease: subscriptionLease, logger: logger)
     }

@@ -387,6 +387,14 @@ final class OSCTestClient: @unchecked Sendable {
         _ = try waitFor("/pong", timeout: timeout) { $0.address == "/pong" }
     }
 
+    /// `/sync ,i id` → `/synced ,i id`: waits until every request sent before has ended.
+    /// Returns the messages that arrived before `/synced` (consumed).
+    @discardableResult
+    func sync(_ id: Int32 = 1, timeout: Duration = .seconds(15)) throws -> [OSCTestMessage] {
+        send("/sync", .int(id))
+        return try waitFor("/synced \(id)", timeout: timeout) { $0.address == "/synced" && $0.arguments == [.int(id)] }.before
+    }
+
     /// Queries a parameter (no arguments) and returns the value of the reply `<address> <value>`.
     func query(_ address: String) throws -> OSCValue {
         send(address)

@@ -62,9 +62,12 @@ struct OSCCommandRequest: Sendable {
         surface.replies.reject(message.address, reason, to: sender)
     }
 
-    /// Runs `work` in a task and answers its error, if any, with `/error`.
+    /// Runs `work` in a task and answers its error, if any, with `/error`. The request is under
+    /// way (for `/sync`) until then.
     func answerLater(_ work: @escaping @Sendable () async throws -> Void) {
-        Task {
+        let ticket = surface.pending.begin(sender)
+        Task { [surface] in
+            defer { surface.pending.end(ticket) }
             do {
                 try await work()
             } catch {

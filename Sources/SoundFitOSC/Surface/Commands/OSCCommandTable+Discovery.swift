@@ -1,8 +1,8 @@
 import SoundFitModel
 
-/// `/ping`, `/list`, `/status`.
+/// `/ping`, `/sync`, `/list`, `/status`.
 extension OSCCommandTable {
-    static let discovery = [ping, list, status]
+    static let discovery = [ping, sync, list, status]
 
     static let ping = OSCCommand(
         OSCCommandDescription(
@@ -22,6 +22,36 @@ extension OSCCommandTable {
                 return .reject("/ping cannot echo arrays ([…]); every other argument type is echoed")
             }
             return .perform { request.reply(OSCMessage("/pong", request.arguments)) }
+        })
+
+    static let sync = OSCCommand(
+        OSCCommandDescription(
+            "/sync", section: .discovery,
+            summary: "Waits for this client's earlier requests, as scsynth's `/sync`: answered once every request "
+                + "it sent before (from the same address and port, or over the same connection) has ended — "
+                + "each set's terminal `/state` (applied, failed or superseded; a bundle timetagged ahead ends "
+                + "when it applies) and each command's answer were sent before `/synced`. Replies to one "
+                + "client keep their order, so a script sends its changes, then `/sync`, and reads up to "
+                + "`/synced` instead of waiting a fixed time.",
+            arguments: [Arg("i", "id", "any number; echoed, so several `/sync`s can be told apart")],
+            reply: "`/synced ,i id`.",
+            errors: ["no argument, more than one, or one that is not an int32",
+                     "more than \(PendingRequests.maximumWaitingSyncs) `/sync`s of this client still waiting"],
+            examples: ["oscsend localhost 7700 /sync i 1"]),
+        requests: [OSCMessageForm("/sync", .exactly([.int]))],
+        replies: [OSCMessageForm("/synced", .any)],
+        prepare: { request in
+            guard request.arguments.count == 1, case .int32(let id) = request.arguments[0] else {
+                return .reject("/sync takes one int, an id that /synced echoes; got ,\(request.message.typeTags)")
+            }
+            return .perform {
+                let waits = request.surface.pending.sync(request.sender) {
+                    request.reply(OSCMessage("/synced", [.int32(id)]))
+                }
+                if !waits {
+                    request.reject("\(PendingRequests.maximumWaitingSyncs) /sync requests of this client are still waiting; wait for /synced")
+                }
+            }
         })
 
     static let list = OSCCommand(

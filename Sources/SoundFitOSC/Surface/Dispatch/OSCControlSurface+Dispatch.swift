@@ -86,9 +86,10 @@ extension OSCControlSurface {
     }
 
     /// Performs routed messages in order; their parameter sets are requested together at the end,
-    /// to take effect at `time` (nil: now).
+    /// to take effect at `time` (nil: now). Each set is under way (`pending`) from its place in
+    /// the packet, so a `/sync` after it in the same bundle waits for it.
     private func perform(_ routes: [RoutedMessage], from sender: OSCSender, at time: EngineTime?) {
-        var sets: [RoutedParameterRequest] = []
+        var sets: [(RoutedParameterRequest, PendingRequests.Ticket)] = []
         for routed in routes {
             switch routed {
             case .reply:
@@ -100,9 +101,9 @@ extension OSCControlSurface {
             case .queries(let queries):
                 for query in queries { parameters.answer(query, to: sender) }
             case .set(let request):
-                sets.append(request)
+                sets.append((request, pending.begin(sender)))
             case .sets(let requests):
-                sets += requests
+                sets += requests.map { ($0, pending.begin(sender)) }
             case .rejected(let address, let reason, let snapBack):
                 replies.reject(address, reason, to: sender)
                 if let snapBack { parameters.snapBack(snapBack, to: sender) }

@@ -15,10 +15,13 @@ struct OSCParameterRequests: Sendable {
     let replies: OSCReplies
     /// Whether applied changes are persisted (the state keeper, once attached).
     let persistence = PersistenceStatus()
+    /// Each request is under way here until its terminal state was sent (`/sync`).
+    let pending: PendingRequests
 
-    init(runtime: SoundFitRuntime, replies: OSCReplies) {
+    init(runtime: SoundFitRuntime, replies: OSCReplies, pending: PendingRequests) {
         self.runtime = runtime
         self.replies = replies
+        self.pending = pending
     }
 
     /// A query (no argument) or a set (one value, and an optional int request id) of a
@@ -177,15 +180,18 @@ struct OSCParameterRequests: Sendable {
     /// one to subscribers.
     /// With `time`, the sets take effect at that moment (a bundle with a future timetag): each
     /// reports `applying` at once and ends when the audio cycle containing it acknowledged it.
-    func request(_ sets: [RoutedParameterRequest], from sender: OSCSender, feedback: SubscriberFeedback,
-                 at time: EngineTime? = nil) {
-        let changes = sets.map { ($0.control, $0.value) }
+    func request(_ sets: [(RoutedParameterRequest, PendingRequests.Ticket)], from sender: OSCSender,
+                 feedback: SubscriberFeedback, at time: EngineTime? = nil) {
+        let changes = sets.map { ($0.0.control, $0.0.value) }
         let results = time.map { runtime.requestBatch(changes, origin: RequestOrigin(sender), at: $0) }
             ?? runtime.requestBatch(changes, origin: RequestOrigin(sender))
-        for (routed, result) in zip(sets, results) {
+        for ((routed, ticket), result) in zip(sets, results) {
             switch result {
-            case .success(let request): report(request, of: routed, to: sender, feedback: feedback)
-            case .failure(let error): replies.reject(routed.address, "\(error)", to: sender)
+            case .success(let request):
+                report(request, of: routed, to: sender, feedback: feedback, ticket: ticket)
+            case .failure(let error):
+                replies.reject(routed.address, "\(error)", to: sender)
+                pending.end(ticket)
             }
         }
     }
@@ -199,10 +205,12 @@ struct OSCParameterRequests: Sendable {
     /// When the state cannot be written, the change still applied, but is not persisted: the
     /// sender gets `/error ,s address ,s "not persisted: <reason>"` right after `applied`, and
     /// subscribers' `/state … applied <value>` carries `"not persisted: <reason>"` as its error.
+    /// The request stays under way (`ticket`) until its terminal state was sent.
     private func report(_ request: ParameterRequest<ParameterValue>, of routed: RoutedParameterRequest,
-                        to sender: OSCSender, feedback: SubscriberFeedback) {
+                        to sender: OSCSender, feedback: SubscriberFeedback, ticket: PendingRequests.Ticket) {
         let requestID = routed.requestID
-        Task { [replies, persistence] in
+        Task { [replies, persistence, pending] in
+            defer { pending.end(ticket) }
             for await state in request.states {
                 var arguments: [OSCArgument] = [.string(request.address), .string(state.name.rawValue),
                                                 state.value.oscArgument]

@@ -49,7 +49,7 @@ import Testing
 
     private static func wasReplyBeforeTheTable(_ message: OSCMessage) -> Bool {
         let replyOnly: Set<String> = [
-            "/error", "/pong", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
+            "/error", "/pong", "/synced", "/subscribed", "/unsubscribed", "/list/param", "/list/end",
             "/patch/item", "/patch/end", "/patch/saved", "/patch/deleted", "/profile/presets",
             "/session/interrupted", "/subscribe/pending", "/subscribe/challenge", "/source/challenge", "/source/confirmed", "/invalidated",
             "/response/stages", "/meters/subscribed", "/meters/unsubscribed", "/meters/input", "/meters/output",
