@@ -114,6 +114,18 @@ extension SoundFitIntegration {
             }
             try expectLowpass(audio, listeners: listeners, label: "")
 
+            // --osc-allow: another listener's machine changes nothing and gets no answer.
+            let neighbour = OSCTestClient(descriptor: try boxes.socket(.udp, in: listeners[1].box), port: Self.oscPort,
+                                          serverAddress: listeners[0].box.hostOrderAddress)
+            neighbour.send("/filter/cutoff", .float(500))
+            neighbour.send("/ping")
+            #expect(neighbour.collect(for: .seconds(1)).isEmpty)
+            #expect(try #require(listeners[0].osc).query("/filter/cutoff") == .float(1000))
+            // It did arrive (so the silence is the allow-list's): SoundFit logged the sender.
+            #expect(try #require(listeners[0].soundfit).process.waitForOutput(timeout: .seconds(10), fromStandardError: true) {
+                $0.contains("ignored OSC from \(listeners[1].box.address):") ? true : nil
+            } == true)
+
             // The master dies (SIGKILL) and comes back with its netmanager.
             audio.close()
             probe.close()

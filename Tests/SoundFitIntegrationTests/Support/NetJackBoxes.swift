@@ -11,8 +11,8 @@ import Synchronization
 ///   on /dev/shm (JACK's registry and sockets): its jackd and clients see no other server.
 ///
 /// Nothing leaves the namespaces: the bridge has no way out. `wrapper(for:)` is the command
-/// prefix that runs a program in a box (`nsenter`); `socket(_:)` makes a socket in the master
-/// box for the test to use (a socket keeps the network namespace it was made in).
+/// prefix that runs a program in a box (`nsenter`); `socket(_:in:)` makes a socket in a box
+/// for the test to use (a socket keeps the network namespace it was made in).
 /// Children die with the test: the holder has a parent-death SIGKILL, and the boxes die with it.
 final class NetJackBoxes: @unchecked Sendable {
     struct Box: Sendable {
@@ -31,8 +31,8 @@ final class NetJackBoxes: @unchecked Sendable {
     let master: Box
     let slaves: [Box]
     private let holder: ChildProcess
-    private var factory: ChildProcess?
-    private let factoryEnd = Mutex<Int32>(-1)
+    /// Per box index: the socket maker and the test's end of its socket pair.
+    private let factories = Mutex<[Int: (process: ChildProcess, end: Int32)]>([:])
     private var stopped = false
 
     /// The holder: bridge and master box in the namespaces `unshare` made, one `unshare --net
@@ -124,7 +124,7 @@ final class NetJackBoxes: @unchecked Sendable {
         return text
     }
 
-    /// The socket maker in the master box: makes the socket asked for ("udp ADDRESS": bound to
+    /// The socket maker in a box: makes the socket asked for ("udp ADDRESS": bound to
     /// ADDRESS, port 0; "tcp -": unconnected) and passes it back over its stdin (SCM_RIGHTS).
     private static let factoryScript = #"""
         socket = __import__("socket")
@@ -140,27 +140,28 @@ final class NetJackBoxes: @unchecked Sendable {
 
     enum SocketKind { case udp, tcp }
 
-    /// A socket made in the master box (UDP: bound to the master's address, port 0; TCP:
-    /// unconnected), owned by the caller. Sending or connecting on it goes over the boxes'
-    /// network, from the master's address.
-    func socket(_ kind: SocketKind) throws -> Int32 {
-        try factoryEnd.withLock { end in
-            if end < 0 {
+    /// A socket made in `box` (default: the master's; UDP: bound to the box's address, port 0;
+    /// TCP: unconnected), owned by the caller. Sending or connecting on it goes over the
+    /// boxes' network, from the box's address.
+    func socket(_ kind: SocketKind, in box: Box? = nil) throws -> Int32 {
+        let box = box ?? master
+        return try factories.withLock { factories in
+            if factories[box.index] == nil {
                 var pair: [Int32] = [-1, -1]
                 guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
                     throw IntegrationError("socketpair: \(String(cString: strerror(errno)))")
                 }
                 let childEnd = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
-                factory = try ChildProcess(label: "socket maker", executable: wrapper(for: master)[0],
-                                           arguments: Array(wrapper(for: master).dropFirst())
-                                               + ["/usr/bin/python3", "-c", Self.factoryScript],
-                                           standardInput: childEnd)
+                let command = wrapper(for: box) + ["/usr/bin/python3", "-c", Self.factoryScript]
+                let process = try ChildProcess(label: "socket maker \(box.index)", executable: command[0],
+                                               arguments: Array(command.dropFirst()), standardInput: childEnd)
                 try childEnd.close()
                 var timeout = timeval(tv_sec: 15, tv_usec: 0)
                 setsockopt(pair[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                end = pair[0]
+                factories[box.index] = (process, pair[0])
             }
-            let request = Array((kind == .udp ? "udp \(master.address)\n" : "tcp -\n").utf8)
+            let end = factories[box.index]!.end
+            let request = Array((kind == .udp ? "udp \(box.address)\n" : "tcp -\n").utf8)
             guard request.withUnsafeBytes({ Glibc.send(end, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count
             else { throw IntegrationError("socket maker: send: \(String(cString: strerror(errno)))") }
             return try Self.receiveDescriptor(end)
@@ -202,12 +203,14 @@ final class NetJackBoxes: @unchecked Sendable {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        factoryEnd.withLock { end in
-            if end >= 0 { Glibc.close(end) }
-            end = -1
+        let makers = factories.withLock { factories in
+            defer { factories.removeAll() }
+            return Array(factories.values)
         }
-        factory?.stop()
-        factory = nil
+        for maker in makers {
+            Glibc.close(maker.end)
+            maker.process.stop()
+        }
         kill(master.pid, SIGTERM)
         if !holder.waitForExit(timeout: .seconds(10)) { holder.send(SIGKILL) }
         holder.waitForExit(timeout: .seconds(5))
