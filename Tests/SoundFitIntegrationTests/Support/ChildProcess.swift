@@ -25,8 +25,10 @@ final class ChildProcess: @unchecked Sendable {
     /// The child's stdin, when it was started with `input: true` (otherwise /dev/null).
     private let inputPipe: Pipe?
 
+    /// `standardInput`: a descriptor the child reads as its stdin instead (e.g. one end of a
+    /// socket pair); the caller keeps and closes its own handle.
     init(label: String, executable: String, arguments: [String], environment: [String: String]? = nil,
-         input: Bool = false) throws {
+         input: Bool = false, standardInput: FileHandle? = nil) throws {
         self.label = label
         let setpriv = "/usr/bin/setpriv"
         if FileManager.default.isExecutableFile(atPath: setpriv) {
@@ -40,7 +42,7 @@ final class ChildProcess: @unchecked Sendable {
         for (key, value) in environment ?? [:] { env[key] = value }
         process.environment = env
         inputPipe = input ? Pipe() : nil
-        process.standardInput = inputPipe ?? FileHandle.nullDevice
+        process.standardInput = inputPipe ?? standardInput ?? FileHandle.nullDevice
         let outPipe = Pipe(), errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe

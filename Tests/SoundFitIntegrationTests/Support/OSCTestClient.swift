@@ -275,6 +275,23 @@ final class OSCTestClient: @unchecked Sendable {
         localPort = UInt16(bigEndian: boundAddress.sin_port)
     }
 
+    /// A client on a UDP socket made and bound elsewhere (another network namespace's, see
+    /// `NetJackBoxes.socket`), talking to `serverAddress:port`. The client owns `descriptor`.
+    init(descriptor: Int32, port: UInt16, serverAddress: UInt32) {
+        serverPort = port
+        self.serverAddress = serverAddress
+        var bufferBytes: Int32 = 4 << 20
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        var boundAddress = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &boundAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        fd = descriptor
+        localAddress = UInt32(bigEndian: boundAddress.sin_addr.s_addr)
+        localPort = UInt16(bigEndian: boundAddress.sin_port)
+    }
+
     /// `osc.udp://a.b.c.d:port/` of this client, as SoundFit names it.
     var url: String {
         let a = localAddress

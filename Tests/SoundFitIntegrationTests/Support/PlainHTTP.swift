@@ -5,9 +5,14 @@ import Glibc
 /// `host` in host byte order; `Connection: close`, read to EOF): the status code and the body.
 /// For checking SoundFit's HTTP answers without a client library.
 enum PlainHTTP {
-    static func get(port: UInt16, host: UInt32 = 0x7F00_0001, _ target: String) throws -> (status: Int, body: [UInt8]) {
+    /// `makeSocket` gives the unconnected TCP socket to use (the request owns it): another
+    /// network namespace's socket connects from there (see `NetJackBoxes.socket`).
+    static func get(port: UInt16, host: UInt32 = 0x7F00_0001, _ target: String,
+                    makeSocket: () throws -> Int32 = { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) })
+        throws -> (status: Int, body: [UInt8])
+    {
         let name = "\(host >> 24).\(host >> 16 & 0xFF).\(host >> 8 & 0xFF).\(host & 0xFF)"
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = try makeSocket()
         guard descriptor >= 0 else { throw IntegrationError("socket: \(String(cString: strerror(errno)))") }
         defer { Glibc.close(descriptor) }
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
@@ -42,8 +47,11 @@ enum PlainHTTP {
     }
 
     /// GET `target` and parse the body as a JSON object.
-    static func getJSON(port: UInt16, host: UInt32 = 0x7F00_0001, _ target: String) throws -> (status: Int, object: [String: Any]) {
-        let (status, body) = try get(port: port, host: host, target)
+    static func getJSON(port: UInt16, host: UInt32 = 0x7F00_0001, _ target: String,
+                        makeSocket: () throws -> Int32 = { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) })
+        throws -> (status: Int, object: [String: Any])
+    {
+        let (status, body) = try get(port: port, host: host, target, makeSocket: makeSocket)
         guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             throw IntegrationError("\(target): the body is no JSON object: \(String(decoding: body.prefix(200), as: UTF8.self))")
         }

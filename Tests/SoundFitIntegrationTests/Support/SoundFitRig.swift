@@ -87,11 +87,14 @@ final class SoundFitProcess: @unchecked Sendable {
     /// Starts `soundfit run --state-dir TMP [--osc-port 0] [--http-port 0] <arguments>` (`--osc-port 0`
     /// unless `defaults` is false; `--http-port 0` unless `httpDefault` is false or the arguments
     /// choose the HTTP port or turn it off, so parallel tests never share a port).
-    init(arguments: [String], defaults: Bool = true, httpDefault: Bool = true, environment: [String: String]? = nil) throws {
+    /// `wrapper`: a command that runs soundfit elsewhere (`nsenter … --` into a network namespace).
+    init(arguments: [String], defaults: Bool = true, httpDefault: Bool = true, environment: [String: String]? = nil,
+         wrapper: [String] = []) throws {
         stateDirectory = try UniqueName.temporaryDirectory("soundfit-state")
         let http = !httpDefault || arguments.contains("--http-port") || arguments.contains("--no-http") ? [] : ["--http-port", "0"]
         let all = ["run", "--state-dir", stateDirectory.path] + (defaults ? ["--osc-port", "0"] : []) + http + arguments
-        process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all,
+        let command = wrapper + [try SoundFitBinary.path()] + all
+        process = try ChildProcess(label: "soundfit", executable: command[0], arguments: Array(command.dropFirst()),
                                    environment: environment)
     }
 

@@ -14,15 +14,18 @@ final class TestJackServer: @unchecked Sendable {
     let name: String
     let period: Int
     let realtime: Bool
+    /// A command that runs jackd elsewhere (`nsenter … --` into a network namespace), or empty.
+    let wrapper: [String]
     private(set) var process: ChildProcess?
 
     /// Starts the server and waits until a client can connect to it.
     init(name: String = UniqueName.make("sf-int"), period: Int = 256, realtime: Bool = false,
-         reclaimingLeaks: Bool = true) throws {
+         reclaimingLeaks: Bool = true, wrapper: [String] = []) throws {
         if reclaimingLeaks { _ = JackRegistry.reclaimLeakedTestServers }
         self.name = name
         self.period = period
         self.realtime = realtime
+        self.wrapper = wrapper
         try start()
     }
 
@@ -33,7 +36,8 @@ final class TestJackServer: @unchecked Sendable {
     /// Starts (or restarts) jackd and waits until it accepts clients.
     func start(timeout: Duration = .seconds(15)) throws {
         precondition(process?.isRunning != true, "server \(name) already running")
-        let child = try ChildProcess(label: "jackd \(name)", executable: "/usr/bin/jackd", arguments: arguments)
+        let command = wrapper + ["/usr/bin/jackd"] + arguments
+        let child = try ChildProcess(label: "jackd \(name)", executable: command[0], arguments: Array(command.dropFirst()))
         process = child
         let deadline = ContinuousClock.now + timeout
         while !Self.acceptsClients(name) {
