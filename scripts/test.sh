@@ -4,6 +4,13 @@
 # then the integration tests against real `jackd -d dummy` servers — and build the offline
 # consumer package against a tagged clone, by URL and version.
 #
+# Tiers, one of them per run (none: all three, in this order):
+#   --fast         units, DSP, in-memory surfaces: no jackd
+#   --integration  the integration tests through real jackd, but the slow ones
+#   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
+#                  (README commands, PipeWire, netjack2, zeroconf), the consumer package
+# Each tier prints its time. Other arguments go to `swift test` (e.g. `--filter Delivery`).
+#
 # The tests are built in the release configuration (with testable imports): the heap-call
 # counts on the live JACK thread must measure optimized code, the code a user runs, and no
 # library target may carry optimization flags of its own (a package with unsafe flags cannot
@@ -14,10 +21,45 @@
 # and sharing two cores with the CPU-heavy DSP tests would only slow both down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+tiers=()
+passed=()
+for argument in "$@"; do
+    case "$argument" in
+        --fast) tiers+=(fast) ;;
+        --integration) tiers+=(integration) ;;
+        --slow) tiers+=(slow) ;;
+        *) passed+=("$argument") ;;
+    esac
+done
+((${#tiers[@]} > 0)) || tiers=(fast integration slow)
+
+# The slow tier's integration suites (their type names in Tests/SoundFitIntegrationTests).
+slow_suites=(
+    HearingTestThroughJack HearingTestSurfaces HearingTestTerminal
+    MaskingThroughJack MaskingCrossHearing MaskingNoiseRealtime
+    CalibrationThroughJack CalibrateTerminal CalibrationPage Verify
+    WebSurface WebSurfaceUnderSignal Install ReadmeCommands PipeWireServer NetJack
+)
+slow_pattern="SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${slow_suites[*]}"))(/|\$)"
+
 SOUNDFIT_SETUP_TESTS=1 source scripts/setup.sh
 python3 scripts/check-imports.py
 build=(-c release -Xswiftc -enable-testing)
 swift build --build-tests "${build[@]}"
-swift test --skip-build "${build[@]}" --skip SoundFitIntegrationTests "$@"
-swift test --skip-build "${build[@]}" --filter SoundFitIntegrationTests "$@"
-scripts/check-consumer.sh
+
+run_tier() {
+    local tier=$1 start=$SECONDS
+    echo "==== tier $tier" >&2
+    case "$tier" in
+        fast) swift test --skip-build "${build[@]}" --skip SoundFitIntegrationTests ${passed[@]+"${passed[@]}"} ;;
+        integration) swift test --skip-build "${build[@]}" --filter SoundFitIntegrationTests --skip "$slow_pattern" \
+            ${passed[@]+"${passed[@]}"} ;;
+        slow)
+            swift test --skip-build "${build[@]}" --filter "$slow_pattern" ${passed[@]+"${passed[@]}"}
+            scripts/check-consumer.sh ;;
+    esac
+    echo "==== tier $tier passed in $((SECONDS - start)) s" >&2
+}
+
+for tier in "${tiers[@]}"; do run_tier "$tier"; done
