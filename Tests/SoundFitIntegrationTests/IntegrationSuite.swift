@@ -4,8 +4,10 @@ import Testing
 /// real UDP OSC from an independent client, and a Swift JACK client that plays and records.
 ///
 /// Everything runs one test at a time: each test owns a jackd, and on a small machine parallel
-/// audio graphs would measure the scheduler instead of SoundFit.
-@Suite(.serialized) struct SoundFitIntegration {}
+/// audio graphs would measure the scheduler instead of SoundFit. Each test has 15 minutes (the
+/// longest, the standard audiograms through JACK, takes about 4 on this 2-core machine): a
+/// test that hangs fails instead of holding up the run.
+@Suite(.serialized, .timeLimit(.minutes(15))) struct SoundFitIntegration {}
 
 /// Checks that `reports` (the `/state` messages for one change, in order) end in `applied`
 /// with `value`, after `applying` when the value changed. A set to the value already in effect

@@ -92,7 +92,8 @@ import Testing
         try runner.resume()
         #expect(runner.state.isActive && runner.state != .paused)
         try runner.cancel()
-        while runner.state.isActive { try await Task.sleep(for: .milliseconds(10)) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while runner.state.isActive && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(runner.state.name == "cancelled", "\(runner.state)")
         #expect(runtime.presets.profile == nil)
         #expect(runtime.controller.session?.isInterrupted == false)
