@@ -15,8 +15,11 @@ packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-co
 # pipewire, pipewire-bin, wireplumber, pipewire-jack, dbus, dbus-session-bus-common (session.conf,
 # only recommended by dbus): a headless PipeWire of the test's own on a private session bus
 # (PipeWire as the JACK server; nothing replaces jackd2's libjack, pw-jack chooses per process).
+# avahi-daemon (with dbus): the discovery test runs one of its own, on a system bus of its own,
+# in private namespaces (installing it may start the machine's: the test neither needs nor
+# touches that one).
 test_packages=(man-db chromium chromium-driver python3-selenium iproute2 curl sox python3-venv
-    pipewire pipewire-bin wireplumber pipewire-jack dbus dbus-session-bus-common)
+    pipewire pipewire-bin wireplumber pipewire-jack dbus dbus-session-bus-common avahi-daemon)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do
@@ -43,12 +46,14 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 # The test suite's PyPI packages, in a venv of the build folder: fhir.resources validates the
-# hearing test's FHIR export (Tests/Scripts/validate_fhir.py).
+# hearing test's FHIR export (Tests/Scripts/validate_fhir.py); zeroconf and python-oscquery
+# discover SoundFit (Tests/Scripts/zeroconf_discovery.py). The check imports all three, so an
+# older venv gets the newer ones.
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then
     venv=.build/test-python
-    if ! "$venv/bin/python" -c "import fhir.resources.R4B.observation" >/dev/null 2>&1; then
-        echo "soundfit setup: installing fhir.resources in $venv" >&2
+    if ! "$venv/bin/python" -c "import fhir.resources.R4B.observation, zeroconf, pythonoscquery.osc_query_browser" >/dev/null 2>&1; then
+        echo "soundfit setup: installing fhir.resources, zeroconf and python-oscquery in $venv" >&2
         python3 -m venv "$venv"
-        "$venv/bin/pip" install -q "fhir.resources==8.3.0"
+        "$venv/bin/pip" install -q "fhir.resources==8.3.0" "zeroconf==0.154.0" "python-oscquery==0.4.0"
     fi
 fi

@@ -39,7 +39,7 @@ slow_suites=(
     HearingTestThroughJack HearingTestSurfaces HearingTestTerminal
     MaskingThroughJack MaskingCrossHearing MaskingNoiseRealtime
     CalibrationThroughJack CalibrateTerminal CalibrationPage Verify
-    WebSurface WebSurfaceUnderSignal Install ReadmeCommands PipeWireServer NetJack
+    WebSurface WebSurfaceUnderSignal Install ReadmeCommands PipeWireServer NetJack ZeroconfDiscovery
 )
 slow_pattern="SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${slow_suites[*]}"))(/|\$)"
 

@@ -29,10 +29,13 @@ extension SoundFitApplication {
     }
 
     /// Who may use the HTTP port: loopback names, the OSC host (every interface's address when
-    /// it is `0.0.0.0`) and `--http-allow-host`; `--http-allow-origin`; the token of
-    /// `--http-token`, else a random one when the port is exposed beyond loopback.
-    static func webAccess(_ osc: SoundFitConfiguration.OSC, _ web: SoundFitConfiguration.Web) -> WebAccess {
+    /// it is `0.0.0.0`), the host name zeroconf advertises (SoundFit's own, or the machine's on
+    /// `0.0.0.0`) and `--http-allow-host`; `--http-allow-origin`; the token of `--http-token`,
+    /// else a random one when the port is exposed beyond loopback.
+    static func webAccess(_ osc: SoundFitConfiguration.OSC, _ web: SoundFitConfiguration.Web, clientName: String) -> WebAccess {
+        let advertised = osc.host == "0.0.0.0" ? ZeroconfAdvertiser.machineLocalHostName : ZeroconfAdvertiser.hostName(clientName: clientName)
         let hosts = web.allowedHosts + [osc.host] + (osc.host == "0.0.0.0" ? WebAccess.interfaceAddresses() : [])
+            + (advertised.map { [$0] } ?? [])
         let token = web.token ?? (osc.exposure == .network ? WebAccess.randomToken() : nil)
         return WebAccess(allowedHosts: hosts, allowedOrigins: web.allowedOrigins, token: token)
     }

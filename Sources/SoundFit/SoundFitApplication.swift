@@ -122,7 +122,8 @@ public final class SoundFitApplication: Service, Sendable {
                                          oscPort: socket.boundPeer.port, webSocketPort: webPort,
                                          servesPage: webConfiguration.pageDirectory != nil)
                     },
-                    allowList: configuration.osc.allowList, access: Self.webAccess(configuration.osc, webConfiguration),
+                    allowList: configuration.osc.allowList,
+                    access: Self.webAccess(configuration.osc, webConfiguration, clientName: configuration.jack.clientName),
                     limits: webConfiguration.limits, logger: logger)
             } catch {
                 socket.close(receiving: false)
@@ -215,7 +216,8 @@ public final class SoundFitApplication: Service, Sendable {
                 if let web { logger.notice("HTTP (OSCQuery, WebSocket\(configuration.web?.pageDirectory == nil ? "" : ", the page at /ui")) on http://\(web.boundPeer)") }
                 let status = host.status
                 let zeroconf = web.map { web in
-                    ZeroconfAdvertiser(name: "SoundFit \(status.clientName)", services: [
+                    ZeroconfAdvertiser(name: "SoundFit \(status.clientName)", clientName: configuration.jack.clientName,
+                                       address: socket.boundPeer.host, services: [
                         .init(type: "_oscjson._tcp", port: web.boundPeer.port),
                         .init(type: "_osc._udp", port: socket.boundPeer.port),
                     ], logger: logger)

@@ -35,47 +35,6 @@ extension SoundFitIntegration {
             try runClient("namespace", rig)
         }
 
-        /// Whether an Avahi daemon runs on this machine (its pid file; the path is built into
-        /// avahi-daemon, so only one runs per machine).
-        private static var avahiDaemonRuns: Bool { FileManager.default.fileExists(atPath: "/run/avahi-daemon/pid") }
-
-        @Test("zeroconf: without an Avahi daemon it is logged once and SoundFit carries on; with one, avahi-browse finds _oscjson._tcp on the HTTP port")
-        func zeroconf() throws {
-            let daemonRuns = Self.avahiDaemonRuns
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            if daemonRuns {
-                let httpPort = try #require(rig.ready.httpPort)
-                var found: [Substring] = []
-                let deadline = ContinuousClock.now + .seconds(10)
-                while found.isEmpty, ContinuousClock.now < deadline {
-                    let browse = try ChildProcess(label: "avahi-browse", executable: "/usr/bin/env",
-                                                  arguments: ["avahi-browse", "-rtp", "_oscjson._tcp"])
-                    _ = browse.waitForExit(timeout: .seconds(10))
-                    // =;iface;proto;name;type;domain;host;address;port;txt — the resolved services.
-                    found = browse.standardOutput.split(separator: "\n").filter { line in
-                        let fields = line.split(separator: ";", omittingEmptySubsequences: false)
-                        return fields.count > 8 && fields[0] == "=" && fields[3].hasPrefix("SoundFit") && fields[8] == "\(httpPort)"
-                    }
-                    browse.stop()
-                }
-                #expect(!found.isEmpty, "avahi-browse does not list SoundFit's _oscjson._tcp on port \(httpPort)")
-                print("avahi-browse: \(found.first ?? "")")
-                #expect(!rig.soundfit.process.standardError.contains("not advertised"), "\(rig.soundfit.process.standardError)")
-            } else {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while !rig.soundfit.process.standardError.contains("zeroconf:"), ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)
-                }
-                Thread.sleep(forTimeInterval: 0.5)
-                let lines = rig.soundfit.process.standardError.split(separator: "\n").filter { $0.contains("zeroconf:") && $0.contains("not advertised") }
-                #expect(lines.count == 1, "\(rig.soundfit.process.standardError)")
-                print("logged: \(lines.first ?? "")")
-            }
-            try rig.osc.ping()
-            try runClient("namespace", rig)
-        }
-
         @Test("/patch/load and /patch/delete list the patches as /patch/list does; a save or delete over UDP or the WebSocket sends PATH_CHANGED to every WebSocket")
         func patchNodesFollowTheLibrary() throws {
             let rig = try SoundFitRig(channels: 1)
