@@ -131,3 +131,17 @@ final class SurfaceHarness {
         return unread[peer] ?? []
     }
 }
+
+/// Runs `body` with a new harness, stopped afterwards.
+func withSurface(_ body: (SurfaceHarness) async throws -> Void) async throws {
+    let harness = try await SurfaceHarness()
+    defer { harness.stop() }
+    try await body(harness)
+}
+
+extension OSCTimetag {
+    /// The wall-clock moment `seconds` from now, as a bundle's timetag.
+    static func ahead(_ seconds: Double) -> OSCTimetag {
+        OSCTimetag(unixSeconds: OSCTimetag.wallClockNow + seconds)
+    }
+}

@@ -9,12 +9,6 @@ import Testing
     static let client = SurfaceHarness.client
     static let subscriber = OSCPeer(host: "127.0.0.1", port: 9001)!
 
-    private func withSurface(_ body: (SurfaceHarness) async throws -> Void) async throws {
-        let harness = try await SurfaceHarness()
-        defer { harness.stop() }
-        try await body(harness)
-    }
-
     private static func stateName(_ report: OSCMessage) -> String? {
         guard report.arguments.count > 1, case .string(let name) = report.arguments[1] else { return nil }
         return name

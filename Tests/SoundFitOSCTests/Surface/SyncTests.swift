@@ -5,16 +5,6 @@ import Testing
 /// `/sync ,i id` → `/synced ,i id` once every earlier request of the same sender ended (through
 /// the surface: in-memory transport, real runtime, a stand-in audio thread).
 @Suite struct SyncTests {
-    private func withSurface(_ body: (SurfaceHarness) async throws -> Void) async throws {
-        let harness = try await SurfaceHarness()
-        defer { harness.stop() }
-        try await body(harness)
-    }
-
-    private static func ahead(_ seconds: Double) -> OSCTimetag {
-        OSCTimetag(unixSeconds: OSCTimetag.wallClockNow + seconds)
-    }
-
     /// The terminal `/state` of `address` in `messages`, and its position.
     private static func terminalState(of address: String, in messages: [OSCMessage]) -> Int? {
         messages.firstIndex {
@@ -57,7 +47,7 @@ import Testing
     @Test func aTimedChangeEndsWhenItApplies() async throws {
         try await withSurface { surface in
             let start = EngineTime.now
-            surface.sendBundle([OSCMessage("/output/gain", [.float(-9)])], timetag: Self.ahead(0.3))
+            surface.sendBundle([OSCMessage("/output/gain", [.float(-9)])], timetag: OSCTimetag.ahead(0.3))
             surface.send(OSCMessage("/sync", [.int32(3)]))
             let messages = await surface.messages(through: "/synced")
             #expect(EngineTime.now.seconds(since: start) >= 0.29, "/synced before the timed change applied")
@@ -70,7 +60,7 @@ import Testing
     @Test func itWaitsOnlyForItsOwnSender() async throws {
         try await withSurface { surface in
             let other = OSCPeer(host: "127.0.0.1", port: 9001)!
-            surface.sendBundle([OSCMessage("/output/gain", [.float(-9)])], timetag: Self.ahead(1))
+            surface.sendBundle([OSCMessage("/output/gain", [.float(-9)])], timetag: OSCTimetag.ahead(1))
             surface.send(OSCMessage("/sync", [.int32(4)]), from: other)
             let start = EngineTime.now
             #expect(await surface.next(to: other) == OSCMessage("/synced", [.int32(4)]))
@@ -82,7 +72,7 @@ import Testing
     /// are all answered, in order, once the change under way ends.
     @Test func waitingSyncsAreBounded() async throws {
         try await withSurface { surface in
-            surface.sendBundle([OSCMessage("/output/gain", [.float(-9)])], timetag: Self.ahead(0.5))
+            surface.sendBundle([OSCMessage("/output/gain", [.float(-9)])], timetag: OSCTimetag.ahead(0.5))
             let count = PendingRequests.maximumWaitingSyncs
             for id in 0...count { surface.send(OSCMessage("/sync", [.int32(Int32(id))])) }
             var synced: [Int32] = []

@@ -5,21 +5,11 @@ import Testing
 /// Bundles with a future timetag through the surface (in-memory transport, real runtime, a
 /// stand-in audio thread on the engine clock): what the sender is told, and when.
 @Suite struct TimedBundleTests {
-    private func withSurface(_ body: (SurfaceHarness) async throws -> Void) async throws {
-        let harness = try await SurfaceHarness()
-        defer { harness.stop() }
-        try await body(harness)
-    }
-
-    private static func ahead(_ seconds: Double) -> OSCTimetag {
-        OSCTimetag(unixSeconds: OSCTimetag.wallClockNow + seconds)
-    }
-
     @Test func aTimedBundleReportsApplyingAtOnceAndAppliedAtItsMoment() async throws {
         try await withSurface { surface in
             let start = EngineTime.now
             surface.sendBundle([OSCMessage("/output/gain", [.float(-6)]), OSCMessage("/filter/cutoff/normalized", [.float(0.5)])],
-                               timetag: Self.ahead(0.3))
+                               timetag: OSCTimetag.ahead(0.3))
             let applying = try #require(await surface.next())
             #expect(applying.address == "/state" && applying.arguments[1] == .string("applying"), "\(applying)")
             var reports = [applying]
@@ -35,10 +25,10 @@ import Testing
     @Test func refusedTimedBundlesChangeNothing() async throws {
         try await withSurface { surface in
             for (messages, timetag, hint) in [
-                ([OSCMessage("/output/gain", [.float(-6)])], Self.ahead(11), "horizon"),
-                ([OSCMessage("/output/gain", [.float(-6)]), OSCMessage("/ping")], Self.ahead(1), "/ping is a command"),
-                ([OSCMessage("/output/gain", [.float(-6)]), OSCMessage("/filter/cutoff")], Self.ahead(1), "query"),
-                ([OSCMessage("/processing/intensity", [.float(0.7)])], Self.ahead(1), "session parameter"),
+                ([OSCMessage("/output/gain", [.float(-6)])], OSCTimetag.ahead(11), "horizon"),
+                ([OSCMessage("/output/gain", [.float(-6)]), OSCMessage("/ping")], OSCTimetag.ahead(1), "/ping is a command"),
+                ([OSCMessage("/output/gain", [.float(-6)]), OSCMessage("/filter/cutoff")], OSCTimetag.ahead(1), "query"),
+                ([OSCMessage("/processing/intensity", [.float(0.7)])], OSCTimetag.ahead(1), "session parameter"),
             ] {
                 surface.sendBundle(messages, timetag: timetag)
                 let error = try #require(await surface.next())
@@ -56,7 +46,7 @@ import Testing
 
     @Test func aPastTimetagAppliesAtOnce() async throws {
         try await withSurface { surface in
-            surface.sendBundle([OSCMessage("/output/gain", [.float(-3)])], timetag: Self.ahead(-5))
+            surface.sendBundle([OSCMessage("/output/gain", [.float(-3)])], timetag: OSCTimetag.ahead(-5))
             let states = await surface.states()
             #expect(states.last == OSCMessage("/state", [.string("/output/gain"), .string("applied"), .float(-3)]))
         }

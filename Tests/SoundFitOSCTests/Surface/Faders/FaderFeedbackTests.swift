@@ -5,12 +5,6 @@ import Testing
 /// A fader that sent a position is kept where the parameter is: a position that snapped to a
 /// step is answered with that step's position, a rejected move with the current position.
 @Suite struct FaderFeedbackTests {
-    private func withSurface(_ body: (SurfaceHarness) async throws -> Void) async throws {
-        let harness = try await SurfaceHarness()
-        defer { harness.stop() }
-        try await body(harness)
-    }
-
     /// The position of the current `/filter/cutoff` (1000 Hz on its logarithmic fader).
     private static let cutoffAt1000 = FaderTaper.normalized(.float(1000), for: ParameterModel.filterCutoff)
 
