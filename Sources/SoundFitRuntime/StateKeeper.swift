@@ -27,6 +27,8 @@ public final class StateKeeper: Sendable {
     /// Subscribed at creation, followed by `run()`.
     private let changes: AsyncStream<ParameterChange<ParameterValue>>
     private let sessions: AsyncStream<ProcessingSession?>
+    /// Finishes when the last load queued has finished: loads run one at a time.
+    private let loadTurn = Mutex<Task<Void, Never>?>(nil)
 
     private struct State {
         var tracker: CurrentPatchTracker
@@ -255,15 +257,25 @@ public final class StateKeeper: Sendable {
         }
     }
 
-    /// Loads a patch: every parameter it sets is requested (kernels in one batch, so they land in
-    /// one audio cycle); the patch becomes current when all of them were applied. While no
-    /// session is active, its kernel values are applied at once and its session values wait
-    /// for the next session (`sessionValuesPending`), which gets them before anything else.
-    /// Refused as a whole, with nothing changed, when it cannot succeed (it needs a hearing
-    /// profile that is missing, or a preset variant the session's mode — or, without a
-    /// session, the next session's — does not offer).
+    /// Loads a patch whole or not at all: the patch becomes current only when every value it
+    /// sets was applied, and a load that fails changes nothing.
+    ///
+    /// 1. Refused before anything is requested when it cannot succeed (`patchToLoad`: a hearing
+    ///    profile or preset variant missing; every value is checked like a request, the enable
+    ///    against the patch's own preset, which step 2 finds applied).
+    /// 2. Requested in the steps of `Patch.loadingSteps`: everything but a `true`
+    ///    `/processing/enabled` in one batch (kernels in one audio cycle), then, once all of it
+    ///    was applied, that enable (it needs the patch's preset in place).
+    /// 3. When a value fails anyway (a delivery timeout, an interruption that began meanwhile),
+    ///    every value the load changed is requested back to what it was before the load, in the
+    ///    same steps; the current patch never changed. The error says what failed, and what
+    ///    could not be restored if anything.
+    ///
+    /// Loads run one at a time (a restore must not undo another load). While no session is
+    /// active, its kernel values are applied and its session values wait for the next session
+    /// (`sessionValuesPending`), which gets them before anything else.
     public func loadPatch(_ reference: PatchReference) async throws -> Patch {
-        try await apply(try patchToLoad(reference))
+        try await inLoadTurn { try await self.apply(try self.patchToLoad(reference)) }
     }
 
     /// The patch `reference` names, when loading it can succeed now; otherwise why not (a
@@ -287,23 +299,60 @@ public final class StateKeeper: Sendable {
         return patch
     }
 
-    /// Requests every value of `patch` in one batch; the patch becomes current when all were
-    /// applied. Without a session, its `/processing/*` values wait for the next one.
-    private func apply(_ patch: Patch) async throws -> Patch {
-        let order = patch.loadingOrder(descriptors: Self.writableDescriptors)
-        let session = runtime.controller.session
-        var controls: [(any ControlParameter, ParameterValue)] = []
+    /// Runs `work` after every load queued before it has finished.
+    private func inLoadTurn<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = loadTurn.withLock { tail -> Task<T, any Error> in
+            let previous = tail
+            let task = Task {
+                await previous?.value
+                return try await work()
+            }
+            tail = Task { _ = try? await task.value }
+            return task
+        }
+        return try await task.value
+    }
+
+    /// The controls and values of each loading step of `values` (`Patch.loadingSteps`); session
+    /// values go to `waiting` instead when no session is active.
+    private func controlSteps(of values: [String: ParameterValue], session: ProcessingSession?)
+        -> (steps: [[(any ControlParameter, ParameterValue)]], waiting: [(String, ParameterValue)]) {
+        var steps: [[(any ControlParameter, ParameterValue)]] = []
         var waiting: [(String, ParameterValue)] = []
-        for (address, value) in order {
-            guard let control = runtime.parameter(at: address) else { continue }
-            if session == nil, control.descriptor.binding?.isSession == true {
-                waiting.append((address, value))
+        for step in Patch.loadingSteps(of: values, descriptors: Self.writableDescriptors) {
+            var controls: [(any ControlParameter, ParameterValue)] = []
+            for (address, value) in step {
+                guard let control = runtime.parameter(at: address) else { continue }
+                if session == nil, control.descriptor.binding?.isSession == true {
+                    waiting.append((address, value))
+                } else {
+                    controls.append((control, value))
+                }
+            }
+            if !controls.isEmpty { steps.append(controls) }
+        }
+        return (steps, waiting)
+    }
+
+    /// Throws why a value of `patch` would be refused now. A `true` enable is checked against
+    /// the patch's own preset (applied by the step before it), not the preset applied now.
+    private func check(_ steps: [[(any ControlParameter, ParameterValue)]], of patch: Patch, session: ProcessingSession?) throws {
+        let enabledAddress = ParameterModel.processingEnabled.address
+        for (control, value) in steps.joined() {
+            if control.descriptor.address == enabledAddress, value == .bool(true), let session,
+               patch.personalizationPresetVariant != nil {
+                // Interrupted: enabling is refused (the patch's preset does not change that).
+                try ControlError.refusing { try session.isEnabled.check(true) }
             } else {
-                controls.append((control, value))
+                try control.check(value)
             }
         }
+    }
+
+    /// Requests `step` in one batch and waits for every request's end; returns what failed.
+    private func request(_ step: [(any ControlParameter, ParameterValue)]) async -> [String] {
         var failures: [String] = []
-        for (result, (control, _)) in zip(runtime.requestBatch(controls, origin: nil), controls) {
+        for (result, (control, _)) in zip(runtime.requestBatch(step, origin: nil), step) {
             switch result {
             case .success(let request):
                 var last: ParameterUpdateState<ParameterValue>?
@@ -315,11 +364,35 @@ public final class StateKeeper: Sendable {
                 failures.append("\(control.descriptor.address): \(error)")
             }
         }
+        return failures
+    }
+
+    /// Applies `patch` (see `loadPatch`); the patch becomes current when all its values were
+    /// applied. Without a session, its `/processing/*` values wait for the next one.
+    private func apply(_ patch: Patch) async throws -> Patch {
+        let session = runtime.controller.session
+        let (steps, waiting) = controlSteps(of: patch.parameters, session: session)
+        try check(steps, of: patch, session: session)
+        let before = appliedValues
+        var failures: [String] = []
+        for step in steps {
+            failures = await request(step)
+            guard failures.isEmpty else { break }
+            do {
+                try await afterLoadStep.withLock({ $0 })?()
+            } catch {
+                failures = ["\(error)"]
+                break
+            }
+        }
         guard failures.isEmpty else {
-            throw ControlError("patch \(patch.number) '\(patch.name)' was not fully applied: \(failures.joined(separator: "; "))")
+            let unrestored = await restore(before, addresses: patch.parameters.keys, session: session)
+            throw ControlError("patch \(patch.number) '\(patch.name)' was not applied: \(failures.joined(separator: "; ")); "
+                + (unrestored.isEmpty ? "every value is back to what it was before the load"
+                    : "restoring the values from before the load failed too: \(unrestored.joined(separator: "; "))"))
         }
         let current = state.withLock { state -> CurrentPatch? in
-            for (address, value) in order { state.values[address] = value }
+            for (address, value) in patch.parameters { state.values[address] = value }
             if !waiting.isEmpty { state.pendingSessionValues = waiting }
             _ = state.tracker.select(patch, values: state.values)
             return state.tracker.current
@@ -330,6 +403,26 @@ public final class StateKeeper: Sendable {
         if !waiting.isEmpty, let session = runtime.controller.session { await restoreSessionValues(session) }
         return patch
     }
+
+    /// Requests the values of `addresses` that differ from `before` back to it, in loading
+    /// steps (a failed load's undo); returns what could not be restored.
+    private func restore(_ before: [String: ParameterValue], addresses: some Sequence<String>,
+                         session: ProcessingSession?) async -> [String] {
+        let now = appliedValues
+        var changed: [String: ParameterValue] = [:]
+        for address in addresses {
+            if let value = before[address], now[address] != value { changed[address] = value }
+        }
+        var failures: [String] = []
+        for step in controlSteps(of: changed, session: session).steps {
+            failures += await request(step)
+        }
+        return failures
+    }
+
+    /// Tests only: runs after each step of a load was applied; throwing fails the load there
+    /// (or it makes the next step fail), to see the restore.
+    let afterLoadStep = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
     /// Saves the current values of every writable parameter as a user patch (number < 0).
     public func savePatch(name: String) throws -> Patch {

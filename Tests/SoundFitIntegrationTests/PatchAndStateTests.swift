@@ -477,6 +477,41 @@ extension SoundFitIntegration {
             #expect(try osc.query("/processing/preset") == .string("default"))
         }
 
+        @Test("Speech clarity after Transparent (issue 26): no /error, every value of the patch, personalization heard")
+        func speechClarityAfterTransparent() throws {
+            let rig = try SoundFitRig(channels: 1)
+            defer { rig.stop() }
+            let osc = rig.osc
+            let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            #expect(presets.address == "/profile/presets", "\(presets)")
+            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            let transparent = try osc.request("/patch/load", [.int(0)], reply: "/patch/current")
+            #expect(transparent.arguments == [.int(0), .string("Transparent"), .int(0), .int(0)], "\(transparent)")
+            #expect(try osc.query("/processing/preset") == .string("none"))
+            #expect(try osc.query("/processing/can_enable") == .int(0))
+
+            // The patch's own preset is applied before its enable is checked: the load succeeds.
+            let clarity = try osc.request("/patch/load", [.int(1)], reply: "/patch/current")
+            #expect(clarity.arguments == [.int(1), .string("Speech clarity"), .int(0), .int(0)], "\(clarity)")
+            let expected: [(String, OSCValue)] = [
+                ("/processing/enabled", .int(1)), ("/processing/intensity", .float(0.75)), ("/processing/preset", .string("default")),
+                ("/filter/enabled", .int(0)), ("/filter/type", .string("lowpass")), ("/filter/cutoff", .float(1000)),
+                ("/filter/q", .float(0.7071)), ("/filter/gain", .float(0)), ("/ringmod/enabled", .int(0)),
+                ("/ringmod/frequency", .float(22)), ("/ringmod/mix", .float(1)), ("/output/enabled", .int(1)), ("/output/gain", .float(0)),
+            ]
+            for (address, value) in expected {
+                #expect(try osc.query(address) == value, "\(address)")
+            }
+            // Heard: a 1 kHz sine at its band's reference level gets N3's band gain at intensity
+            // 0.75, 20·log10(1 + 0.75·(10^(19.65/20) − 1)) = 17.45 dB (0 dB with personalization off).
+            let amplitude = sineAmplitude(levelDBSPL: 52.99)
+            let captured = try rig.audio().capture([Capture.tone(1000, amplitude: amplitude)], frames: Capture.captureFrames)
+            let gain = Capture.toneLevel(captured[0], frequency: 1000, reference: amplitude)
+            let expectedGain = Meter.decibels(1 + 0.75 * (pow(10, 19.65 / 20) - 1))
+            report("Speech clarity after Transparent: 1 kHz gain (expected \(String(format: "%.2f", expectedGain)))", gain)
+            #expect(abs(gain - expectedGain) <= 1, "\(gain) dB")
+        }
+
         @Test("state export, then import into a fresh state directory, reproduces the same captured output")
         func exportImport() throws {
             let rig = try StatefulRig(channels: 2)

@@ -105,4 +105,17 @@ import Testing
         #expect(lowpass.suffix(2) == ["/processing/preset", "/processing/intensity"])
         #expect(Set(lowpass) == Set(TestParameters.writableAddresses))
     }
+
+    /// A `true` enable is a step of its own, after the preset's (issue 26: it needs the preset
+    /// applied); a `false` one stays first in the only step.
+    @Test func loadingStepsPutATrueEnableInASecondStep() throws {
+        let speech = Patch.loadingSteps(of: try patch(1).parameters, descriptors: TestParameters.descriptors)
+        #expect(speech.map(\.count) == [TestParameters.writableAddresses.count - 1, 1])
+        #expect(speech.last?.first?.address == "/processing/enabled" && speech.last?.first?.value == .bool(true))
+        #expect(speech.first?.contains { $0.address == "/processing/enabled" } == false)
+        let lowpass = Patch.loadingSteps(of: try patch(2).parameters, descriptors: TestParameters.descriptors)
+        #expect(lowpass.count == 1)
+        #expect(lowpass.first?.first?.address == "/processing/enabled")
+        #expect(Patch.loadingSteps(of: [:], descriptors: TestParameters.descriptors).isEmpty)
+    }
 }

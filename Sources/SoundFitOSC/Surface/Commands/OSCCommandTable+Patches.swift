@@ -54,16 +54,21 @@ extension OSCCommandTable {
     static let patchLoad = OSCCommand(
         OSCCommandDescription(
             "/patch/load", section: .patches,
-            summary: "Applies a patch: every parameter it holds changes (subscribers get the feedback). While no "
-                + "session is active (deactivated, or JACK restarting), its filter, ring modulator and output values "
-                + "apply at once and its `/processing/*` values wait for the next session, which gets them first; "
-                + "`pending` says so until then.",
+            summary: "Applies a patch, whole or not at all: every parameter it holds changes (subscribers get the "
+                + "feedback), in two steps: everything but `/processing/enabled 1` in one batch (filter, ring modulator "
+                + "and output values in one audio cycle), then, once the patch's preset is applied, `/processing/enabled 1`. "
+                + "A load that cannot succeed is refused before anything changes; one that fails half-way requests every "
+                + "value it changed back to what it was before the load, and the current patch stays. Loads run one at a "
+                + "time. While no session is active (deactivated, or JACK restarting), its filter, ring modulator and "
+                + "output values apply at once and its `/processing/*` values wait for the next session, which gets them "
+                + "first; `pending` says so until then.",
             arguments: [Arg("i|s", "patch", "the patch number or name.")],
             reply: "`/patch/current ,i number ,s name ,i modified ,i pending` to the sender and to subscribers (again "
                 + "when `pending` returns to 0), plus value feedback to subscribers for every parameter the patch changed.",
             errors: ["no patch with that number or name",
                      "the patch needs a hearing profile (its personalization preset) that is missing, or a preset variant the session's mode does not offer: nothing is changed",
-                     "a parameter of the patch could not be applied (e.g. no JACK server)"],
+                     "a value of the patch is refused now (e.g. enabling personalization while a hearing test interrupts it): nothing is changed",
+                     "a value of the patch could not be applied (e.g. no JACK server): the values it changed are back to what they were before the load (the error says so, or what could not be restored)"],
             examples: ["oscsend localhost 7700 /patch/load i 0",
                        "oscsend localhost 7700 /patch/load s Transparent   # a factory patch by name (patches/00-transparent.json)"]),
         requests: [OSCMessageForm("/patch/load", .any)],
