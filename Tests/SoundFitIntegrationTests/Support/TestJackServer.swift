@@ -157,12 +157,23 @@ enum JackRegistry {
     }
 
     /// Frees the slots leaked by earlier runs of these tests (servers named `sf-int-…`),
-    /// so a crashed run cannot exhaust the registry. Once per test process.
+    /// so a crashed run cannot exhaust the registry. Once per test process. Only the servers of
+    /// test processes that have ended: a server another running test process killed is dead
+    /// only until that test starts it again, and reclaiming it then made its restart fail with
+    /// "server already active" (seen with two test runs side by side).
     static let reclaimLeakedTestServers: Void = {
-        for name in deadServers(prefix: "sf-int-") {
+        for name in deadServers(prefix: "sf-int-") where !testProcessRuns(ofServer: name) {
             try? TestJackServer.reclaim(name, timeout: .seconds(5))
         }
     }()
+
+    /// Whether the test process that named server `name` (`sf-int-<pid>-…`, `UniqueName`) still
+    /// runs. Unknown forms count as ended.
+    static func testProcessRuns(ofServer name: String) -> Bool {
+        let parts = name.split(separator: "-")
+        guard parts.count >= 3, let pid = pid_t(parts[2]), pid > 0 else { return false }
+        return pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH
+    }
 
     static func contains(_ server: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: "/dev/shm/jack-shm-registry") else { return false }
