@@ -55,7 +55,7 @@ extension SoundFitIntegration {
             osc.sendBundle([OSCTestMessage("/filter/cutoff", [.float(200)]),
                             OSCTestMessage("/config/timeout", [.float(3)]),
                             OSCTestMessage("/filter/q", [.float(999)])])
-            let answers = osc.collect(for: .milliseconds(800))
+            let answers = try osc.sync()  // every answer to the bundle arrives before /synced
             #expect(answers.count == 1, "\(answers)")
             expectErrorReply(try #require(answers.first), for: "/filter/q", hint: "bundle element 3: /filter/q")
             #expect(answers.first?.string(1)?.hasSuffix("nothing in the bundle was applied") == true, "\(answers)")
@@ -91,7 +91,7 @@ extension SoundFitIntegration {
                                     (OSCTestMessage("/patch/save", [.string("a/b")]), "bundle element 2: patch name"),
                                     (OSCTestMessage("/patch/delete", [.int(0)]), "bundle element 2: ")] {
                 osc.sendBundle([OSCTestMessage("/filter/cutoff", [.float(3000)]), element])
-                let answers = osc.collect(for: .milliseconds(600))
+                let answers = try osc.sync()  // every answer to the bundle arrives before /synced
                 #expect(answers.count == 1, "\(answers)")
                 expectErrorReply(try #require(answers.first), for: element.address, hint: hint)
                 #expect(try osc.query("/filter/cutoff") == .float(1000))

@@ -82,7 +82,7 @@ extension SoundFitIntegration {
                 } catch {
                     guard attempt < 5 else { throw error }
                     attempt += 1
-                    Thread.sleep(forTimeInterval: 0.2)
+                    Thread.sleep(forTimeInterval: 0.2)  // backoff before a retry
                 }
             }
         }

@@ -13,7 +13,7 @@ extension SoundFitIntegration {
             let deadline = ContinuousClock.now + timeout
             while !predicate() {
                 guard ContinuousClock.now < deadline else { throw IntegrationError("\(what) within \(timeout)") }
-                Thread.sleep(forTimeInterval: 0.02)
+                Thread.sleep(forTimeInterval: 0.02)  // polls a condition (with a deadline)
             }
         }
 

@@ -32,6 +32,7 @@ extension SoundFitIntegration {
             for index in 1...50 {
                 // Paced over ~98 ms: message i leaves at 2 ms · (i − 1).
                 let due = start + .milliseconds(2 * (index - 1))
+                // Pacing: the send times are the stimulus.
                 while ContinuousClock.now < due { received += osc.collect(for: .zero); Thread.sleep(forTimeInterval: 0.0002) }
                 osc.send("/filter/cutoff", .float(Float(1000 + 10 * index)), .int(Int32(index)))
                 lastSent = ContinuousClock.now
@@ -41,6 +42,8 @@ extension SoundFitIntegration {
                 $0.isTerminalState && $0.requestID == 50
             }
             let settle = ContinuousClock.now - lastSent
+            // Listening: a report after a terminal one (a failure looked for) would not be ordered
+            // before /synced, so no event ends this wait.
             received += applied.before + [applied.match] + osc.collect(for: .milliseconds(500))
             report("discrete burst: 50 values sent within", seconds(burst) * 1000, unit: "ms")
             report("discrete burst: last message → applied", seconds(settle) * 1000, unit: "ms")
@@ -85,7 +88,7 @@ extension SoundFitIntegration {
             let watcher = try OSCTestClient(port: rig.ready.oscPort)
             watcher.send("/subscribe")
             _ = try watcher.waitFor("/subscribed") { $0.address == "/subscribed" || $0.address == "/error" }
-            _ = watcher.collect(for: .milliseconds(300))
+            try watcher.sync()  // the snapshot is sent with the answer to /subscribe: before /synced
             // Audio flows through soundfit during the whole test.
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000)])
@@ -108,7 +111,7 @@ extension SoundFitIntegration {
                     }
                     replies += osc.collect(for: .zero)
                     watcherMessages += watcher.collect(for: .zero)
-                    Thread.sleep(forTimeInterval: 0.0005)
+                    Thread.sleep(forTimeInterval: 0.0005)  // pacing: the flood's rate is the stimulus
                 }
                 return (sent, replies, ContinuousClock.now - start)
             }
@@ -116,6 +119,8 @@ extension SoundFitIntegration {
             // Warm-up (the runtime's first allocations), then the measurement.
             _ = flood(count: 500, rate: 5000, firstID: 1, last: -40)
             _ = try osc.waitFor("warm-up done", timeout: .seconds(20)) { $0.isTerminalState && $0.requestID == 500 }
+            // The warm-up's remaining answers, and quiet before the xrun baseline: what the
+            // warm-up leaves running (the state store's debounced write, say) has no event.
             _ = osc.collect(for: .milliseconds(300))
             _ = watcher.collect(for: .zero)
             watcherMessages = []
@@ -134,13 +139,15 @@ extension SoundFitIntegration {
             }
             let floodDuration = run.duration
             let xrunsAfterFlood = try #require(try osc.status()["xruns"]?.number)
+            // Listening: a report after a terminal one (a failure looked for) is not ordered before
+            // /synced, and the watcher's feedback is flushed on its own task: no event ends these.
             replies += osc.collect(for: .milliseconds(500))
             watcherMessages += watcher.collect(for: .milliseconds(200))
             let rssAfter = try ProcessMemory.residentKilobytes(pid)
 
             // Baseline: xruns over an idle period as long as the flood, same run.
             let idleStart = try #require(try osc.status()["xruns"]?.number)
-            Thread.sleep(forTimeInterval: seconds(floodDuration))
+            Thread.sleep(forTimeInterval: seconds(floodDuration))  // the idle span is the measured baseline
             let idleEnd = try #require(try osc.status()["xruns"]?.number)
             try audio.stopPlaying()
 

@@ -22,7 +22,8 @@ extension SoundFitIntegration {
             defer { try? FileManager.default.removeItem(at: directory) }
             let instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
             let osc = instance.osc
-            // Let the first full write pass, so the burst starts from a saved state.
+            // Let the first full write pass, so the burst starts from a saved state. The store's
+            // writes are debounced in time; the end of its interval has no event.
             Thread.sleep(forTimeInterval: 1.2)
 
             var applied: [(time: ContinuousClock.Instant, address: String, value: Float)] = []

@@ -31,9 +31,11 @@ extension SoundFitIntegration {
                     && pending.number(2) == 30, "\(pending)")
             // Repeating it, and a change the target would get as feedback if it were subscribed.
             for _ in 0..<10 { requester.sendRaw(request) }
-            let repeats = requester.collect(for: .milliseconds(500)).filter { $0.address == "/subscribe/pending" }
+            let repeats = try requester.sync().filter { $0.address == "/subscribe/pending" }  // all answered before /synced
             #expect(repeats.count == 10, "every repeat is answered /subscribe/pending: \(repeats.count)")
             expectApplied(try requester.set("/filter/cutoff", .float(2000)), "/filter/cutoff", .float(2000))
+            // Listening: what must not reach the target (feedback) has no event; the challenge is
+            // in its socket already (sent before the requester's /subscribe/pending).
             let beforeConfirmation = target.collect(for: .milliseconds(600))
             let bytes = OSCTestClient.wireBytes(beforeConfirmation)
             report("bytes at a third-party target per /subscribe byte, 11 requests", Double(bytes) / Double(request.count), unit: "x")
@@ -50,13 +52,13 @@ extension SoundFitIntegration {
             let stranger = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(3))
             expectErrorReply(try stranger.ask("/subscribe/confirm", [.string(token)], reply: "/subscribed"),
                              for: "/subscribe/confirm", hint: "its host")
-            #expect(target.collect(for: .milliseconds(200)).isEmpty)
+            #expect(target.collect(for: .milliseconds(200)).isEmpty)  // listening: absence at another socket has no event
 
             // The target confirms: /subscribed with the lease, the snapshot, then feedback.
             target.send("/subscribe/confirm", .string(token))
             let subscribed = try target.waitFor("/subscribed") { $0.address == "/subscribed" || $0.address == "/error" }.match
             #expect(subscribed.arguments == [.string(target.url), .string("native"), .int(90)], "\(subscribed)")
-            let snapshot = target.collect(for: .milliseconds(400))
+            let snapshot = try target.sync()  // sent with the answer to its /subscribe/confirm: before /synced
             #expect(snapshot.contains { $0.address == "/filter/cutoff" && $0.arguments == [.float(2000)] }, "\(snapshot.prefix(4))")
             // (Changes of the requester, the subscription's owner, are not echoed to it; another client's are.)
             _ = try stranger.setWithID("/filter/cutoff", .float(3000), id: 2)
@@ -65,9 +67,10 @@ extension SoundFitIntegration {
                              hint: "token")
 
             // The requester renews it: /subscribed to the requester, nothing more to the target.
-            _ = target.collect(for: .milliseconds(200))
+            _ = target.collect(for: .milliseconds(200))  // late feedback, flushed on its own task: no event
             let renewed = try requester.ask("/subscribe", [.string(target.url)], reply: "/subscribed")
             #expect(renewed.arguments == [.string(target.url), .string("native"), .int(90)], "\(renewed)")
+            // Listening: absence at another socket has no event.
             #expect(target.collect(for: .milliseconds(300)).isEmpty, "a renewal re-sent something to the target")
 
             // A same-host URL (oscdump on another port) is challenged too: nothing but the
@@ -76,6 +79,7 @@ extension SoundFitIntegration {
             requester.send("/subscribe", .string(dump.url))
             let challenge = try dump.waitFor("/subscribe/challenge at a same-host URL") { $0.address == "/subscribe/challenge" }
             #expect(challenge.before.isEmpty, "\(challenge.before)")
+            // Listening: absence at another socket has no event.
             #expect(dump.collect(for: .milliseconds(300)).isEmpty, "a same-host URL got more than its challenge")
             let confirmer = try OSCTestClient(port: rig.ready.oscPort)
             confirmer.send("/subscribe/confirm", .string(challenge.match.string(0) ?? ""))
@@ -94,7 +98,7 @@ extension SoundFitIntegration {
             try osc.ping()
             let outside = try OSCTestClient(port: osc.serverPort, localAddress: loopbackAddress(2))
             expectErrorReply(try subscribe(osc, [.string(outside.url)]), for: "/subscribe", hint: "--osc-allow")
-            #expect(outside.collect(for: .milliseconds(300)).isEmpty)
+            #expect(outside.collect(for: .milliseconds(300)).isEmpty)  // listening: absence at another socket has no event
             #expect(try subscribe(osc).address == "/subscribed")
         }
 
@@ -113,7 +117,7 @@ extension SoundFitIntegration {
                     _ = try sink.waitFor("/subscribed") { $0.address == "/subscribed" }
                 }
                 if owner === owners[0] {
-                    _ = owner.collect(for: .milliseconds(200))  // its eight /subscribed
+                    try owner.sync()  // its eight /subscribe/pending
                     let ninth = try OSCTestClient(port: rig.ready.oscPort)
                     expectErrorReply(try subscribe(owner, [.string(ninth.url)]), for: "/subscribe", hint: "holds 8")
                 }
@@ -142,14 +146,15 @@ extension SoundFitIntegration {
             #expect(try subscribe(renewing).arguments.last == .int(2))
             #expect(try subscribe(idle).arguments.last == .int(2))
             for _ in 0..<4 {
-                Thread.sleep(forTimeInterval: 1)
+                Thread.sleep(forTimeInterval: 1)  // the lease's passing is the measured behaviour: no event
                 renewing.send("/subscribe")
             }
             #expect(try rig.osc.status()["subscribers"]?.number == 1, "the idle subscription outlived its lease")
-            _ = renewing.collect(for: .milliseconds(300))
-            _ = idle.collect(for: .milliseconds(10))
+            try renewing.sync()  // the renewals' snapshots were sent with their answers: before /synced
+            _ = idle.collect(for: .milliseconds(10))  // whatever is queued
             _ = try rig.osc.setWithID("/output/gain", .float(-6), id: 1)
             _ = try renewing.waitFor("feedback to the renewed subscription") { $0.address == "/output/gain" }
+            // Listening: absence of feedback at another socket has no event.
             #expect(idle.collect(for: .milliseconds(300)).isEmpty, "feedback after the lease ended")
             _ = try rig.osc.waitForStatus(timeout: .seconds(10)) { $0["subscribers"]?.number == 0 }
             #expect(try rig.osc.status()["subscribers"]?.number == 0)
@@ -197,10 +202,12 @@ extension SoundFitIntegration {
             let third = try OSCTestClient(port: port, localAddress: loopbackAddress(3))
             let subscribeRequest = OSCWire.encode(OSCTestMessage("/subscribe", [.string(third.url)]))
             for _ in 0..<5 { victim.sendRaw(subscribeRequest) }
-            let atThirdParty = OSCTestClient.wireBytes(third.collect(for: .milliseconds(500)))
+            // A challenge is sent while its /subscribe is handled: once the victim's requests
+            // ended (/synced), every one is in the third party's socket.
+            _ = try victim.sync()
+            let atThirdParty = OSCTestClient.wireBytes(third.collect(for: .zero))
             report("amplification third-party /subscribe ×5, at the third party", Double(atThirdParty) / Double(5 * subscribeRequest.count), unit: "x")
             #expect(atThirdParty <= 3 * subscribeRequest.count)
-            _ = victim.collect(for: .milliseconds(100))
 
             // A flood of /list from one address: on loopback all answered, exposed bounded by
             // the budget (64 KiB burst + 16 KiB/s).
@@ -209,8 +216,9 @@ extension SoundFitIntegration {
                 let start = ContinuousClock.now
                 for index in 0..<400 {
                     client.sendRaw(list)
-                    if index % 50 == 49 { Thread.sleep(forTimeInterval: 0.05) }
+                    if index % 50 == 49 { Thread.sleep(forTimeInterval: 0.05) }  // pacing: the flood's rate
                 }
+                // The budget refills with time: the window is part of the measured bound.
                 let received = client.collect(for: .seconds(2))
                 let elapsed = ContinuousClock.now - start
                 return (400 * list.count, OSCTestClient.wireBytes(received),
@@ -228,7 +236,7 @@ extension SoundFitIntegration {
             #expect(dropped > 0)
             #expect(exposed.process.standardError.contains("over its budget"), "no log line for the dropped answers")
             // The budget refills: the address is answered again a little later.
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1)  // the refill over time is the measured behaviour
             try victim.ping()
         }
 
@@ -254,9 +262,11 @@ extension SoundFitIntegration {
                     client.send("/subscribe")
                     client.send("/subscribe", .string("osc.udp://127.2.\(index / 250).\(index % 250 + 1):9"))
                     client.send("/session/interrupt", .string("reason \(index)"))
-                    if index % 100 == 99 { Thread.sleep(forTimeInterval: 0.02) }
+                    if index % 100 == 99 { Thread.sleep(forTimeInterval: 0.02) }  // pacing: the socket's buffer
                 }
                 try admin.ping(timeout: .seconds(30))
+                // /ping orders only the admin's own requests; the closed clients' end (their
+                // challenges, their dropped answers) has no event.
                 Thread.sleep(forTimeInterval: 0.5)
             }
             try burst(0..<300)

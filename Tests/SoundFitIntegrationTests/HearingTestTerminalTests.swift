@@ -94,6 +94,8 @@ extension SoundFitIntegration {
             #expect(output.contains("test/state cancelled"), "\(output)")
             // Nobody else pressed: only Enter can have answered a presentation (`cancelled
             // presentations N heard M`, told once the test is over).
+            // Listening: /test/state is subscriber feedback, flushed on its own task; the window
+            // also shows nothing follows the terminal report.
             let states = osc.collect(for: .milliseconds(500)).filter { $0.address == "/test/state" }
             #expect(states.last?.string(0) == "cancelled", "\(states)")
             #expect((states.last?.number(4) ?? 0) > 0, "\(String(describing: states.last)): no press counted")

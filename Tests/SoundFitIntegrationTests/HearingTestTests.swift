@@ -240,7 +240,7 @@ extension SoundFitIntegration {
             _ = try osc.waitFor("paused") { $0.address == "/test/state" && $0.string(0) == "paused" }
             Thread.sleep(forTimeInterval: 0.3)  // a tone under way ends (ramps, the listener's analysis)
             let beforePause = rig.listener.presentations.count
-            Thread.sleep(forTimeInterval: 2)
+            Thread.sleep(forTimeInterval: 2)  // no tone over a span: absence has no event
             #expect(rig.listener.presentations.count == beforePause, "tones played while paused")
             #expect(try osc.ask("/test/status", reply: "/test/state").string(0) == "paused")
 
@@ -263,7 +263,7 @@ extension SoundFitIntegration {
             #expect(try osc.ask("/test/status", reply: "/test/state").string(0) == "cancelled")
             // A tone after cancel: none.
             let afterCancel = rig.listener.presentations.count
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1)  // no tone over a span: absence has no event
             #expect(rig.listener.presentations.count == afterCancel, "tones after cancel")
         }
 

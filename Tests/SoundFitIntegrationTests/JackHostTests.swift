@@ -19,7 +19,7 @@ extension SoundFitIntegration {
                 while ContinuousClock.now < deadline {
                     reported = try rig.osc.status()["buffer_size"]?.number
                     if reported == Double(frames) { break }
-                    Thread.sleep(forTimeInterval: 0.1)
+                    Thread.sleep(forTimeInterval: 0.1)  // polls a condition (with a deadline)
                 }
                 #expect(reported == Double(frames), "/status buffer_size after jack_bufsize \(frames)")
                 let captured = try audio.capture([Capture.tone(1000)], frames: Capture.captureFrames)

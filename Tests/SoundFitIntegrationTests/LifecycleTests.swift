@@ -43,7 +43,8 @@ extension SoundFitIntegration {
             #expect(status["server"] == .string(ready.server))
 
             // The private server must stay up while soundfit runs (not only right after start):
-            // give idle worker threads time to exit (libdispatch reaps them after ~5 s).
+            // give idle worker threads time to exit (libdispatch reaps them after ~5 s). The
+            // reaping is what is tested, and libdispatch reports it to no one: no event.
             Thread.sleep(forTimeInterval: 7)
             let later = try osc.status()
             #expect(later["reconnections"] == .int(0), "private server restarted: \(later)")
@@ -154,6 +155,8 @@ extension SoundFitIntegration {
             let client = ready.client
             try JackTools.run("jack_connect", server: server.name, "system:capture_1", "\(client):input_1")
             try JackTools.run("jack_connect", server: server.name, "\(client):output_2", "system:playback_2")
+            // SoundFit learns of the connections from JACK's port-connect callback on its own
+            // thread and reports noting them nowhere: no event.
             Thread.sleep(forTimeInterval: 0.5)
             // Within a few milliseconds of the server's death: one made, one removed.
             try JackTools.run("jack_connect", server: server.name, "\(client):output_1", "system:playback_1")

@@ -44,7 +44,7 @@ extension SoundFitIntegration {
             try fader.waitUntilSent()
             fader.controlChange(channel: 1, controller: 7, value: 127)
             try fader.waitUntilSent()
-            _ = subscriber.collect(for: .milliseconds(200))
+            _ = subscriber.collect(for: .milliseconds(200))  // feedback of the MIDI changes, flushed on its own task: no event
             #expect(isClose(try rig.osc.query("/output/gain"), 12, tolerance: 1e-3))
         }
 

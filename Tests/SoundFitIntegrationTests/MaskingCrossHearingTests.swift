@@ -38,7 +38,7 @@ extension SoundFitIntegration {
                         + "\(rig.engine.hasStarted(tone: number)); presentations: \(listener.presentations); "
                         + "not tones: \(listener.rejectedSounds.suffix(4)))")
                 }
-                Thread.sleep(forTimeInterval: 0.01)
+                Thread.sleep(forTimeInterval: 0.01)  // polls a condition (with a deadline)
             }
             // Let the tone end (and its 10 ms of silence pass) before the next one.
             Thread.sleep(forTimeInterval: 0.45)

@@ -130,6 +130,7 @@ extension SoundFitIntegration.NSMSession {
         try oscBack.waitForSession()
         #expect(try oscBack.query("/filter/cutoff").number == 3100)
         #expect(try JackTools.run("jack_lsp", server: server.name).contains("SoundFit.nBACK:input_1"))
+        // Listening: a second answer has no event that would precede it.
         #expect(!nsm.collect(for: .milliseconds(300)).contains { $0.string(0) == "/nsm/client/open" }, "a second answer to the open")
         // And it is a working session again: it saves.
         try nsm.send("/nsm/client/save")
@@ -219,7 +220,7 @@ extension SoundFitIntegration.NSMSession {
             var stableReads = 0
             let deadline = ContinuousClock.now + .seconds(15)
             while stableReads < 10, ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.1)
+                Thread.sleep(forTimeInterval: 0.1)  // polls a condition (with a deadline)
                 let next = snapshot()
                 stableReads = next.count == current.count ? stableReads + 1 : 0
                 current = next

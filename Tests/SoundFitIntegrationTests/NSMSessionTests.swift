@@ -60,6 +60,7 @@ extension SoundFitIntegration {
             try osc.ping()
             try osc.waitForSession()
             // Opening is clean: nothing reported dirty yet.
+            // Listening: what SoundFit sends the NSM server is not ordered by any request of ours.
             #expect(!nsm.collect(for: .milliseconds(500)).contains { $0.address == "/nsm/client/is_dirty" })
 
             expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
@@ -68,6 +69,7 @@ extension SoundFitIntegration {
             // A forged save from another port of this host is ignored: no reply, no save.
             let forger = try OSCTestClient(port: UInt16(bigEndian: try #require(nsm.client).sin_port))
             forger.send("/nsm/client/save")
+            // Listening: an ignored packet gets nothing, so nothing can end the wait.
             #expect(!nsm.collect(for: .milliseconds(500)).contains { $0.address == "/reply" })
 
             try nsm.send("/nsm/client/save")
@@ -162,7 +164,7 @@ extension SoundFitIntegration {
             var url = ""
             for _ in 0..<50 where url.isEmpty {
                 url = (try? String(contentsOf: opened, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                if url.isEmpty { Thread.sleep(forTimeInterval: 0.1) }
+                if url.isEmpty { Thread.sleep(forTimeInterval: 0.1) }  // polls a condition (with a deadline)
             }
             #expect(url == "http://127.0.0.1:\(httpPort)/ui/", "xdg-open was asked for '\(url)'")
             let page = try PlainHTTP.get(port: httpPort, "/ui/")

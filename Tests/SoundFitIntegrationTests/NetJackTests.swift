@@ -119,6 +119,7 @@ extension SoundFitIntegration {
                                           serverAddress: listeners[0].box.hostOrderAddress)
             neighbour.send("/filter/cutoff", .float(500))
             neighbour.send("/ping")
+            // Listening: a refused sender gets no answer (no /sync either), so no event ends the wait.
             #expect(neighbour.collect(for: .seconds(1)).isEmpty)
             #expect(try #require(listeners[0].osc).query("/filter/cutoff") == .float(1000))
             // It did arrive (so the silence is the allow-list's): SoundFit logged the sender.
@@ -199,7 +200,7 @@ extension SoundFitIntegration {
                     throw IntegrationError("no client of slave \(listener.slaveName) on the master within \(timeout): \(clients); "
                                            + "slave: \(listener.slave.standardOutput.suffix(2000))")
                 }
-                Thread.sleep(forTimeInterval: 0.1)
+                Thread.sleep(forTimeInterval: 0.1)  // polls a condition (with a deadline)
             }
         }
 
@@ -215,7 +216,7 @@ extension SoundFitIntegration {
                 let connected = Set(graph.split(separator: "\n").filter { $0.hasPrefix(" ") }
                     .map { $0.trimmingCharacters(in: .whitespaces) })
                 if connected.isSuperset(of: wanted) { return }
-                Thread.sleep(forTimeInterval: 0.1)
+                Thread.sleep(forTimeInterval: 0.1)  // polls a condition (with a deadline)
             }
             throw IntegrationError("SoundFit on \(listener.slaveName) is not connected again: \(graph)")
         }

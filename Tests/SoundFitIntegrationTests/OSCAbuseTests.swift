@@ -29,6 +29,7 @@ extension SoundFitIntegration {
             #expect(answer.address == "/subscribe/pending", "\(answer)")
             // Another client's change: B would get it as feedback, and a snapshot before, if subscribed.
             expectApplied(try rig.osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            // Listening: B is another socket; what must not reach it has no event.
             let atB = instanceB.collect(for: .milliseconds(600))
             #expect(atB.map(\.address) == ["/subscribe/challenge"], "B got more than the challenge: \(atB.prefix(4))")
             #expect(try rig.osc.status()["subscribers"]?.number == 0)
@@ -37,13 +38,13 @@ extension SoundFitIntegration {
             // UDP endpoint is not re-routed onto its connection's subscription, nor the reverse.
             tcp.send("/subscribe")
             _ = try tcp.waitFor("/subscribed over TCP") { $0.address == "/subscribed" }
-            _ = tcp.collect(for: .milliseconds(300))
+            _ = tcp.collect(for: .milliseconds(300))  // the snapshot (the TCP test client has no /sync)
             tcp.send("/subscribe", .string(instanceB.url))
             let again = try tcp.waitFor("/subscribe answer") { ["/subscribed", "/subscribe/pending", "/error"].contains($0.address) }
             #expect(again.address == "/error" && again.string(1)?.contains("another transport") == true, "\(again)")
             expectApplied(try rig.osc.set("/filter/cutoff", .float(3000)), "/filter/cutoff", .float(3000))
             _ = try tcp.waitFor("feedback over TCP") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3000)] }
-            let laterAtB = instanceB.collect(for: .milliseconds(400))
+            let laterAtB = instanceB.collect(for: .milliseconds(400))  // listening: absence at another socket
             #expect(laterAtB.isEmpty, "B got \(laterAtB.prefix(4))")
             #expect(try rig.osc.status()["subscribers"]?.number == 1)
 
@@ -57,7 +58,7 @@ extension SoundFitIntegration {
             let refusal = try tcp.waitFor("/unsubscribe answer") { $0.address == "/unsubscribed" || $0.address == "/error" }
             #expect(refusal.address == "/error" && refusal.string(1)?.contains("another transport") == true, "\(refusal)")
             #expect(try rig.osc.status()["subscribers"]?.number == 1)
-            _ = instanceB.collect(for: .milliseconds(300))
+            _ = instanceB.collect(for: .milliseconds(300))  // listening: absence at another socket
             expectApplied(try rig.osc.set("/filter/cutoff", .float(3500)), "/filter/cutoff", .float(3500))
             _ = try instanceB.waitFor("feedback to B") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3500)] }
         }
@@ -82,6 +83,7 @@ extension SoundFitIntegration {
                 answered = (try? rig.osc.ping(timeout: .seconds(1))) != nil
             }
             #expect(answered, "no /pong within 30 s after the flood")
+            // Listening: the rate-limited /error answers to the flood are counted; no event ends them.
             let errors = flooder.collect(for: .milliseconds(300)).filter { $0.address == "/error" }
             let afterOSC = lineCount(rig.soundfit)
             report("log lines for 100 000 undecodable datagrams", Double(afterOSC - before), unit: "lines")
@@ -135,6 +137,7 @@ extension SoundFitIntegration {
                 try admin.ping()  // every request above was read before this one
                 var worst = 0.0
                 for source in sources {
+                    // The budget refills with time (the meter stream runs on): the window is part of the measure.
                     let bytesOut = OSCTestClient.wireBytes(source.collect(for: .milliseconds(label == "/meters/subscribe" ? 1000 : 150)))
                     worst = max(worst, Double(bytesOut) / Double(5 * packet.count))
                 }
@@ -193,7 +196,7 @@ extension SoundFitIntegration {
                 let took = ContinuousClock.now - start
                 latencies.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
                 #expect(reports.last?.string(1) == "applied", "\(reports)")
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // pacing: one probe every 50 ms under the flood
             }
             flood.stop.store(true, ordering: .relaxed)
             let worst = latencies.max() ?? 0

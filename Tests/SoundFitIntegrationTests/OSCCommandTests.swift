@@ -105,7 +105,7 @@ extension SoundFitIntegration {
             let deadline = ContinuousClock.now + .seconds(5)
             var enabled = try osc.query("/processing/enabled")
             while enabled != .int(1) && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
                 enabled = try osc.query("/processing/enabled")
             }
             #expect(enabled == .int(1), "processing did not return to enabled after the last interruption ended")

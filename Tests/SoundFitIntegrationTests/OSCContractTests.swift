@@ -197,7 +197,7 @@ extension SoundFitIntegration {
             let deadline = ContinuousClock.now + .seconds(10)
             var later = cycles
             while later <= cycles + 10 && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
                 later = try osc.status()["cycles"]?.number ?? cycles
             }
             #expect(later > cycles + 10)

@@ -43,11 +43,12 @@ extension SoundFitIntegration {
             for reply in Self.replies {
                 rig.osc.sendRaw(OSCWire.encode(reply))
             }
-            let answers = rig.osc.collect(for: .milliseconds(600))
+            // Every answer to them would arrive before /synced.
+            let answers = try rig.osc.sync()
             #expect(answers.isEmpty, "replies were answered: \(answers.prefix(5))")
 
             rig.osc.sendRaw(OSCWire.encodeBundle(Self.replies + [OSCTestMessage("/ping", [.int(42)])]))
-            let bundleAnswers = rig.osc.collect(for: .milliseconds(600))
+            let bundleAnswers = try rig.osc.sync()
             #expect(bundleAnswers.map(\.address) == ["/pong"], "\(bundleAnswers.prefix(5))")
             #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
             #expect(try rig.osc.status()["subscribers"] == .int(0))
@@ -119,6 +120,7 @@ extension SoundFitIntegration {
 /// CPU seconds (user + system) a process used during `duration`, from `/proc/PID/stat`.
 func cpuSeconds(of pid: pid_t, over duration: Duration) throws -> Double {
     let before = try cpuSeconds(of: pid)
+    // The CPU used over a span of time is the measured quantity: no event ends it.
     Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     return try cpuSeconds(of: pid) - before
 }
@@ -126,6 +128,7 @@ func cpuSeconds(of pid: pid_t, over duration: Duration) throws -> Double {
 /// CPU seconds two processes used during the same `duration`.
 func cpuSeconds(of first: pid_t, and second: pid_t, over duration: Duration) throws -> (Double, Double) {
     let before = (try cpuSeconds(of: first), try cpuSeconds(of: second))
+    // The CPU used over a span of time is the measured quantity: no event ends it.
     Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     return (try cpuSeconds(of: first) - before.0, try cpuSeconds(of: second) - before.1)
 }

@@ -61,6 +61,7 @@ extension SoundFitIntegration {
             #expect(status["osc_udp"] == .string("udp://127.0.0.1:\(rig.ready.oscPort)"))
             #expect(status["osc_tcp_connections"] == .int(1))
             // Nothing meant for the TCP client went out over UDP.
+            // Listening: a misrouted reply would not be ordered with this client's own requests.
             #expect(rig.osc.collect(for: .milliseconds(200)).isEmpty)
         }
 
@@ -77,7 +78,7 @@ extension SoundFitIntegration {
             #expect(oscsend.terminationStatus == 0)
             let deadline = ContinuousClock.now + .seconds(10)
             while try rig.osc.query("/filter/cutoff") != .float(3210), ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
             }
             #expect(try rig.osc.query("/filter/cutoff") == .float(3210), "oscsend osc.tcp:// set the cutoff")
 
@@ -108,7 +109,7 @@ extension SoundFitIntegration {
             // One packet, one byte per write.
             for byte in TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(7)]))) {
                 tcp.writeRaw([byte])
-                Thread.sleep(forTimeInterval: 0.002)
+                Thread.sleep(forTimeInterval: 0.002)  // pacing: one byte per segment
             }
             #expect(try tcp.waitFor("/pong 7") { $0.address == "/pong" }.arguments == [.int(7)])
 
@@ -185,7 +186,7 @@ extension SoundFitIntegration {
                     cutoff = cutoff == 500 ? 600 : 500
                     rig.osc.send("/filter/cutoff", .float(cutoff))
                 }
-                if writes % 1000 == 0 { Thread.sleep(forTimeInterval: 0.01) }
+                if writes % 1000 == 0 { Thread.sleep(forTimeInterval: 0.01) }  // pacing
             }
             let dropped = ContinuousClock.now - start
             #expect(slow.waitForClose(timeout: .seconds(10)), "the slow reader's connection was not closed")

@@ -37,6 +37,8 @@ extension SoundFitIntegration {
                 outsider.send("/no/such/address", .int(1))
                 outsider.sendBundle([OSCTestMessage("/filter/enabled", [.int(1)]), OSCTestMessage("/filter/q", [.float(9)])])
                 outsider.sendRaw([0x2F, 0x78, 0x00])  // undecodable
+                // Listening: SoundFit answers an outsider nothing, not even /sync, so no event
+                // can end the wait; its silence is the measured behaviour.
                 let replies = outsider.collect(for: .milliseconds(500))
                 #expect(replies.isEmpty, "an outsider (\(outsider.url)) got replies: \(replies)")
 
@@ -52,6 +54,7 @@ extension SoundFitIntegration {
                 #expect(isClose(timeout.arguments.first, 10, tolerance: 1e-4), "\(timeout)")
                 expectApplied(try alsoAllowed.set("/filter/gain", .float(outsiderAddress == loopbackAddress(1) ? 3 : 4)),
                               "/filter/gain", .float(outsiderAddress == loopbackAddress(1) ? 3 : 4))
+                // Listening: feedback is flushed on its own task, ordered with nothing the outsider can ask.
                 #expect(outsider.collect(for: .milliseconds(300)).isEmpty, "the outsider received feedback")
                 // The allowed client's own subscription state is untouched: it was never subscribed.
                 expectErrorReply(try allowed.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
@@ -60,6 +63,7 @@ extension SoundFitIntegration {
             // Rejections are logged, rate limited: a flood of 300 packets gives a few lines.
             let flooder = try OSCTestClient(port: port, localAddress: loopbackAddress(4))
             for index in 0..<300 { flooder.send("/filter/cutoff", .float(Float(100 + index))) }
+            // Listening: a denied sender gets no answer (no /sync either) whose arrival ends the wait.
             #expect(flooder.collect(for: .milliseconds(500)).isEmpty)
             #expect(try allowed.query("/filter/cutoff") == .float(1000))
             let lines = soundfit.process.standardError.split(separator: "\n").filter { $0.contains("127.0.0.4") }
@@ -122,15 +126,20 @@ extension SoundFitIntegration {
             // Nothing listens on 127.0.0.1 at that port.
             let elsewhere = try OSCTestClient(port: port)
             elsewhere.send("/ping")
+            // Listening: nothing listens there, so nothing can answer; an unconnected UDP socket
+            // is not told of the ICMP port-unreachable.
             #expect(elsewhere.collect(for: .milliseconds(300)).isEmpty)
 
             // A 20 000-byte bundle (limit 16 384) is dropped whole: no reply, a log line.
             let padding = OSCTestMessage("/filter/cutoff", [.blob([UInt8](repeating: 0, count: 19_900))])
             let bundle = OSCWire.encodeBundle([OSCTestMessage("/ping", [.int(7)]), OSCTestMessage("/filter/q", [.float(3)]), padding])
             osc.sendRaw(bundle)
-            let replies = osc.collect(for: .milliseconds(500))
+            let replies = try osc.sync()  // an answer to the packet would arrive before /synced
             #expect(replies.isEmpty, "an oversized packet was answered: \(replies.prefix(3))")
             #expect(try osc.query("/filter/q") == .float(0.7071))
+            // The log line reaches this process through stderr's pipe on its own schedule: its
+            // arrival is the event (the window before /sync gave it time).
+            _ = waitForCondition(timeout: .seconds(5)) { soundfit.process.standardError.contains("\(bundle.count)") }
             #expect(soundfit.process.standardError.contains("\(bundle.count)"),
                     "no log line names the dropped \(bundle.count)-byte packet: \(soundfit.process.standardError)")
             try osc.ping()

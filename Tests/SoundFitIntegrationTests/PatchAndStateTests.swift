@@ -73,6 +73,7 @@ extension SoundFitIntegration {
             // Subscribers: the new current patch and feedback for what changed (only the filter switch).
             let notified = try subscriber.waitFor("/patch/current for subscribers") { $0.address == "/patch/current" }
             #expect(notified.match.arguments.prefix(2) == [.int(2), .string("Lowpass 1 kHz")], "\(notified.match)")
+            // Listening: subscriber feedback, flushed on its own task; unchanged values must not follow.
             var feedback = notified.before + subscriber.collect(for: .milliseconds(300))
             feedback = feedback.filter { $0.address != "/state" && $0.address != "/patch/current" }
             #expect(feedback.contains(OSCTestMessage("/filter/enabled", [.int(1)])), "subscriber feedback: \(feedback)")
@@ -199,11 +200,12 @@ extension SoundFitIntegration {
                 osc.send("/output/gain", .float(value))
                 sent.append(value)
                 index += 1
-                _ = osc.collect(for: .milliseconds(4))
+                _ = osc.collect(for: .milliseconds(4))  // pacing: a change every few ms, reading the reports
             }
             rig.killSoundFit()
-            // Every report soundfit sent before it died (still queued in this client's socket).
-            _ = osc.collect(for: .milliseconds(200))
+            // Every report soundfit sent before it died: killSoundFit waits for its exit, and a
+            // loopback datagram is in this client's socket once its send returned.
+            _ = osc.collect(for: .zero)
             let applied = osc.log.filter { $0.address == "/state" && $0.string(1) == "applied" }.compactMap { $0.number(2) }
             let termination = try rig.soundfit.process.termination
             #expect(termination?.bySignal == true && termination?.status == SIGKILL, "\(String(describing: termination))")
@@ -315,7 +317,7 @@ extension SoundFitIntegration {
             let good = try osc.request("/patch/save", [.string("Good one")], reply: "/patch/saved")
             #expect(good.arguments == [.int(-1), .string("Good one")], "\(good)")
             waitUntilSaved(rig.stateDirectory, "/output/gain", -4)
-            Thread.sleep(forTimeInterval: 0.4)
+            Thread.sleep(forTimeInterval: 0.4)  // the store's writes are debounced in time: no event ends the interval
             expectApplied(try osc.set("/output/gain", .float(-8)), "/output/gain", .float(-8))
             waitUntilSaved(rig.stateDirectory, "/output/gain", -8)
             rig.stopSoundFit()
@@ -471,7 +473,7 @@ extension SoundFitIntegration {
             #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
             expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
             try expectError(osc, "/patch/load", [.string("Rich")], reply: "/patch/current", ["up"])
-            Thread.sleep(forTimeInterval: 0.2)
+            Thread.sleep(forTimeInterval: 0.2)  // a change landing after the refusal would have no event
             // Refused as a whole (StateKeeper.loadPatch's contract): nothing changed.
             #expect(try osc.query("/output/gain") == .float(-3), "a refused patch load changed /output/gain")
             #expect(try osc.query("/processing/preset") == .string("default"))

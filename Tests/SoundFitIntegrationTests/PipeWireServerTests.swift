@@ -17,7 +17,7 @@ extension SoundFitIntegration {
             let deadline = ContinuousClock.now + timeout
             while try !condition() {
                 guard ContinuousClock.now < deadline else { throw IntegrationError("\(what) within \(timeout)") }
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
             }
         }
 

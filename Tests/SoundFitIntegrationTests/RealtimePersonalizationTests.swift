@@ -62,7 +62,7 @@ extension SoundFitIntegration.RealtimeSafety {
         let cycles = engine.cycleCount - startCycles
         audio.close()
         soundfit.stop()
-        _ = osc.collect(for: .milliseconds(50))
+        _ = osc.collect(for: .milliseconds(50))  // what is queued; soundfit has exited
 
         let heapCalls = soundfit_realtime_heap_calls() - heapBefore
         let sections = soundfit_realtime_sections_entered() - sectionsBefore

@@ -64,7 +64,7 @@ extension SoundFitIntegration {
                 default: osc.send("/filter/enabled", .float(k % 3 == 0 ? 0 : 1))
                 }
                 sent += 1
-                _ = osc.collect(for: .milliseconds(1))
+                _ = osc.collect(for: .milliseconds(1))  // pacing: one change a millisecond, reading the reports
             }
             // End in a known state with every stage on, and wait until it took effect.
             for (address, value) in [("/filter/type", OSCValue.string("lowpass")), ("/filter/cutoff", .float(5000)),
@@ -78,7 +78,7 @@ extension SoundFitIntegration {
             let cycles = engine.cycleCount - startCycles
             audio.close()
             soundfit.stop()
-            _ = osc.collect(for: .milliseconds(50))
+            _ = osc.collect(for: .milliseconds(50))  // what is queued; soundfit has exited
 
             let heapCalls = soundfit_realtime_heap_calls() - heapBefore
             let sections = soundfit_realtime_sections_entered() - sectionsBefore
@@ -157,7 +157,7 @@ extension SoundFitIntegration {
                 default: fader.send(0xE0, 0, 64)  // pitch bend: ignored
                 }
                 sent += 1
-                if sent % 64 == 0 { Thread.sleep(forTimeInterval: 0.002) }
+                if sent % 64 == 0 { Thread.sleep(forTimeInterval: 0.002) }  // pacing: the MIDI rate
             }
             try fader.waitUntilSent()
             let cycles = engine.cycleCount - startCycles
@@ -169,7 +169,7 @@ extension SoundFitIntegration {
             }
             let learnsDeadline = ContinuousClock.now + .seconds(15)
             while osc.log.filter(learnEnded).count < learns && ContinuousClock.now < learnsDeadline {
-                _ = osc.collect(for: .milliseconds(50))
+                _ = osc.collect(for: .milliseconds(50))  // polls until every learn ended
             }
             #expect(osc.log.filter(learnEnded).count == learns, "\(learns) learns sent, \(osc.log.filter(learnEnded).count) ended")
             // A gain controller (a learn may have taken CC 7 over) reaches the parameter through the mailbox.
@@ -214,7 +214,7 @@ extension SoundFitIntegration {
                 timed += 1
                 osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-(step % 20))), .int(1000 + timed)])],
                                timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.005))
-                _ = osc.collect(for: .milliseconds(5))
+                _ = osc.collect(for: .milliseconds(5))  // pacing: a timed change every few ms
             }
             _ = try osc.waitForTerminalState("/output/gain")
             let cycles = engine.cycleCount - startCycles
@@ -253,7 +253,7 @@ extension SoundFitIntegration {
             while engine.cycleCount - startCycles < 2000 && ContinuousClock.now < deadline {
                 osc.send("/test/heard")
                 heard += 1
-                _ = osc.collect(for: .milliseconds(150))
+                _ = osc.collect(for: .milliseconds(150))  // pacing: presses spaced like a listener's
             }
             let captured = try audio.capture([[0]], frames: 48000)
             osc.send("/test/cancel")

@@ -121,7 +121,7 @@ extension SoundFitIntegration {
                 let amplitude = sineAmplitude(levelDBSPL: 70)
                 let tone = Capture.tone(frequency, amplitude: amplitude)
                 try audio.startPlaying([tone])
-                Thread.sleep(forTimeInterval: 0.5)  // the detectors settle on the tone
+                Thread.sleep(forTimeInterval: 0.5)  // the detectors settle on the tone (their time constants: no event)
                 let curve = try Self.askResponse(osc, points: 1024)
                 try audio.stopPlaying()
                 #expect(curve.stages["personalization"] == "included")
@@ -144,7 +144,7 @@ extension SoundFitIntegration {
         /// `/meters/output` and `/meters/reduction` (channel 1) seen.
         static func lastMeters(_ osc: OSCTestClient, for duration: Duration)
             -> (input: [Double], output: [Double], reduction: [Double], count: Int) {
-            let messages = osc.collect(for: duration)
+            let messages = osc.collect(for: duration)  // the stream over a span is what is measured
             let inputs = messages.filter { $0.address == "/meters/input" }
             let outputs = messages.filter { $0.address == "/meters/output" }
             let reductions = messages.filter { $0.address == "/meters/reduction" && $0.number(0) == 1 }
@@ -162,7 +162,7 @@ extension SoundFitIntegration {
             #expect(subscribed.address == "/meters/subscribed" && subscribed.number(0) == 20, "\(subscribed)")
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000, amplitude: 0.1), Capture.tone(440, amplitude: 0.05)])
-            Thread.sleep(forTimeInterval: 0.3)
+            Thread.sleep(forTimeInterval: 0.3)  // the meters' detectors settle (time constants: no event)
             osc.drain()  // what queued up meanwhile
             let playing = Self.lastMeters(osc, for: .seconds(1))
             report("meter messages per second at rate 20", Double(playing.count), unit: "messages")
@@ -178,7 +178,7 @@ extension SoundFitIntegration {
             }
             #expect(playing.reduction.isEmpty, "no personalization, no reduction values")
             try audio.stopPlaying()
-            Thread.sleep(forTimeInterval: 0.3)
+            Thread.sleep(forTimeInterval: 0.3)  // the detectors' release: no event
             let silent = Self.lastMeters(osc, for: .milliseconds(500))
             #expect(silent.input == [-120, -120, -120, -120] && silent.output == [-120, -120, -120, -120], "\(silent)")
 
@@ -188,6 +188,8 @@ extension SoundFitIntegration {
             expectErrorReply(try osc.ask("/meters/subscribe", [.string("fast")], reply: "/meters/subscribed"),
                              for: "/meters/subscribe")
             #expect(try osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
+            // Listening: meter messages come from the meter task, not ordered by /sync; a stopped
+            // stream shows as ten missing periods.
             _ = osc.collect(for: .milliseconds(200))
             #expect(!osc.collect(for: .milliseconds(500)).contains { $0.address.hasPrefix("/meters/") })
             expectErrorReply(try osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed"), for: "/meters/unsubscribe")
@@ -208,15 +210,15 @@ extension SoundFitIntegration {
             let audio = try rig.audio()
             // At the knee the band applies the law's gain below the knee: nothing reduced.
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: band.knee))])
-            Thread.sleep(forTimeInterval: 0.5)
-            _ = osc.collect(for: .milliseconds(100))
+            Thread.sleep(forTimeInterval: 0.5)  // the detectors settle (time constants: no event)
+            _ = osc.collect(for: .milliseconds(100))  // meter messages from before they settled
             let quiet = Self.lastMeters(osc, for: .milliseconds(300))
             try audio.stopPlaying()
             // 30 dB above the reference level: compression and the band limit reduce the gain.
             let loud = min(band.referenceLevel + 30, 99)
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: loud))])
-            Thread.sleep(forTimeInterval: 0.5)
-            _ = osc.collect(for: .milliseconds(100))
+            Thread.sleep(forTimeInterval: 0.5)  // the detectors settle (time constants: no event)
+            _ = osc.collect(for: .milliseconds(100))  // meter messages from before they settled
             let compressed = Self.lastMeters(osc, for: .milliseconds(300))
             try audio.stopPlaying()
             #expect(quiet.reduction.count == 8 && compressed.reduction.count == 8, "\(quiet) \(compressed)")

@@ -44,8 +44,9 @@ extension SoundFitIntegration {
             #expect(subscribed.address == "/subscribed", "\(subscribed)")
             #expect(subscribed.string(0).map { $0.hasPrefix("osc.udp://127.0.0.1:\(watcher.localPort)") } == true, "\(subscribed)")
             #expect(subscribed.string(1) == "native", "\(subscribed)")
-            // The snapshot: every parameter's current value on its own address, once.
-            let snapshot = watcher.collect(for: .milliseconds(400))
+            // The snapshot: every parameter's current value on its own address, once. It is sent
+            // with the answer to /subscribe, so all of it arrives before /synced.
+            let snapshot = try watcher.sync()
             for (address, value) in values {
                 let messages = feedback(snapshot, address)
                 #expect(messages.count == 1 && messages.first?.arguments[0] == value,
@@ -55,7 +56,7 @@ extension SoundFitIntegration {
 
             // The maker subscribes too: it must still get no echo of its own changes.
             #expect(try subscribe(maker).address == "/subscribed")
-            _ = maker.collect(for: .milliseconds(300))
+            try maker.sync()  // sent with the answer to /subscribe: before /synced
 
             let reports = try maker.setWithID("/filter/cutoff", .float(3000), id: 9)
             #expect(reports.last?.string(1) == "applied" && reports.last?.requestID == 9, "\(reports)")
@@ -66,7 +67,7 @@ extension SoundFitIntegration {
             let isTerminal: (OSCTestMessage) -> Bool = { $0.isTerminalState && $0.string(0) == "/filter/cutoff" }
             let deadline = ContinuousClock.now + .seconds(5)
             while !(seen(isValue) && seen(isTerminal)) && ContinuousClock.now < deadline {
-                seenByWatcher += watcher.collect(for: .milliseconds(20))
+                seenByWatcher += watcher.collect(for: .milliseconds(20))  // polls until both arrived (with a deadline)
             }
             #expect(seen(isValue), "no feedback /filter/cutoff 3000 for the subscriber: \(seenByWatcher)")
             let watcherState = seenByWatcher.first(where: isTerminal)
@@ -74,6 +75,8 @@ extension SoundFitIntegration {
                     "subscribers get the terminal state without request id: \(String(describing: watcherState))")
             #expect(!seen { $0.address == "/state" && !$0.isTerminalState },
                     "subscribers get terminal states only: \(seenByWatcher)")
+            // Listening: an echo would be subscriber feedback, flushed on its own task and ordered
+            // with no reply to the maker; its absence has no event.
             let makerLater = maker.collect(for: .milliseconds(400))
             #expect(feedback(reports + makerLater, "/filter/cutoff").isEmpty,
                     "the client that made the change got its value echoed: \(makerLater)")
@@ -84,6 +87,7 @@ extension SoundFitIntegration {
             let watcherReports = try watcher.setWithID("/output/gain", .float(-3), id: 10)
             #expect(watcherReports.last?.string(1) == "applied", "\(watcherReports)")
             _ = try maker.waitFor("feedback /output/gain -3") { $0.address == "/output/gain" && $0.arguments == [.float(-3)] }
+            // Listening: subscriber feedback (see above); its absence has no event.
             #expect(feedback(watcher.collect(for: .milliseconds(400)), "/output/gain").isEmpty,
                     "the client that made the change got its value echoed")
 
@@ -106,17 +110,17 @@ extension SoundFitIntegration {
                 $0.address == "/session/interrupted"
             }.match
             #expect(resolved?.arguments == [.int(0)], "subscribers did not get /session/interrupted 0")
-            _ = watcher.collect(for: .milliseconds(300))
+            _ = watcher.collect(for: .milliseconds(300))  // late feedback of the above: flushed on its own task, no event
 
             // Unsubscribed: no more feedback.
             let unsubscribed = try watcher.ask("/unsubscribe", reply: "/unsubscribed")
             #expect(unsubscribed.address == "/unsubscribed"
                     && unsubscribed.string(0).map { $0.hasPrefix("osc.udp://127.0.0.1:\(watcher.localPort)") } == true,
                     "\(unsubscribed)")
-            _ = watcher.collect(for: .milliseconds(100))
+            _ = watcher.collect(for: .milliseconds(100))  // feedback flushed just before /unsubscribe: no event
             let last = try maker.setWithID("/filter/cutoff", .float(4000), id: 11)
             #expect(last.last?.string(1) == "applied")
-            let afterUnsubscribe = watcher.collect(for: .milliseconds(400))
+            let afterUnsubscribe = watcher.collect(for: .milliseconds(400))  // listening: absence has no event
             #expect(afterUnsubscribe.isEmpty, "feedback after /unsubscribe: \(afterUnsubscribe)")
             expectErrorReply(try watcher.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
         }
@@ -129,7 +133,7 @@ extension SoundFitIntegration {
             let faders = try OSCTestClient(port: rig.ready.oscPort)
             let reply = try subscribe(faders, [.string("normalized")])
             #expect(reply.string(1) == "normalized", "\(reply)")
-            let snapshot = faders.collect(for: .milliseconds(400))
+            let snapshot = try faders.sync()  // sent with the answer to /subscribe: before /synced
             let cutoffPosition = feedback(snapshot, "/filter/cutoff/normalized")
             #expect(cutoffPosition.count == 1 && isClose(cutoffPosition.first?.arguments[0], log(50) / log(1000), tolerance: 1e-4),
                     "normalized snapshot of /filter/cutoff (1000 Hz): \(cutoffPosition)")
@@ -143,8 +147,8 @@ extension SoundFitIntegration {
             try sink.confirmSubscription()
             let both = try sink.waitFor("/subscribed at the subscribed URL", timeout: .seconds(5)) { $0.address == "/subscribed" }.match
             #expect(both.string(0).map { $0.contains(":\(sink.localPort)") } == true && both.string(1) == "both", "\(both)")
-            #expect(!maker.collect(for: .milliseconds(200)).contains { $0.address == "/error" })
-            let sinkSnapshot = sink.collect(for: .milliseconds(400))
+            #expect(!(try maker.sync()).contains { $0.address == "/error" })  // an /error would come before /synced
+            let sinkSnapshot = try sink.sync()  // sent with the answer to /subscribe/confirm: before /synced
             #expect(feedback(sinkSnapshot, "/filter/cutoff").count == 1 && feedback(sinkSnapshot, "/filter/cutoff/normalized").count == 1,
                     "a 'both' snapshot has both forms: \(sinkSnapshot.prefix(6))")
 
@@ -158,15 +162,16 @@ extension SoundFitIntegration {
             _ = try sink.waitFor("normalized feedback") {
                 $0.address == "/filter/cutoff/normalized" && isClose($0.arguments.first, 0.5, tolerance: 1e-4)
             }
+            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
             #expect(feedback(faders.collect(for: .milliseconds(300)), "/filter/cutoff").isEmpty)
 
             // Subscribing again changes the form (no second subscription).
             let native = try subscribe(faders, [.string("native")])
             #expect(native.string(1) == "native")
-            _ = faders.collect(for: .milliseconds(400))
+            try faders.sync()  // sent with the answer to /subscribe: before /synced
             _ = try changer.setWithID("/output/gain", .float(-12), id: 2)
             _ = try faders.waitFor("native /output/gain") { $0.address == "/output/gain" && $0.arguments == [.float(-12)] }
-            let rest = faders.collect(for: .milliseconds(300))
+            let rest = faders.collect(for: .milliseconds(300))  // listening: a second message has no event
             #expect(feedback(rest, "/output/gain").isEmpty && feedback(rest, "/output/gain/normalized").isEmpty,
                     "one subscription, one native message: \(rest)")
 
@@ -184,13 +189,14 @@ extension SoundFitIntegration {
             let watcher = try OSCTestClient(port: rig.ready.oscPort)
             let subscribed = try subscribe(watcher, [.string("/filter/{cutoff,q}")])
             #expect(subscribed.address == "/subscribed" && subscribed.string(3) == "/filter/{cutoff,q}", "\(subscribed)")
-            let snapshot = watcher.collect(for: .milliseconds(400))
+            let snapshot = try watcher.sync()  // sent with the answer to /subscribe: before /synced
             let values = snapshot.filter { $0.arguments.count == 1 && $0.address.hasPrefix("/") && $0.address != "/session" }
             #expect(Set(values.map(\.address)) == ["/filter/cutoff", "/filter/q"], "\(snapshot)")
             #expect(snapshot.contains { $0.address == "/session" }, "\(snapshot)")
 
             expectApplied(try maker.set("/output/gain", .float(-4)), "/output/gain", .float(-4))
             expectApplied(try maker.set("/filter/q", .float(2)), "/filter/q", .float(2))
+            // Listening: feedback outside the selection would be flushed on its own task; no event.
             let fed = watcher.collect(for: .milliseconds(400))
             #expect(fed.contains { $0.address == "/filter/q" && $0.arguments == [.float(2)] }, "\(fed)")
             #expect(!fed.contains { $0.address == "/output/gain" || $0.string(0) == "/output/gain" },
@@ -234,7 +240,7 @@ extension SoundFitIntegration {
             // someone else's subscription.
             let watcher = try OSCTestClient(port: rig.ready.oscPort)
             #expect(try subscribe(watcher).address == "/subscribed")
-            _ = watcher.collect(for: .milliseconds(300))
+            try watcher.sync()  // sent with the answer to /subscribe: before /synced
             let stranger = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(2))
             try stranger.ping()
             expectErrorReply(try stranger.ask("/unsubscribe", [.string(watcher.url)], reply: "/unsubscribed"),
@@ -243,6 +249,7 @@ extension SoundFitIntegration {
                              for: "/subscribe", hint: "another client")
             _ = try osc.setWithID("/filter/q", .float(2), id: 1)
             _ = try watcher.waitFor("native feedback still flowing") { $0.address == "/filter/q" && $0.arguments == [.float(2)] }
+            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
             #expect(!watcher.collect(for: .milliseconds(200)).contains { $0.address.hasSuffix("/normalized") })
 
             // The limits: 8 per client (address and port), 32 in all (the watcher holds one). The
@@ -259,14 +266,14 @@ extension SoundFitIntegration {
                 }
             }
             try subscribeSinks(osc, 8)
-            #expect(!osc.collect(for: .milliseconds(200)).contains { $0.address == "/error" })  // and its eight /subscribed
+            #expect(!(try osc.sync()).contains { $0.address == "/error" })  // and its eight /subscribe/pending
             let ninth = try OSCTestClient(port: rig.ready.oscPort)
             expectErrorReply(try subscribe(osc, [.string(ninth.url)]), for: "/subscribe", hint: "holds 8")
             let owners = try (0..<3).map { _ in try OSCTestClient(port: rig.ready.oscPort) }
             try subscribeSinks(owners[0], 8)
             try subscribeSinks(owners[1], 8)
             try subscribeSinks(owners[2], 7)
-            #expect(!owners.flatMap { $0.collect(for: .milliseconds(100)) }.contains { $0.address == "/error" })
+            #expect(!(try owners.flatMap { try $0.sync() }).contains { $0.address == "/error" })
             #expect(try osc.status()["subscribers"]?.number == 32)
             let extra = try OSCTestClient(port: rig.ready.oscPort)
             expectErrorReply(try subscribe(owners[2], [.string(extra.url)]), for: "/subscribe", hint: "limit")

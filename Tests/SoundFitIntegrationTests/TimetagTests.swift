@@ -31,7 +31,7 @@ extension SoundFitIntegration {
             defer { clients.close() }
             try clients.connect(through: rig.ready.client)
             try clients.play([Float](repeating: 0.5, count: 4800))
-            Thread.sleep(forTimeInterval: 0.1)
+            Thread.sleep(forTimeInterval: 0.1)  // lead-in of DC through the graph (a span, no event)
             let period = clients.period
 
             var distances: [Int] = []
@@ -41,7 +41,7 @@ extension SoundFitIntegration {
                 guard let (recording, targetFrame) = try clients.glitchFreeRecording(restoringGain: current, through: osc, { _ in
                     requestID += 1
                     try clients.startRecording(frames: 36000)
-                    Thread.sleep(forTimeInterval: 0.1)
+                    Thread.sleep(forTimeInterval: 0.1)  // lead-in: the recording holds time before the change
                     let (wall, jack) = (OSCWire.wallClockNow, clients.jackTime)
                     let targetFrame = clients.frameTime(atJackTime: jack + 300_000)
                     osc.sendBundle([OSCTestMessage("/output/gain", [.float(target), .int(requestID)])],
@@ -120,8 +120,13 @@ extension SoundFitIntegration {
             let nested = try osc.waitFor("/error for a mismatched nested timetag") { $0.address == "/error" }
             #expect(nested.match.string(1)?.contains("nested") == true, "\(nested.match)")
 
-            // Nothing of the refused bundles was applied, then or at their moments.
-            let later = osc.collect(for: .milliseconds(1300))
+            // Nothing of the refused bundles was applied, then or at their moments: a marker set
+            // 0.1 s after the last moment (+1 s) is applied after anything due before it, and its
+            // answer arrives after theirs; then every other answer arrives before /synced.
+            osc.sendBundle([OSCTestMessage("/filter/cutoff", [.float(2000), .int(7)])], timetag: outer + (1 << 32) / 10)
+            let marker = try osc.waitFor("terminal /state for the marker") { $0.isTerminalState && $0.requestID == 7 }
+            #expect(marker.match.string(1) == "applied", "\(marker.match)")
+            let later = marker.before + (try osc.sync())
             #expect(!(osc.log.contains { $0.address == "/state" && [3, 4, 5, 6].contains($0.requestID ?? 0) }),
                     "a refused bundle was requested: \(later)")
             #expect(!later.contains { $0.address == "/pong" })
@@ -153,7 +158,7 @@ extension SoundFitIntegration {
             let scheduled = try states(osc, requestID: 21)
             #expect(immediate.last?.string(1) == "applied", "\(immediate)")
             #expect(scheduled.last?.string(1) == "superseded", "\(scheduled)")
-            _ = osc.collect(for: .milliseconds(200))
+            try osc.sync()
             #expect(try osc.query("/output/gain") == .float(-3))
         }
     }

@@ -93,7 +93,8 @@ extension SoundFitIntegration {
             expectApplied(try osc.set("/filter/type", .string("lowpass")), "/filter/type", .string("lowpass"), changed: false)
             expectApplied(try osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000), changed: false)
             _ = try page.call("wait_value", ["path": "/filter/cutoff", "value": 1000, "tolerance": 0.01])
-            Thread.sleep(forTimeInterval: 0.5)  // refreshes of earlier changes are drawn by now
+            // Refreshes of earlier changes are drawn by now: the browser draws on its own schedule, no event.
+            Thread.sleep(forTimeInterval: 0.5)
             let before = try #require(try page.call("now") as? Double)
             // The plot must follow this change: only a refresh the page asks for after it counts.
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
@@ -144,7 +145,7 @@ extension SoundFitIntegration {
             let marks = try #require(drawn["marks"] as? [String: Any])
             #expect(marks["o"] as? Int == right.count && marks["x"] as? Int == left.count, "\(marks)")
             osc.send("/profile/audiogram")
-            let held = osc.collect(for: .seconds(1)).filter { $0.address == "/profile/audiogram" }
+            let held = try osc.sync().filter { $0.address == "/profile/audiogram" }  // both ears' replies come before /synced
             for (ear, points) in [("left", left), ("right", right)] {
                 let reply = held.first { $0.string(0) == ear }
                 let numbers = reply?.arguments.dropFirst().compactMap(\.number) ?? []
@@ -165,6 +166,8 @@ extension SoundFitIntegration {
             _ = try page.call("test_state", ["state": "cancelled"])
             // Nobody else answered: only the page's presses can have answered a presentation
             // (`cancelled presentations N heard M`, told once the test is over).
+            // Listening: /test/state is subscriber feedback, flushed on its own task; the window
+            // also shows nothing follows the terminal report.
             let states = osc.collect(for: .milliseconds(500)).filter { $0.address == "/test/state" }
             #expect(states.last?.string(0) == "cancelled", "\(states)")
             #expect((states.last?.number(4) ?? 0) > 0, "\(String(describing: states.last)) after \(presses) presses: none counted")

@@ -33,7 +33,7 @@ extension SoundFitIntegration {
             var charts: [Double] = []
             for level in [50.0, 85.0] {
                 try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: level))])
-                Thread.sleep(forTimeInterval: 1)  // the detectors settle on the tone
+                Thread.sleep(forTimeInterval: 1)  // the detectors settle on the tone (their time constants: no event)
                 let before = try #require(try page.call("now") as? Double)
                 // What SoundFit reports now (UDP /response), and the chart the page drew next:
                 // no parameter changed, so only a live refresh can draw it.
@@ -46,7 +46,7 @@ extension SoundFitIntegration {
                 #expect(abs(chart.left - reported) <= 0.5, "\(level) dB SPL: chart \(chart.left) dB, SoundFit \(reported) dB")
                 #expect(abs(chart.right - reportedRight) <= 0.5, "\(level) dB SPL: chart \(chart.right) dB, SoundFit \(reportedRight) dB")
                 charts.append(chart.left)
-                // Let the gains return to rest before the next level.
+                // Let the gains return to rest before the next level (the release time: no event).
                 Thread.sleep(forTimeInterval: 0.5)
             }
             report("web live chart at 1 kHz: change from 50 to 85 dB SPL", charts[1] - charts[0])
@@ -54,10 +54,10 @@ extension SoundFitIntegration {
 
             // While the tone plays the page asks at most 4 times a second (and does ask).
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: 70))])
-            Thread.sleep(forTimeInterval: 0.5)
+            Thread.sleep(forTimeInterval: 0.5)  // the page's refreshes get under way on its own schedule
             let count = "return [Number(document.getElementById('response-chart').dataset.fetches), Date.now()]"
             let first = try #require(try page.call("evaluate", ["source": count]) as? [Double])
-            Thread.sleep(forTimeInterval: 3)
+            Thread.sleep(forTimeInterval: 3)  // the span the request rate is measured over
             let last = try #require(try page.call("evaluate", ["source": count]) as? [Double])
             let requests = last[0] - first[0], seconds = (last[1] - first[1]) / 1000
             report("web live chart: requests in \(String(format: "%.2f", seconds)) s of tone", requests, unit: "requests")
@@ -81,7 +81,7 @@ extension SoundFitIntegration {
             // After the tone the chart follows the gains back to rest (the detectors' release
             // takes longer than one redraw) and shows what SoundFit reports at rest.
             try audio.stopPlaying()
-            Thread.sleep(forTimeInterval: 4)
+            Thread.sleep(forTimeInterval: 4)  // the detectors' release is the measured behaviour: no event
             let rest = try ResponseAndMeters.askResponse(osc, points: 1024)
             let shown = try Self.charted(page, after: 0)
             let atRest = rest.value(rest.left, at: 1000)
@@ -111,7 +111,7 @@ extension SoundFitIntegration {
             let (rig, page) = try WebSurface.open(withProfile ? ["--profile", profile.path] : [])
             defer { page.quit(); rig.stop() }
             _ = try page.call("wait_meter", ["side": "input", "low": -1000, "high": 0])
-            Thread.sleep(forTimeInterval: 1.5)  // every first answer is in
+            Thread.sleep(forTimeInterval: 1.5)  // every first answer is in: the page fetches on its own schedule, no event
             let red = try page.call("evaluate", ["source": Self.redText]) as? [String]
             print("measured: red text on load: \(red ?? [])")
             #expect(red == [], "shown as errors on load: \(String(describing: red))")
@@ -132,7 +132,7 @@ extension SoundFitIntegration {
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: 85))])
             _ = try page.call("wait_meter", ["side": "output", "low": -60, "high": 0])
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1)  // the reduction bars stand once the detectors settle: no event
 
             // What a person reads (innerText applies CSS text-transform).
             let titles = try #require(try page.call("evaluate", ["source":

@@ -100,7 +100,7 @@ final class ChildProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now >= deadline { return false }
-            Thread.sleep(forTimeInterval: 0.01)
+            Thread.sleep(forTimeInterval: 0.01)  // polls a condition (with a deadline)
         }
         // Let the pipe readers see EOF so the collected output is complete.
         _ = readersDone.wait(timeout: .now() + 2)
@@ -119,7 +119,7 @@ final class ChildProcess: @unchecked Sendable {
                 return predicate(collected)
             }
             if ContinuousClock.now >= deadline { return nil }
-            Thread.sleep(forTimeInterval: 0.01)
+            Thread.sleep(forTimeInterval: 0.01)  // polls a condition (with a deadline)
         }
     }
 
@@ -199,7 +199,7 @@ enum ProcessTable {
         let deadline = ContinuousClock.now + timeout
         while !pids(commandLineContaining: fragment).isEmpty {
             if ContinuousClock.now >= deadline { return false }
-            Thread.sleep(forTimeInterval: 0.02)
+            Thread.sleep(forTimeInterval: 0.02)  // polls a condition (with a deadline)
         }
         return true
     }

@@ -110,7 +110,7 @@ final class HeadlessPipeWire: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
             guard ContinuousClock.now < deadline else { throw IntegrationError("\(what) did not appear within \(timeout)") }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
         }
     }
 }

@@ -131,7 +131,7 @@ func waitForCondition(timeout: Duration, _ condition: () -> Bool) -> Duration? {
     let start = ContinuousClock.now
     while !condition() {
         if ContinuousClock.now - start >= timeout { return nil }
-        Thread.sleep(forTimeInterval: 0.02)
+        Thread.sleep(forTimeInterval: 0.02)  // polls a condition (with a deadline)
     }
     return ContinuousClock.now - start
 }

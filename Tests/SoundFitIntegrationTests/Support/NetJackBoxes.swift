@@ -216,7 +216,7 @@ final class NetJackBoxes: @unchecked Sendable {
         holder.waitForExit(timeout: .seconds(5))
         let deadline = ContinuousClock.now + .seconds(10)
         while slaves.contains(where: { kill($0.pid, 0) == 0 }) && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
+            Thread.sleep(forTimeInterval: 0.02)  // polls a condition (with a deadline)
         }
     }
 

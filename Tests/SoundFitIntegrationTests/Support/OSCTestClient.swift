@@ -448,7 +448,7 @@ final class OSCTestClient: @unchecked Sendable {
             if ContinuousClock.now >= deadline {
                 throw IntegrationError("no active processing session within \(timeout): \(reply)")
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
         }
     }
 
@@ -474,7 +474,7 @@ final class OSCTestClient: @unchecked Sendable {
             if ContinuousClock.now >= deadline {
                 throw IntegrationError("status did not reach the expected state within \(timeout): \(status)")
             }
-            Thread.sleep(forTimeInterval: 0.1)
+            Thread.sleep(forTimeInterval: 0.1)  // polls a condition (with a deadline)
         }
     }
 }

@@ -198,11 +198,12 @@ enum JSONFile {
 }
 
 extension OSCTestClient {
-    /// `/subscribe` → `/subscribed`, then drains the initial values (every parameter's).
+    /// `/subscribe` → `/subscribed`, then drains the initial values (every parameter's): they are
+    /// sent with the answer to `/subscribe`, so all of them arrive before `/synced`.
     func subscribeDrainingValues() throws {
         send("/subscribe")
         _ = try waitFor("/subscribed") { $0.address == "/subscribed" }
-        _ = collect(for: .milliseconds(300))
+        try sync()
     }
 
     /// Waits for value feedback `<address> <value>` (one argument) satisfying `predicate`.
@@ -221,7 +222,7 @@ extension OSCTestClient {
         while true {
             let value = try query(address)
             if predicate(value) || ContinuousClock.now >= deadline { return value }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
         }
     }
 

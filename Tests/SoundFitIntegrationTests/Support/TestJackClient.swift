@@ -233,7 +233,7 @@ final class TestJackClient: @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(10)
         while cycles < start + 2 {
             if ContinuousClock.now >= deadline { throw IntegrationError("test client: JACK cycles stopped") }
-            Thread.sleep(forTimeInterval: 0.001)
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
         }
     }
 
@@ -292,7 +292,7 @@ final class TestJackClient: @unchecked Sendable {
             if ContinuousClock.now >= deadline {
                 throw IntegrationError("test client: capture of \(frames) frames did not finish")
             }
-            Thread.sleep(forTimeInterval: 0.005)
+            Thread.sleep(forTimeInterval: 0.005)  // polls a condition (with a deadline)
         }
         let s = state.pointee
         let result = (0..<channelCount).map { channel in

@@ -47,7 +47,7 @@ final class TestJackServer: @unchecked Sendable {
             if ContinuousClock.now >= deadline {
                 throw IntegrationError("jackd \(name) did not accept clients within \(timeout)")
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
         }
     }
 
@@ -84,7 +84,7 @@ final class TestJackServer: @unchecked Sendable {
             label: "jackd \(name) (reclaim)", executable: "/usr/bin/jackd", arguments: arguments) {
             let deadline = ContinuousClock.now + .seconds(10)
             while reclaim.isRunning && !Self.acceptsClients(name) && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
             }
             reclaim.stop()
             if reclaim.termination?.bySignal == true { removeLeftovers() }
@@ -102,7 +102,7 @@ final class TestJackServer: @unchecked Sendable {
                 return
             } catch {
                 if ContinuousClock.now >= deadline { throw error }
-                Thread.sleep(forTimeInterval: 0.2)
+                Thread.sleep(forTimeInterval: 0.2)  // backoff before a retry
             }
         }
     }

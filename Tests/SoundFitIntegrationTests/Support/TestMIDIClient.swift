@@ -85,7 +85,7 @@ final class TestMIDIClient: @unchecked Sendable {
         for (index, byte) in bytes.enumerated() { word |= UInt32(byte) << (16 - 8 * index) }
         let head = state.pointee.counters[0].load(ordering: .relaxed)
         while head - state.pointee.counters[1].load(ordering: .acquiring) >= TestMIDIRealtimeState.capacity {
-            Thread.sleep(forTimeInterval: 0.001)
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
         }
         state.pointee.ring[head % TestMIDIRealtimeState.capacity].store(word, ordering: .relaxed)
         state.pointee.counters[0].store(head + 1, ordering: .releasing)
@@ -106,7 +106,7 @@ final class TestMIDIClient: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while state.pointee.counters[1].load(ordering: .acquiring) != state.pointee.counters[0].load(ordering: .relaxed) {
             if ContinuousClock.now >= deadline { throw IntegrationError("MIDI test client: messages not sent (JACK cycles stopped?)") }
-            Thread.sleep(forTimeInterval: 0.001)
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
         }
     }
 

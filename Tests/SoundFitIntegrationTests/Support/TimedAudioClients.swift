@@ -277,7 +277,7 @@ final class TimedAudioClients: @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(10)
         while state.pointee.sync[2].load(ordering: .acquiring) < start + count {
             if ContinuousClock.now >= deadline { throw IntegrationError("timed clients: JACK cycles stopped") }
-            Thread.sleep(forTimeInterval: 0.001)
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
         }
     }
 
@@ -314,7 +314,7 @@ final class TimedAudioClients: @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(10 + 10 * Double(frames) / 48000)
         while s.sync[1].load(ordering: .acquiring) != recordingJob {
             if ContinuousClock.now >= deadline { throw IntegrationError("timed recorder: recording did not finish") }
-            Thread.sleep(forTimeInterval: 0.005)
+            Thread.sleep(forTimeInterval: 0.005)  // polls a condition (with a deadline)
         }
         let cycles = s.sync[4].load(ordering: .acquiring)
         let recording = TimedRecording(

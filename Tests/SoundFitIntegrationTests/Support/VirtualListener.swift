@@ -229,7 +229,7 @@ final class VirtualListener: @unchecked Sendable {
                 osc.send("/test/heard")
                 spontaneousPresses.add(1, ordering: .relaxed)
             }
-            Thread.sleep(forTimeInterval: 0.002)
+            Thread.sleep(forTimeInterval: 0.002)  // the listener's own clock: it presses on its schedule
         }
     }
 
