@@ -350,21 +350,27 @@ public final class StateKeeper: Sendable {
     }
 
     /// Requests `step` in one batch and waits for every request's end; returns what failed.
-    private func request(_ step: [(any ControlParameter, ParameterValue)]) async -> [String] {
+    /// A value superseded by a newer request (another client's change made while the patch
+    /// loads) is no failure: the newer value wins, and the patch reads as modified.
+    private func request(_ step: [(any ControlParameter, ParameterValue)]) async
+        -> (failures: [String], superseded: Set<String>) {
         var failures: [String] = []
+        var superseded: Set<String> = []
         for (result, (control, _)) in zip(runtime.requestBatch(step, origin: nil), step) {
             switch result {
             case .success(let request):
                 var last: ParameterUpdateState<ParameterValue>?
                 for await state in request.states { last = state }
-                if let last, last.name != .applied {
+                if let last, last.name == .superseded {
+                    superseded.insert(control.descriptor.address)
+                } else if let last, last.name != .applied {
                     failures.append("\(control.descriptor.address): \(last.name) \(last.reason ?? "")")
                 }
             case .failure(let error):
                 failures.append("\(control.descriptor.address): \(error)")
             }
         }
-        return failures
+        return (failures, superseded)
     }
 
     /// Applies `patch` (see `loadPatch`); the patch becomes current when all its values were
@@ -375,8 +381,11 @@ public final class StateKeeper: Sendable {
         try check(steps, of: patch, session: session)
         let before = appliedValues
         var failures: [String] = []
+        var superseded: Set<String> = []
         for step in steps {
-            failures = await request(step)
+            let outcome = await request(step)
+            failures = outcome.failures
+            superseded.formUnion(outcome.superseded)
             guard failures.isEmpty else { break }
             do {
                 try await afterLoadStep.withLock({ $0 })?()
@@ -386,13 +395,13 @@ public final class StateKeeper: Sendable {
             }
         }
         guard failures.isEmpty else {
-            let unrestored = await restore(before, addresses: patch.parameters.keys, session: session)
+            let unrestored = await restore(before, loaded: patch.parameters, session: session)
             throw ControlError("patch \(patch.number) '\(patch.name)' was not applied: \(failures.joined(separator: "; ")); "
                 + (unrestored.isEmpty ? "every value is back to what it was before the load"
                     : "restoring the values from before the load failed too: \(unrestored.joined(separator: "; "))"))
         }
         let current = state.withLock { state -> CurrentPatch? in
-            for (address, value) in patch.parameters { state.values[address] = value }
+            for (address, value) in patch.parameters where !superseded.contains(address) { state.values[address] = value }
             if !waiting.isEmpty { state.pendingSessionValues = waiting }
             _ = state.tracker.select(patch, values: state.values)
             return state.tracker.current
@@ -404,18 +413,19 @@ public final class StateKeeper: Sendable {
         return patch
     }
 
-    /// Requests the values of `addresses` that differ from `before` back to it, in loading
-    /// steps (a failed load's undo); returns what could not be restored.
-    private func restore(_ before: [String: ParameterValue], addresses: some Sequence<String>,
+    /// Requests the values the load put in place (`loaded`, where they differ from `before`)
+    /// back to `before`, in loading steps (a failed load's undo); a value another client
+    /// changed meanwhile stays. Returns what could not be restored.
+    private func restore(_ before: [String: ParameterValue], loaded: [String: ParameterValue],
                          session: ProcessingSession?) async -> [String] {
         let now = appliedValues
         var changed: [String: ParameterValue] = [:]
-        for address in addresses {
-            if let value = before[address], now[address] != value { changed[address] = value }
+        for (address, value) in loaded {
+            if let old = before[address], now[address] == value, value != old { changed[address] = old }
         }
         var failures: [String] = []
         for step in controlSteps(of: changed, session: session).steps {
-            failures += await request(step)
+            failures += await request(step).failures
         }
         return failures
     }

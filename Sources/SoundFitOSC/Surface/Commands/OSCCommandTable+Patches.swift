@@ -58,7 +58,8 @@ extension OSCCommandTable {
                 + "feedback), in two steps: everything but `/processing/enabled 1` in one batch (filter, ring modulator "
                 + "and output values in one audio cycle), then, once the patch's preset is applied, `/processing/enabled 1`. "
                 + "A load that cannot succeed is refused before anything changes; one that fails half-way requests every "
-                + "value it changed back to what it was before the load, and the current patch stays. Loads run one at a "
+                + "value it put in place back to what it was before the load, and the current patch stays. A value another "
+                + "client changes while the patch loads is that client's: it stays, and the patch reads as modified. Loads run one at a "
                 + "time. While no session is active (deactivated, or JACK restarting), its filter, ring modulator and "
                 + "output values apply at once and its `/processing/*` values wait for the next session, which gets them "
                 + "first; `pending` says so until then.",
