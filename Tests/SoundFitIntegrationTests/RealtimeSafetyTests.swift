@@ -107,10 +107,13 @@ extension SoundFitIntegration {
             report("timed changes applied", Double(timedApplied.count), unit: "changes")
             report("timed changes superseded", Double(timedSuperseded.count), unit: "changes")
             #expect(timed >= 10, "too few timed bundles during the run")
-            // Only the last ones can be overtaken, by the immediate 0 dB set that ends the run.
+            // Each ends applied or superseded, never failed. A timed change is superseded by design
+            // when a later-sent change of the output gain reaches SoundFit before its moment: the
+            // immediate 0 dB set that ends the run, or the next timed one when a stall of 5 ms on
+            // either side bunches two sends (6 of 220 once in a CI run). So nearly all apply.
             #expect(timedApplied.count + timedSuperseded.count == Int(timed),
                     "timed changes: \(timedApplied.count) applied, \(timedSuperseded.count) superseded of \(timed)")
-            #expect(timedApplied.count >= Int(timed) - 3, "only \(timedApplied.count) of \(timed) timed changes applied")
+            #expect(timedApplied.count >= Int(timed) * 95 / 100, "only \(timedApplied.count) of \(timed) timed changes applied")
             #expect(failed.isEmpty, "\(failed.prefix(3))")
             #expect(errors.isEmpty, "\(errors.prefix(3))")
             // Audio went through the chain (with everything on it is not silent).
