@@ -473,7 +473,7 @@ extension SoundFitIntegration {
             #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
             expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
             try expectError(osc, "/patch/load", [.string("Rich")], reply: "/patch/current", ["up"])
-            Thread.sleep(forTimeInterval: 0.2)  // a change landing after the refusal would have no event
+            try osc.sync()  // the load has ended (its answer and any change it made come first)
             // Refused as a whole (StateKeeper.loadPatch's contract): nothing changed.
             #expect(try osc.query("/output/gain") == .float(-3), "a refused patch load changed /output/gain")
             #expect(try osc.query("/processing/preset") == .string("default"))
