@@ -50,15 +50,7 @@ final class KernelControlParameter: ControlParameter {
     ///
     /// The confirmation bounds itself (the acknowledgement watcher times out at the parameter's
     /// deadline), so the parameter awaits it without a racing task and timer per value.
-    ///
-    /// While no JACK server is connected (`isConnected` false: before the first connection, or
-    /// after the host reported the server lost) no cycle can acknowledge anything, yet the engine
-    /// keeps what was published: a value published now is the engine's value, which the first
-    /// cycle after the reconnection renders (the reconnection also re-applies every kernel
-    /// value). So the confirmation returns at once and the value is `applied`, also when the
-    /// server was found lost while its wait ran. A connected server that runs no cycle (stalled)
-    /// still fails the value at its deadline. A scheduled value keeps waiting for its moment.
-    func attachEngine(batches: OpenEngineBatch, isConnected: @escaping @Sendable () -> Bool) {
+    func attachEngine(batches: OpenEngineBatch) {
         let engine = self.engine
         let slot = self.slot
         let handle = parameter.addStreamingApplicator(boundedScheduling: { [weak parameter] value, time in
@@ -70,13 +62,10 @@ final class KernelControlParameter: ControlParameter {
                 var submission = published
                 if let batch, let position { submission = try await batch.submission(at: position) }
                 guard let submission else { return }
-                if submission.time == nil, !isConnected() { return }
                 do {
                     try await engine.waitUntilApplied(submission, by: deadline)
                 } catch EngineError.superseded {
                     throw ProcessingParameterError.superseded
-                } catch EngineError.timeout where submission.time == nil && !isConnected() {
-                    return  // the server was lost meanwhile: the engine keeps the value
                 } catch {
                     engine.cancel(submission)
                     if let kept = parameter?.value {

@@ -100,11 +100,11 @@ public final class SoundFitRuntime: Sendable {
         parameters = session + kernels
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
+        for kernel in kernels {
+            kernel.attachEngine(batches: batches)
+        }
         sessions = controller.sessionUpdates()
         maximumOutputSPL = min(Self.defaultMaximumOutputSPL, ceiling.maximumOutputSPL)
-        for kernel in kernels {
-            kernel.attachEngine(batches: batches) { [weak self] in self?.isAudioSystemConnected ?? false }
-        }
         handler.observeEarMaxima { [weak self] maxima in self?.setEarMaxima(maxima) }
     }
 

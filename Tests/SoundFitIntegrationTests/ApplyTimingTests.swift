@@ -4,9 +4,8 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 3 on the real binary: `applied` means audible, a change without a server is the
-    /// engine's value at once (issue 26), and the session and settings follow the server across
-    /// a restart.
+    /// Issue 3 on the real binary: `applied` means audible, a change without a server fails
+    /// with a timeout, and the session and settings follow the server across a restart.
     @Suite("Applied means audible") struct ApplyTiming {
         /// Polls `/session` until its first argument is `state`.
         @discardableResult
@@ -122,7 +121,7 @@ extension SoundFitIntegration {
             }
         }
 
-        @Test("Server gone: session inactive, a set is applied at once; server back: session and settings, with that set, in the audio")
+        @Test("Server gone: session inactive, a set fails with a timeout, the value stays; server back: session and settings restored in the audio")
         func serverLossAndReturn() throws {
             let server = try TestJackServer()
             defer { server.stop() }
@@ -162,24 +161,33 @@ extension SoundFitIntegration {
             #expect(try osc.status()["session"] == .string("inactive"))
             #expect(soundfit.process.isRunning)
 
-            // No server: a change is the engine's value at once (applied, not a timeout), and is
-            // in effect when the server returns.
+            // A change cannot be applied: it fails after the delivery timeout, the value stays.
+            let timeoutReply = try osc.ask("/config/timeout", [.float(0.5)], reply: "/config/timeout")
+            #expect(timeoutReply.address == "/config/timeout" && isClose(timeoutReply.arguments.first, 0.5, tolerance: 1e-6),
+                    "\(timeoutReply)")
             let start = ContinuousClock.now
             let reports = try osc.setWithID("/output/gain", .float(-20), id: 31)
             let elapsed = ContinuousClock.now - start
-            report("set without a server: time to applied", Double(elapsed / .milliseconds(1)), unit: "ms")
+            report("set without a server: time to failed", Double(elapsed.components.attoseconds) / 1e18
+                + Double(elapsed.components.seconds), unit: "s")
             let terminal = try #require(reports.last)
-            #expect(terminal.string(1) == "applied", "\(reports)")
-            #expect(terminal.arguments.count == 4 && terminal.arguments[2] == .float(-20) && terminal.arguments[3] == .int(31),
-                    "applied report should carry the value and the request id: \(terminal)")
-            #expect(elapsed <= .seconds(2), "applied after \(elapsed): it waited for a cycle that cannot come")
-            #expect(try osc.query("/output/gain") == .float(-20))
+            #expect(terminal.string(1) == "failed", "\(reports)")
+            #expect(terminal.arguments.count == 5 && terminal.arguments[2] == .float(-20) && terminal.arguments[4] == .int(31),
+                    "failed report should carry the value, an error and the request id: \(terminal)")
+            let error = terminal.string(3) ?? ""
+            #expect(error.contains("0.5") && (error.localizedCaseInsensitiveContains("within")
+                                                || error.localizedCaseInsensitiveContains("timeout")
+                                                || error.localizedCaseInsensitiveContains("timed out")),
+                    "the error does not name the timeout: \(terminal)")
+            #expect(elapsed >= .milliseconds(450) && elapsed <= .seconds(3), "failed after \(elapsed) with a 0.5 s timeout")
+            #expect(try osc.query("/output/gain") == .float(-6), "a failed change must leave the value")
             // Session-bound parameters have no session to go to.
             let enable = try osc.ask("/processing/enabled", [.int(1)], reply: "/processing/enabled")
             expectErrorReply(enable, for: "/processing/enabled")
+            _ = try osc.ask("/config/timeout", [.float(10)], reply: "/config/timeout")
 
             // The server returns: the session is re-activated with the same configuration, and
-            // the audio has the settings, with the −20 dB set while it was away.
+            // the audio has the old settings (not the failed −20 dB).
             try server.start()
             _ = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
             let reactivated = try waitForSessionState(osc, "active", timeout: .seconds(30))
@@ -193,10 +201,10 @@ extension SoundFitIntegration {
                 let high = Capture.toneLevel(samples, frequency: 4000), low = Capture.toneLevel(samples, frequency: 250)
                 report("after the restart: 4 kHz ch\(channel + 1)", high)
                 report("after the restart: 250 Hz ch\(channel + 1)", low)
-                #expect(abs(high - (expected4k - 14)) <= 0.1, "ch\(channel + 1): 4 kHz at \(high) dB, expected \(expected4k - 14)")
-                #expect(abs(low - (expected250 - 14)) <= 0.1, "ch\(channel + 1): 250 Hz at \(low) dB, expected \(expected250 - 14)")
+                #expect(abs(high - expected4k) <= 0.1, "ch\(channel + 1): 4 kHz at \(high) dB, expected \(expected4k)")
+                #expect(abs(low - expected250) <= 0.1, "ch\(channel + 1): 250 Hz at \(low) dB, expected \(expected250)")
             }
-            #expect(try osc.query("/output/gain") == .float(-20))
+            #expect(try osc.query("/output/gain") == .float(-6))
             #expect(try osc.query("/filter/enabled") == .int(1))
         }
     }

@@ -15,16 +15,6 @@ import Testing
             config: ProcessingConfig(deliveryTimeout: timeout))
     }
 
-    /// A runtime connected to an audio system that then runs no cycle of its own (a stalled
-    /// server): the test renders the cycles it wants.
-    private func makeConnectedRuntime(timeout: Duration = .seconds(20)) async throws -> SoundFitRuntime {
-        let runtime = try makeRuntime(timeout: timeout)
-        let loop = RenderLoop(engine: runtime.engine)
-        try await runtime.audioSystemConnected()
-        loop.stop()
-        return runtime
-    }
-
     private func terminalState(_ request: ParameterRequest<ParameterValue>) async -> ParameterUpdateState<ParameterValue>? {
         var last: ParameterUpdateState<ParameterValue>?
         for await state in request.states { last = state }
@@ -60,30 +50,8 @@ import Testing
         #expect(try cutoff.currentValue() == .float(2500))
     }
 
-    @Test func withoutAServerAChangeIsTheEnginesValueAtOnceAndRenderedWhenOneConnects() async throws {
-        let runtime = try await makeConnectedRuntime()
-        await runtime.audioSystemDisconnected()
-        let gain = try #require(runtime.parameter(at: "/output/gain"))
-        let start = ContinuousClock.now
-        let state = await terminalState(try gain.request(.float(-6), origin: nil))
-        #expect(state?.name == .applied)
-        #expect(ContinuousClock.now - start < .seconds(5), "it waited for a cycle (20 s timeout)")
-        #expect(try gain.currentValue() == .float(-6))
-        #expect(runtime.engine.value(of: .outputGain) == .float(-6))
-        // A server connects: its first cycles render the value, and the engine acknowledges it.
-        let loop = RenderLoop(engine: runtime.engine)
-        defer { loop.stop() }
-        let before = runtime.engine.cycleCount
-        try await runtime.audioSystemConnected()
-        #expect(runtime.engine.cycleCount > before)
-        let slot = EngineSlot.outputGain.rawValue
-        #expect(runtime.engine.mailbox.acknowledgement(index: slot).sequence == runtime.engine.mailbox.publishedSequence(index: slot))
-        #expect(runtime.engine.settings.outputGain.gain == -6)
-        #expect(try gain.currentValue() == .float(-6))
-    }
-
     @Test func withoutAudioCyclesAChangeFailsAndTheValueStays() async throws {
-        let runtime = try await makeConnectedRuntime(timeout: .milliseconds(100))
+        let runtime = try makeRuntime(timeout: .milliseconds(100))
         let gain = try #require(runtime.parameter(at: "/output/gain"))
         let state = await terminalState(try gain.request(.float(-6), origin: nil))
         #expect(state?.name == .failed)
@@ -94,7 +62,7 @@ import Testing
     }
 
     @Test func kernelValuesStreamIntoTheEngineAndOnlyTheRenderedOnesAreApplied() async throws {
-        let runtime = try await makeConnectedRuntime()
+        let runtime = try makeRuntime()
         var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
         driver.renderSilentCycle()
         let cutoff = try #require(runtime.parameter(at: "/filter/cutoff"))
@@ -112,7 +80,7 @@ import Testing
     }
 
     @Test func aFailedValueIsTakenBackOnlyWhenNothingNewerWasPublished() async throws {
-        let runtime = try await makeConnectedRuntime(timeout: .milliseconds(100))
+        let runtime = try makeRuntime(timeout: .milliseconds(100))
         let gain = try #require(runtime.parameter(at: "/output/gain"))
         let older = try gain.request(.float(-6), origin: nil)
         runtime.config = ProcessingConfig(deliveryTimeout: .seconds(30))

@@ -285,12 +285,7 @@ public enum OSCDocumentation {
             the same address with the current value. An optional trailing int after the value is a \
             request id, echoed as the last argument of the change's `/state` reports. Every accepted \
             change is reported to its sender with `/state` (see Reports) and, once applied, to \
-            subscribers as value feedback on the parameter's own address. While no JACK server is \
-            connected (none yet, or one lost and not back), a filter, ring modulator or output value \
-            is `applied` at once: the engine keeps it and renders it from the first cycle once a \
-            server connects. A connected server that runs no cycle fails it after the delivery \
-            timeout (`/config/timeout`). The `/processing/*` values need a session: refused without \
-            one; their applicators' own apply timeouts are listed by `/config/applicators`.
+            subscribers as value feedback on the parameter's own address.
             """,
             ParameterTable.markdown(parameters),
             "### Fader form (0…1)",

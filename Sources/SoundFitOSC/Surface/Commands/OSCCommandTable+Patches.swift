@@ -60,17 +60,17 @@ extension OSCCommandTable {
                 + "A load that cannot succeed is refused before anything changes; one that fails half-way requests every "
                 + "value it put in place back to what it was before the load, and the current patch stays. A value another "
                 + "client changes while the patch loads is that client's: it stays, and the patch reads as modified. Loads run one at a "
-                + "time. While no session is active (deactivated, or JACK restarting), its filter, ring modulator and "
-                + "output values apply at once (without a JACK server, the engine keeps them and renders them once a "
-                + "server connects) and its `/processing/*` values wait for the next session, which gets them "
-                + "first; `pending` says so until then.",
+                + "time. While the session is deactivated (`/session/deactivate`), its filter, ring modulator and "
+                + "output values apply at once and its `/processing/*` values wait for the next session, which gets them "
+                + "first; `pending` says so until then. Without a JACK server (none yet, or one lost and not back) no "
+                + "value can reach the audio: the load fails after the delivery timeout and changes nothing.",
             arguments: [Arg("i|s", "patch", "the patch number or name.")],
             reply: "`/patch/current ,i number ,s name ,i modified ,i pending` to the sender and to subscribers (again "
                 + "when `pending` returns to 0), plus value feedback to subscribers for every parameter the patch changed.",
             errors: ["no patch with that number or name",
                      "the patch needs a hearing profile (its personalization preset) that is missing, or a preset variant the session's mode does not offer: nothing is changed",
                      "a value of the patch is refused now (e.g. enabling personalization while a hearing test interrupts it): nothing is changed",
-                     "a value of the patch could not be applied (e.g. a connected JACK server that runs no cycle within the delivery timeout): the values it changed are back to what they were before the load (the error says so, or what could not be restored)"],
+                     "a value of the patch could not be applied (e.g. no JACK server): the values it changed are back to what they were before the load (the error says so, or what could not be restored)"],
             examples: ["oscsend localhost 7700 /patch/load i 0",
                        "oscsend localhost 7700 /patch/load s Transparent   # a factory patch by name (patches/00-transparent.json)"]),
         requests: [OSCMessageForm("/patch/load", .any)],
