@@ -9,7 +9,8 @@ import SoundFitProcessing
 /// intensity and the preset to the audio thread and answers reads from what the engine holds.
 ///
 /// A write completes only when the audio thread acknowledged the cycle in which the value took
-/// effect; without a running JACK server it fails after the delivery timeout. It is an ordinary
+/// effect; without a cycle it fails after its apply timeout (`applyTimeouts`), or the delivery
+/// timeout when that is shorter. It is an ordinary
 /// (not streaming) applicator: session parameters keep one delivery in flight, which is plenty
 /// for values that change at human pace and keeps the preset hand-over simple. Should a newer
 /// value reach the engine first anyway, the write throws `ProcessingParameterError.superseded`.
@@ -37,6 +38,18 @@ final class EngineProcessingHandler: ProcessingHandler {
         self.engine = engine
         self.timeout = timeout
     }
+
+    /// Named by the error of a write that exceeded its apply timeout.
+    var applicatorName: String { "the audio engine" }
+
+    /// A write waits for one audio cycle: even an 8192-frame period at 22.05 kHz is 0.37 s, so
+    /// 3 s means the server stalled, whatever the delivery timeout. A preset is prepared first
+    /// (its filters designed off the audio thread): 6 s.
+    static let applyTimeouts: [SessionParameter.Name: Duration] = [
+        .isEnabled: .seconds(3), .intensity: .seconds(3), .preset: .seconds(6),
+    ]
+
+    func applyTimeout(for parameter: SessionParameter.Name) -> Duration? { Self.applyTimeouts[parameter] }
 
     func set(_ parameter: SessionParameter.Writable) async throws {
         switch parameter {

@@ -50,7 +50,7 @@ public final class SoundFitRuntime: Sendable {
         /// A user deactivated the session: reconnecting does not re-activate it.
         var deactivatedByUser = false
         /// A hearing profile was submitted while no session was active: its recommendation is
-        /// applied when the next session starts.
+        /// applied when the next session starts (the state keeper persists it).
         var recommendationPending = false
         /// Connections to an audio system so far (the second is a server lost and back).
         var connections = 0
@@ -60,6 +60,8 @@ public final class SoundFitRuntime: Sendable {
         var lastFitting: Fitting?
         /// Runs first when a session starts (the state keeper restores its values).
         var sessionStart: (@Sendable (ProcessingSession) async -> Void)?
+        /// Told when `recommendationPending` changed (the state keeper persists it).
+        var recommendationPendingChanged: (@Sendable () async -> Void)?
     }
 
     /// `ceiling`: the output safety limit fixed for the runtime's life (`OutputCeiling`); the
@@ -411,14 +413,43 @@ public final class SoundFitRuntime: Sendable {
         return session
     }
 
-    /// Applies the recommendation of a profile submitted while no session was active.
+    /// Applies the recommendation of a profile submitted while no session was active. It stops
+    /// being pending only once followed (or refused), so a restart meanwhile does not lose it.
     private func applyPendingRecommendation() async throws {
-        let pending = lifecycle.withLock { state in
-            defer { state.recommendationPending = false }
-            return state.recommendationPending
+        guard lifecycle.withLock({ $0.recommendationPending }), controller.session != nil else { return }
+        var failure: (any Error)?
+        do {
+            try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }
+        } catch {
+            failure = error
         }
-        guard pending, controller.session != nil else { return }
-        try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }
+        await setRecommendationPending(false)
+        if let failure { throw failure }
+    }
+
+    /// Whether the recommendation of a hearing profile submitted while no session was active
+    /// waits for the next session. The state keeper persists it, so it survives a restart.
+    public var recommendationPending: Bool { lifecycle.withLock { $0.recommendationPending } }
+
+    /// Restores `recommendationPending` from a state kept across a restart (the state keeper, at
+    /// start, before the first session): the next session follows the recommendation.
+    public func restoreRecommendationPending(_ pending: Bool) {
+        lifecycle.withLock { $0.recommendationPending = pending }
+    }
+
+    /// Registers what is told after `recommendationPending` changed; the change counts as made
+    /// once it returned (the state keeper journals it). One hook; registering again replaces it.
+    public func onRecommendationPendingChange(_ hook: @escaping @Sendable () async -> Void) {
+        lifecycle.withLock { $0.recommendationPendingChanged = hook }
+    }
+
+    private func setRecommendationPending(_ pending: Bool) async {
+        let hook = lifecycle.withLock { state -> (@Sendable () async -> Void)? in
+            guard state.recommendationPending != pending else { return nil }
+            state.recommendationPending = pending
+            return state.recommendationPendingChanged
+        }
+        await hook?()
     }
 
     /// Activates a session on request (`/session/activate`): needs the audio system, and no
@@ -584,7 +615,7 @@ public final class SoundFitRuntime: Sendable {
         if controller.session != nil {
             try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }
         } else {
-            lifecycle.withLock { $0.recommendationPending = true }
+            await setRecommendationPending(true)
         }
         if replacing { await invalidate(.hearingProfileReplaced) }
         return variants

@@ -13,7 +13,9 @@ import SoundFitState
 ///
 /// Session values wait for a session: the restored ones, and a patch's loaded while no session
 /// is active (the patch's kernel values apply at once). The runtime hands each new session to
-/// the keeper first (`SoundFitRuntime.onSessionStart`), which requests them then.
+/// the keeper first (`SoundFitRuntime.onSessionStart`), which requests them then. A profile's
+/// recommendation waiting for a session (`SoundFitRuntime.recommendationPending`) is persisted
+/// too, so a restart does not lose it.
 ///
 /// Thread rules: any thread except the audio thread.
 public final class StateKeeper: Sendable {
@@ -75,6 +77,7 @@ public final class StateKeeper: Sendable {
         runtime.config = document.delivery
         runtime.sessionConfiguration = document.session
         if let profile = document.hearingProfile { runtime.presets.setProfile(profile) }
+        runtime.restoreRecommendationPending(document.recommendationPending)
         let restoredPatch = document.currentPatch.flatMap { try? library.patch(.number($0.number)) }
         let sessionAddresses = [SessionBinding.preset, .intensity, .enabled].map { ParameterModel.entry(for: $0).address }
         state = Mutex(State(
@@ -85,6 +88,7 @@ public final class StateKeeper: Sendable {
         changes = runtime.changeUpdates()
         sessions = runtime.controller.sessionUpdates()
         runtime.onSessionStart { [weak self] session in await self?.restoreSessionValues(session) }
+        runtime.onRecommendationPendingChange { [weak self] in await self?.persistJournaled() }
         // Applied means persisted: the store snapshots what the parameters hold, and every
         // request waits for the journal before it is reported applied.
         store.follow({ [weak self] in self?.snapshot() }, presets: { [weak self] document in
@@ -160,6 +164,7 @@ public final class StateKeeper: Sendable {
         var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
                                      hearingProfile: profile, presets: presets)
         document.midiMappings = midiMappings
+        document.recommendationPending = runtime.recommendationPending
         return document
     }
 
@@ -206,6 +211,7 @@ public final class StateKeeper: Sendable {
         var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
                                      hearingProfile: runtime.presets.profile, presets: [])
         document.midiMappings = mappings
+        document.recommendationPending = runtime.recommendationPending
         return document
     }
 

@@ -64,6 +64,23 @@ import Testing
             .contains { $0.contains("mapped twice") })
     }
 
+    @Test func aPendingRecommendationRoundTripsAndAnOlderDocumentHasNone() throws {
+        var document = try fullDocument()
+        document.recommendationPending = true
+        let text = String(decoding: document.encoded(descriptors: TestParameters.descriptors), as: UTF8.self)
+        #expect(text.contains("\"recommendation_pending\": true"))
+        let decoded = try StateDocument.decode(Data(text.utf8), file: "state.json", descriptors: TestParameters.descriptors)
+        #expect(decoded.recommendationPending)
+        #expect(decoded == document)
+        // Written only when pending: a document of an older SoundFit has no key, and reads as none.
+        let older = try edited { $0 }
+        #expect(!older.contains("recommendation_pending"))
+        #expect(try !StateDocument.decode(Data(older.utf8), file: "state.json", descriptors: TestParameters.descriptors)
+            .recommendationPending)
+        #expect(decode(text.replacingOccurrences(of: "\"recommendation_pending\": true", with: "\"recommendation_pending\": 1"))
+            .contains { $0.contains("recommendation_pending: expected true or false, got 1") })
+    }
+
     @Test func aFullDocumentRoundTrips() throws {
         let document = try fullDocument()
         #expect(document.presets.count >= 1)
@@ -117,7 +134,7 @@ import Testing
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"/processing/intensity\": 0.75", with: "\"/processing/intensity\": 1.5") })
             == ["state.json: line 6, column 30: parameters./processing/intensity: 1.5 is out of range 0…1"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"presets\": [", with: "\"extra\": 1,\n  \"presets\": [") })
-            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl, midi_mappings, calibration)"])
+            == ["state.json: line 88, column 12: extra: unknown field (known fields: format, version, parameters, delivery, session, current_patch, hearing_profile, presets, calibration_db_spl, midi_mappings, calibration, recommendation_pending)"])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"soundfit.state\"", with: "\"soundfit.patch\"") })
             == ["state.json: line 2, column 13: format: expected \"soundfit.state\", got \"soundfit.patch\""])
         #expect(decode(try edited { $0.replacingOccurrences(of: "\"version\": 1,\n  \"parameters\"", with: "\"version\": 9,\n  \"parameters\"") })

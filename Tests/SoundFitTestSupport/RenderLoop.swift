@@ -20,8 +20,9 @@ public final class RenderLoop: Sendable {
         thread.start()
     }
 
+    /// Stops rendering and waits for the thread to end; stopping again does nothing.
     public func stop() {
-        running.store(false, ordering: .releasing)
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         done.wait()
     }
 }

@@ -60,7 +60,7 @@ public enum OSCDocumentation {
         `/test/no_response`, `/test/masking_dilemma`, `/response/stages`, `/meters/subscribed`, `/meters/unsubscribed`, `/meters/input`, \
         `/meters/output`, `/meters/reduction`, `/midi/mapped`, `/midi/unmapped`, `/midi/item`, `/midi/end`, \
         `/midi/learning`, `/midi/learn/cancelled`, `/personalization/gains/left`, `/personalization/gains/right`, \
-        and `/state`, `/session`, `/status`, `/personalization/gains`, \
+        `/config/applicator`, `/config/applicators/end`, and `/state`, `/session`, `/status`, `/personalization/gains`, \
         `/patch/current`, `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`, \
         `/profile/audiogram`, `/test/config`, `/test/earphone`, `/test/export`, `/response/frequencies`, `/response/left`, \
         `/response/right`, `/calibration`, `/calibration/tone`, `/calibration/stop`, `/calibration/measured` with their \

@@ -25,6 +25,15 @@ public protocol ProcessingHandler: Sendable {
 
     /// The session was deactivated; no more values will be written for it. Default: does nothing.
     func sessionDidDeactivate(_ session: ProcessingSession) async
+
+    /// What the handler is, named by the error of a write that exceeded its apply timeout.
+    /// Default: "the processing handler".
+    var applicatorName: String { get }
+
+    /// The longest one write of `parameter` may take (the handler's own apply timeout, within
+    /// the delivery timeout); exceeding it fails the value with
+    /// `ProcessingParameterError.applyTimeoutExceeded`. Default: nil, the delivery timeout only.
+    func applyTimeout(for parameter: SessionParameter.Name) -> Duration?
 }
 
 extension ProcessingHandler {
@@ -32,4 +41,8 @@ extension ProcessingHandler {
     public func sessionDidActivate(_ session: ProcessingSession, invalidation: ProcessingInvalidation) async {}
     /// Does nothing.
     public func sessionDidDeactivate(_ session: ProcessingSession) async {}
+    /// "the processing handler".
+    public var applicatorName: String { "the processing handler" }
+    /// nil: the delivery timeout only.
+    public func applyTimeout(for parameter: SessionParameter.Name) -> Duration? { nil }
 }

@@ -33,11 +33,15 @@ public final class ParameterApplicator<Value: Sendable>: Sendable {
     /// The longest one call may take (for a streaming applicator: its confirmation); nil =
     /// bounded only by the delivery timeout.
     public let applyTimeout: Duration?
+    /// What it is (e.g. "the audio engine"), for the error that says it timed out; nil when
+    /// it was added without a name.
+    public let name: String?
     let id: UInt64
     let kind: Kind
 
-    init(id: UInt64, applyTimeout: Duration?, kind: Kind) {
+    init(id: UInt64, name: String? = nil, applyTimeout: Duration?, kind: Kind) {
         self.id = id
+        self.name = name
         self.applyTimeout = applyTimeout
         self.kind = kind
     }

@@ -392,7 +392,7 @@ extension ProcessingParameter {
             let ownDeadline = now + applyTimeout
             if ownDeadline <= deliveryDeadline {
                 deadline = ownDeadline
-                timeoutError = .applyTimeoutExceeded(applyTimeout)
+                timeoutError = .applyTimeoutExceeded(applyTimeout, applicator: target.applicator.name)
             }
         }
         let within = max(deadline - now, .zero)

@@ -218,14 +218,16 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// not cannot block the parameter: at its deadline the sequence fails and moves on.
     ///
     /// - Parameters:
+    ///   - name: what the applicator is, named by the timeout error (e.g. "the audio engine").
     ///   - applyTimeout: the longest one call may take before the sequence fails with
     ///     `ProcessingParameterError.applyTimeoutExceeded`; nil = only the delivery timeout.
     ///   - apply: applies a value or throws.
     public func addApplicator(
+        name: String? = nil,
         applyTimeout: Duration? = nil,
         apply: @escaping @Sendable (Value) async throws -> Void
     ) -> ParameterApplicator<Value> {
-        register(applyTimeout: applyTimeout, kind: .sequential(apply))
+        register(name: name, applyTimeout: applyTimeout, kind: .sequential(apply))
     }
 
     /// Registers a **streaming** applicator — one whose calls may overlap — and returns its
@@ -280,10 +282,11 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         register(applyTimeout: applyTimeout, kind: .boundedStreaming(submit))
     }
 
-    private func register(applyTimeout: Duration?, kind: ParameterApplicator<Value>.Kind) -> ParameterApplicator<Value> {
+    private func register(name: String? = nil, applyTimeout: Duration?,
+                          kind: ParameterApplicator<Value>.Kind) -> ParameterApplicator<Value> {
         state.withLock { state in
             state.nextApplicatorID += 1
-            let applicator = ParameterApplicator(id: state.nextApplicatorID, applyTimeout: applyTimeout, kind: kind)
+            let applicator = ParameterApplicator(id: state.nextApplicatorID, name: name, applyTimeout: applyTimeout, kind: kind)
             state.applicators.append(ApplicatorEntry(id: applicator.id, applicator: applicator,
                                                      isStreaming: applicator.isStreaming))
             return applicator
@@ -308,6 +311,12 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
             }
             if let error { continuation.resume(throwing: error) }
         }
+    }
+
+    /// The applicators registered now (whose handles are still held), in the order they were
+    /// added: a surface shows their names and apply timeouts.
+    public var applicators: [ParameterApplicator<Value>] {
+        state.withLock { state in state.applicators.compactMap(\.applicator) }
     }
 
     /// Whether `applicator` (registered here) has applied the current value.

@@ -2,8 +2,9 @@
 ///
 /// (Named after `ProcessingParameter`; a value a parameter entry rejects is a `ParameterError`.)
 public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// An applicator did not finish within its own `applyTimeout`.
-    case applyTimeoutExceeded(Duration)
+    /// An applicator did not finish within its own `applyTimeout`; `applicator` is its name,
+    /// when it was added with one.
+    case applyTimeoutExceeded(Duration, applicator: String? = nil)
     /// A delivery (all of its applicators) did not finish within the delivery timeout.
     case deliveryTimeoutExceeded(Duration)
     /// A newer value replaced this one before it took effect. `apply(_:)` throws it for a
@@ -18,7 +19,8 @@ public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringCo
     /// A sentence for logs and the `failed` reports of surfaces.
     public var description: String {
         switch self {
-        case .applyTimeoutExceeded(let timeout): "an applicator did not apply the value within \(timeout)"
+        case .applyTimeoutExceeded(let timeout, let applicator):
+            "\(applicator ?? "an applicator") did not apply the value within its apply timeout (\(timeout))"
         case .deliveryTimeoutExceeded(let timeout): "the value was not delivered within the delivery timeout (\(timeout))"
         case .superseded: "a newer value replaced this one before it was applied"
         case .notRemote: "the parameter has no remote source to load from"

@@ -13,7 +13,7 @@ import Synchronization
 /// recommendation sets 0.5), `preset` (a remote parameter: `preset.load()` fetches the current
 /// variant, or `default`, from the `PresetSource`), plus the read-only `fitting` and `canEnable`.
 /// When the controller has a `ProcessingHandler`, each writable parameter has the handler as an
-/// applicator.
+/// applicator, with the handler's apply timeout for that parameter.
 ///
 /// Thread rules: every member may be called from any thread or task (not the audio thread).
 public final class ProcessingSession: Sendable, Identifiable, CustomStringConvertible {
@@ -77,10 +77,17 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
                 try await Self.fetch(current?.variant ?? .default, for: personalization, from: presetSource)
             })
         handlerApplicators = handler.map { handler in
-            HandlerApplicators(
-                isEnabled: isEnabled.addApplicator { try await handler.set(.isEnabled($0)) },
-                intensity: intensity.addApplicator { try await handler.set(.intensity($0)) },
-                preset: preset.addApplicator { try await handler.set(.preset($0)) })
+            let name = handler.applicatorName
+            return HandlerApplicators(
+                isEnabled: isEnabled.addApplicator(name: name, applyTimeout: handler.applyTimeout(for: .isEnabled)) {
+                    try await handler.set(.isEnabled($0))
+                },
+                intensity: intensity.addApplicator(name: name, applyTimeout: handler.applyTimeout(for: .intensity)) {
+                    try await handler.set(.intensity($0))
+                },
+                preset: preset.addApplicator(name: name, applyTimeout: handler.applyTimeout(for: .preset)) {
+                    try await handler.set(.preset($0))
+                })
         }
         self.isEnabled = isEnabled
         self.intensity = intensity

@@ -34,6 +34,7 @@ extension StateDocument {
         root.append("presets", .array(presets.map(\.json)))
         if let calibration { root.append("calibration_db_spl", .number(calibration)) }
         if let calibrationState { root.append("calibration", calibrationState.json) }
+        if recommendationPending { root.append("recommendation_pending", .bool(true)) }
         if !midiMappings.isEmpty {
             root.append("midi_mappings", .array(midiMappings.map { mapping in
                 .object(JSONObject([
@@ -52,7 +53,7 @@ extension StateDocument {
         guard let root = reader.header(data, format: format, version: formatVersion) else { throw DocumentError(reader.problems) }
         reader.rejectUnknownKeys(root, known: [
             "format", "version", "parameters", "delivery", "session", "current_patch", "hearing_profile", "presets",
-            "calibration_db_spl", "midi_mappings", "calibration",
+            "calibration_db_spl", "midi_mappings", "calibration", "recommendation_pending",
         ])
         let parameters = ParameterCoding.decode(
             root["parameters"], field: "parameters", descriptors: descriptors, completeness: .defaultsForMissing, reader: &reader)
@@ -71,6 +72,7 @@ extension StateDocument {
         }
         let calibration = reader.number(root, "calibration_db_spl", in: DocumentSettings.calibrationRange, required: false)
         let midiMappings = decodeMIDIMappings(root, reader: &reader)
+        let recommendationPending: Bool? = root["recommendation_pending"] == nil ? false : reader.bool(root, "recommendation_pending")
         var calibrationState: CalibrationState?
         if let object = reader.object(root, "calibration", required: false) {
             reader.rejectUnknownKeys(object, known: ["earphone", "corrections"], prefix: "calibration.")
@@ -82,6 +84,7 @@ extension StateDocument {
         document.calibration = calibration
         document.midiMappings = midiMappings
         document.calibrationState = calibrationState
+        document.recommendationPending = recommendationPending ?? false
         return document
     }
 

@@ -43,6 +43,10 @@ import SoundFitProcessing
 ///   per-ear, per-frequency corrections of `calibration.json` (`CalibrationState`, without its
 ///   header); `state import` writes it back there.
 ///
+/// - `recommendation_pending`: optional (absent: false): a hearing profile was submitted while no
+///   session was active, and its recommendation (default preset, processing enabled) still
+///   waits for the next session. Written only when true.
+///
 /// Document-level settings (calibration, channels, OSC) are kept apart: `DocumentSettings`.
 public struct StateDocument: Sendable, Equatable {
     public static let format = "soundfit.state"
@@ -65,6 +69,9 @@ public struct StateDocument: Sendable, Equatable {
     /// The calibration table and earphone table (`calibration.json`), carried by an export
     /// (key `calibration`; nil in `state.json`).
     public var calibrationState: CalibrationState?
+    /// The recommendation of a profile submitted while no session was active waits for the
+    /// next session (key `recommendation_pending`).
+    public var recommendationPending = false
 
     public init(parameters: [String: ParameterValue], delivery: ProcessingConfig = .default,
                 session: ProcessingConfiguration, currentPatch: CurrentPatch? = nil,

@@ -21,11 +21,11 @@ import Testing
                             access: .readOnly, summary: "Tech level."),
     ]
 
-    /// The OSC contract's (v1) command table, plus `/sync`, `/status`, `/config/max_output`,
-    /// `/config/calibration`, MIDI control, the hearing test and the reports.
+    /// The OSC contract's (v1) command table, plus `/sync`, `/status`, `/config/applicators`,
+    /// `/config/max_output`, `/config/calibration`, MIDI control, the hearing test and the reports.
     static let contract = [
         "/ping", "/sync", "/list", "/status", "/source/confirm", "/subscribe", "/subscribe/confirm", "/unsubscribe", "/config/delivery", "/config/timeout",
-        "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
+        "/config/applicators", "/config/max_output", "/config/calibration", "/session", "/session/activate", "/session/deactivate",
         "/session/interrupt", "/session/resolve", "/profile/audiogram", "/personalization/gains", "/patch/list", "/patch/load", "/patch/save",
         "/patch/delete", "/patch/current",
         "/midi/map", "/midi/unmap", "/midi/list", "/midi/learn", "/midi/learn/cancel",

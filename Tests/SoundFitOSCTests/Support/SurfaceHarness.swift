@@ -50,6 +50,12 @@ final class SurfaceHarness {
         renderLoop.stop()
     }
 
+    /// The stand-in audio thread stops rendering while the runtime stays connected: a stalled
+    /// server, whose engine acknowledges nothing.
+    func stallAudio() {
+        renderLoop.stop()
+    }
+
     /// One message from `peer`, through the transport.
     func send(_ message: OSCMessage, from peer: OSCPeer = client) {
         transport.receive(message, from: peer)

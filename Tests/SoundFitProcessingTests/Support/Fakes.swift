@@ -31,10 +31,16 @@ final class FakeHandler: ProcessingHandler {
     }
 
     private let state: Mutex<State>
+    let applicatorName: String
+    private let applyTimeouts: [SessionParameter.Name: Duration]
 
-    init(fitting: Fitting) {
+    init(fitting: Fitting, name: String = "the fake processor", applyTimeouts: [SessionParameter.Name: Duration] = [:]) {
         state = Mutex(State(processor: Processor(fitting: fitting)))
+        applicatorName = name
+        self.applyTimeouts = applyTimeouts
     }
+
+    func applyTimeout(for parameter: SessionParameter.Name) -> Duration? { applyTimeouts[parameter] }
 
     func set(_ parameter: SessionParameter.Writable) async throws {
         let (gate, reached) = state.withLock { state in

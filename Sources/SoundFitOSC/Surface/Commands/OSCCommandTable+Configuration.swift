@@ -1,10 +1,12 @@
 import SoundFitHearing
+import SoundFitModel
 import SoundFitProcessing
 import SoundFitRuntime
 
-/// `/config/delivery`, `/config/timeout`, `/config/max_output`, `/config/calibration`.
+/// `/config/delivery`, `/config/timeout`, `/config/applicators`, `/config/max_output`,
+/// `/config/calibration`.
 extension OSCCommandTable {
-    static let configuration = [delivery, timeout, maximumOutput, calibration]
+    static let configuration = [delivery, timeout, applicators, maximumOutput, calibration]
 
     /// The reply ends in `,s seconds`, which no request carries: a reply sent back to SoundFit
     /// (or to another SoundFit, by a forged source) is never taken for a set and answered in
@@ -153,6 +155,49 @@ extension OSCCommandTable {
             request.surface.stateKeeper?.persist()
             reply()
         }
+    }
+
+    /// Its replies go to other addresses, so they are never taken for a request.
+    static let applicators = OSCCommand(
+        OSCCommandDescription(
+            "/config/applicators", section: .configuration,
+            summary: "Lists the applicators of the session's parameters (`/processing/enabled`, `/processing/intensity`, "
+                + "`/processing/preset`), each with its own apply timeout: the longest it may take to apply one value "
+                + "(within the delivery timeout, `/config/timeout`, whichever ends first). An applicator that exceeds "
+                + "it fails the change: `/state … failed` with a message naming the applicator, e.g. `the audio engine "
+                + "did not apply the value within its apply timeout (3.0 seconds)`; the parameter keeps its value. The "
+                + "audio engine waits for one audio cycle (3 s for enabled and intensity; 6 s for a preset, which is "
+                + "prepared first). Without a session, the applicators the next session gets.",
+            arguments: [],
+            reply: "One `/config/applicator ,s address ,s applicator ,f apply_timeout ,s seconds` per applicator "
+                + "(`apply_timeout` 0: only the delivery timeout), then `/config/applicators/end ,i count`.",
+            errors: ["any argument"],
+            examples: ["oscsend localhost 7700 /config/applicators"]),
+        requests: [OSCMessageForm("/config/applicators", .any)],
+        replies: [OSCMessageForm("/config/applicator", .any), OSCMessageForm("/config/applicators/end", .any)],
+        prepare: { request in
+            guard request.arguments.isEmpty else { return .reject("/config/applicators takes no arguments") }
+            let controller = request.surface.runtime.controller
+            return .perform {
+                let applicators = controller.sessionApplicators
+                for applicator in applicators {
+                    request.reply(OSCMessage("/config/applicator", applicatorArguments(applicator)))
+                }
+                request.reply(OSCMessage("/config/applicators/end", [.int32(Int32(applicators.count))]))
+            }
+        })
+
+    /// `/config/applicator ,s address ,s applicator ,f apply_timeout ,s seconds`.
+    static func applicatorArguments(_ applicator: SessionApplicator) -> [OSCArgument] {
+        let binding: SessionBinding = switch applicator.parameter {
+        case .isEnabled: .enabled
+        case .intensity: .intensity
+        case .preset: .preset
+        case .canEnable: .canEnable
+        case .fitting: .fitting
+        }
+        return [.string(ParameterModel.entry(for: binding).address), .string(applicator.name ?? "unnamed"),
+                .float(Float(applicator.applyTimeout?.seconds ?? 0)), .string(secondsUnit)]
     }
 
     /// Its reply ends in `,s dB SPL`, so it is not a set: never answered when it comes back.

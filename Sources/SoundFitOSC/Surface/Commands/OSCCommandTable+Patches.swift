@@ -60,9 +60,10 @@ extension OSCCommandTable {
                 + "A load that cannot succeed is refused before anything changes; one that fails half-way requests every "
                 + "value it put in place back to what it was before the load, and the current patch stays. A value another "
                 + "client changes while the patch loads is that client's: it stays, and the patch reads as modified. Loads run one at a "
-                + "time. While no session is active (deactivated, or JACK restarting), its filter, ring modulator and "
+                + "time. While the session is deactivated (`/session/deactivate`), its filter, ring modulator and "
                 + "output values apply at once and its `/processing/*` values wait for the next session, which gets them "
-                + "first; `pending` says so until then.",
+                + "first; `pending` says so until then. Without a JACK server (none yet, or one lost and not back) no "
+                + "value can reach the audio: the load fails after the delivery timeout and changes nothing.",
             arguments: [Arg("i|s", "patch", "the patch number or name.")],
             reply: "`/patch/current ,i number ,s name ,i modified ,i pending` to the sender and to subscribers (again "
                 + "when `pending` returns to 0), plus value feedback to subscribers for every parameter the patch changed.",

@@ -9,7 +9,8 @@ extension OSCCommandTable {
             "/profile/audiogram", section: .profile,
             summary: "Sets the listener's hearing thresholds and generates the personalization presets for the "
                 + "session's tech level; the recommendation follows (default preset, processing enabled): at once, "
-                + "or, without an active session, when the next one starts. Without arguments, reports the current "
+                + "or, without an active session, when the next one starts (also after a restart). Without arguments, "
+                + "reports the current "
                 + "profile (also the one a hearing test made).",
             arguments: [
                 Arg("s", "ear", "`left`, `right` or `both`."),

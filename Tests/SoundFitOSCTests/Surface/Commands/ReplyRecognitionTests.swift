@@ -56,6 +56,8 @@ import Testing
             "/meters/reduction",
             "/midi/mapped", "/midi/unmapped", "/midi/item", "/midi/end", "/midi/learning", "/midi/learn/cancelled",
             "/personalization/gains/left", "/personalization/gains/right",
+            // Added with `/config/applicators` (issue 26).
+            "/config/applicator", "/config/applicators/end",
         ]
         if replyOnly.contains(message.address) { return true }
         if ["/session", "/status", "/patch/current", "/personalization/gains"].contains(message.address) {
