@@ -388,8 +388,10 @@ extension SoundFitIntegration {
             // Nothing changed: no preset, not enabled, no feedback to subscribers.
             #expect(try osc.query("/processing/preset") == .string("none"))
             #expect(try osc.query("/processing/enabled") == .int(0))
-            // Listening: subscriber feedback is flushed on its own task; its absence has no event.
-            let leaked = subscriber.collect(for: .milliseconds(200)).filter { $0.address.hasPrefix("/processing/") }
+            // A marker (this test plays no audio, so the gain is harmless): feedback of a change
+            // the rejected audiograms made, queued before, would arrive before the marker's.
+            expectApplied(try osc.set("/output/gain", .float(-1)), "/output/gain", .float(-1))
+            let leaked = try subscriber.waitForChangeFeedback("/output/gain", .float(-1)).filter { $0.address.hasPrefix("/processing/") }
             #expect(leaked.isEmpty, "rejected audiograms changed \(leaked)")
 
             // N3 for both ears: all three variants; the recommendation is applied and reported.
