@@ -132,7 +132,9 @@ extension SoundFitIntegration {
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: 85))])
             _ = try page.call("wait_meter", ["side": "output", "low": -60, "high": 0])
-            Thread.sleep(forTimeInterval: 1)  // the reduction bars stand once the detectors settle: no event
+            // The reduction bars stand once the detectors settle: the page shows it.
+            try page.call("wait_until", ["source":
+                "return [...document.querySelectorAll('#reduction-chart rect')].some(b => Number(b.getAttribute('height')) > 0)"])
 
             // What a person reads (innerText applies CSS text-transform).
             let titles = try #require(try page.call("evaluate", ["source":
