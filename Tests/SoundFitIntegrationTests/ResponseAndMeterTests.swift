@@ -121,7 +121,7 @@ extension SoundFitIntegration {
                 let amplitude = sineAmplitude(levelDBSPL: 70)
                 let tone = Capture.tone(frequency, amplitude: amplitude)
                 try audio.startPlaying([tone])
-                Thread.sleep(forTimeInterval: 0.5)  // the detectors settle on the tone (their time constants: no event)
+                try audio.waitForAudio(seconds: 0.5)  // the detectors settle on the tone: 0.5 s of it
                 let curve = try Self.askResponse(osc, points: 1024)
                 try audio.stopPlaying()
                 #expect(curve.stages["personalization"] == "included")
@@ -248,8 +248,9 @@ extension SoundFitIntegration {
             // At the knee the band applies the law's gain below the knee: nothing reduced.
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: band.knee))])
             // The detectors settle. At the knee the reduction reads about 0 all the way, so no
-            // reading marks the end of their rise: a fixed span, long against their time constants.
-            Thread.sleep(forTimeInterval: 0.5)
+            // reading marks the end of their rise: 0.5 s of the tone, long against their time
+            // constants, counted in JACK cycles.
+            try audio.waitForAudio(seconds: 0.5)
             osc.drain()  // meter messages from before they settled
             let quiet = Self.lastMeters(osc, for: .milliseconds(300))
             try audio.stopPlaying()
