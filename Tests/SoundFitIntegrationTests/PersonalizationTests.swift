@@ -237,7 +237,7 @@ extension SoundFitIntegration {
                 expectEndsApplied(try osc.set("/processing/preset", .string("down")), "/processing/preset")
                 let xrunsBefore = audio.xruns
                 let result = CaptureInBackground(audio: audio, signals: [tone], frames: frames)
-                Thread.sleep(forTimeInterval: 0.9)  // the change lands mid-capture: the timing is the stimulus
+                try audio.waitForAudio(seconds: 0.9)  // the change lands mid-capture (0.9 s of audio in): the timing is the stimulus
                 osc.send("/processing/preset", .string("up"))
                 captured = try result.wait()
                 expectEndsApplied(try osc.waitForTerminalState("/processing/preset"), "/processing/preset")
@@ -327,7 +327,7 @@ extension SoundFitIntegration {
                 expectApplied(try osc.set("/processing/intensity", .float(0.2)), "/processing/intensity", .float(0.2))
                 let xrunsBefore = audio.xruns
                 let result = CaptureInBackground(audio: audio, signals: [tone], frames: 96000)
-                Thread.sleep(forTimeInterval: 0.9)  // the change lands mid-capture: the timing is the stimulus
+                try audio.waitForAudio(seconds: 0.9)  // the change lands mid-capture (0.9 s of audio in): the timing is the stimulus
                 osc.send("/processing/intensity", .float(1))
                 captured = try result.wait()[0]
                 expectApplied(try osc.waitForTerminalState("/processing/intensity"), "/processing/intensity", .float(1))
