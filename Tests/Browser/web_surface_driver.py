@@ -253,8 +253,14 @@ def evaluate(source):
     return script(source)
 
 
+def wait_until(source, timeout=15):
+    """Waits until `source` (a function body) returns something truthy in the page; returns it.
+    For what the page does on its own schedule: wait on what it shows, not for a time."""
+    return wait_for(f"the page to satisfy {source!r}", timeout, lambda: script(source))
+
+
 COMMANDS = {name: globals()[name] for name in [
-    "set_field", "wait_text", "evaluate",
+    "set_field", "wait_text", "evaluate", "wait_until",
     "open_page", "controls", "control", "wait_value", "click_slider", "toggle", "response", "now", "fill_audiogram",
     "meters", "wait_meter", "click", "test_state", "press_heard", "wait_patch", "errors", "screenshot",
     "wait_dataset", "wait_persistence"]}

@@ -48,7 +48,7 @@ extension SoundFitIntegration {
             try clients.connect(through: rig.ready.client)
             let dc: Float = 0.5
             try clients.play([Float](repeating: dc, count: 4800))
-            Thread.sleep(forTimeInterval: 0.1)  // lead-in of DC through the graph (a span, no event)
+            try clients.waitForAudio(seconds: 0.1)  // lead-in of DC through the graph
 
             let period = clients.period
             let rampFrames = 960  // OutputGain.gainRampSeconds (20 ms) at 48 kHz
@@ -60,7 +60,7 @@ extension SoundFitIntegration {
                     restoringGain: current, through: osc, { _ in
                         requestID += 1
                         try clients.startRecording(frames: 24000)
-                        Thread.sleep(forTimeInterval: 0.12)  // lead-in: the recording holds time before the change
+                        try clients.waitForAudio(seconds: 0.12)  // lead-in: the recording holds time before the change
                         let cyclesBeforeSending = clients.cyclesRecorded
                         osc.send("/output/gain", .float(target), .int(requestID))
                         let terminal = try osc.waitFor("applied for request \(requestID)") {

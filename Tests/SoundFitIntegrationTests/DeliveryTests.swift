@@ -42,9 +42,9 @@ extension SoundFitIntegration {
                 $0.isTerminalState && $0.requestID == 50
             }
             let settle = ContinuousClock.now - lastSent
-            // Listening: a report after a terminal one (a failure looked for) would not be ordered
-            // before /synced, so no event ends this wait.
-            received += applied.before + [applied.match] + osc.collect(for: .milliseconds(500))
+            // A request ends after its last report was sent, so every report of the 50 requests,
+            // one after a terminal state too (a failure looked for), comes before /synced.
+            received += applied.before + [applied.match] + (try osc.sync())
             report("discrete burst: 50 values sent within", seconds(burst) * 1000, unit: "ms")
             report("discrete burst: last message → applied", seconds(settle) * 1000, unit: "ms")
             #expect(burst <= .milliseconds(110), "the burst took \(burst)")
@@ -118,9 +118,12 @@ extension SoundFitIntegration {
 
             // Warm-up (the runtime's first allocations), then the measurement.
             _ = flood(count: 500, rate: 5000, firstID: 1, last: -40)
-            _ = try osc.waitFor("warm-up done", timeout: .seconds(20)) { $0.isTerminalState && $0.requestID == 500 }
-            // The warm-up's remaining answers, and quiet before the xrun baseline: what the
-            // warm-up leaves running (the state store's debounced write, say) has no event.
+            // Every warm-up request that reached SoundFit has ended by /synced (the last one's
+            // terminal state may have been read inside the flood, or the request lost in a full
+            // socket buffer, so waiting for it could wait for nothing).
+            try osc.sync(timeout: .seconds(20))
+            // Quiet before the xrun baseline: what the warm-up leaves running (the state store's
+            // debounced write, say) has no event.
             _ = osc.collect(for: .milliseconds(300))
             _ = watcher.collect(for: .zero)
             watcherMessages = []
@@ -139,10 +142,13 @@ extension SoundFitIntegration {
             }
             let floodDuration = run.duration
             let xrunsAfterFlood = try #require(try osc.status()["xruns"]?.number)
-            // Listening: a report after a terminal one (a failure looked for) is not ordered before
-            // /synced, and the watcher's feedback is flushed on its own task: no event ends these.
-            replies += osc.collect(for: .milliseconds(500))
-            watcherMessages += watcher.collect(for: .milliseconds(200))
+            // Every report of the flood's requests, one after a terminal state too (a failure
+            // looked for), comes before /synced: a request ends after its last report was sent.
+            replies += try osc.sync()
+            // A marker for the watcher: the flood's feedback, queued before, arrives before the
+            // marker's (see `waitForChangeFeedback`). The q is no part of what is measured.
+            expectApplied(try osc.set("/filter/q", .float(2)), "/filter/q", .float(2))
+            watcherMessages += try watcher.waitForChangeFeedback("/filter/q", .float(2))
             let rssAfter = try ProcessMemory.residentKilobytes(pid)
 
             // Baseline: xruns over an idle period as long as the flood, same run.

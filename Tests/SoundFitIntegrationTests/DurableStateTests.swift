@@ -22,9 +22,10 @@ extension SoundFitIntegration {
             defer { try? FileManager.default.removeItem(at: directory) }
             let instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
             let osc = instance.osc
-            // Let the first full write pass, so the burst starts from a saved state. The store's
-            // writes are debounced in time; the end of its interval has no event.
-            Thread.sleep(forTimeInterval: 1.2)
+            // Let the first full write pass, so the burst starts from a saved state: state.json
+            // holds the parameters.
+            #expect(waitForCondition(timeout: .seconds(10)) { savedParameters(directory) != nil } != nil,
+                    "state.json was never written")
 
             var applied: [(time: ContinuousClock.Instant, address: String, value: Float)] = []
             func collect() {

@@ -52,7 +52,11 @@ extension SoundFitIntegration {
             let stranger = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(3))
             expectErrorReply(try stranger.ask("/subscribe/confirm", [.string(token)], reply: "/subscribed"),
                              for: "/subscribe/confirm", hint: "its host")
-            #expect(target.collect(for: .milliseconds(200)).isEmpty)  // listening: absence at another socket has no event
+            // A confirmation would send /subscribed and the snapshot to the target while it is
+            // handled, before the stranger's answer; SoundFit sends them from the socket that
+            // answers the target's /sync, so they would come before /synced.
+            let afterRefusals = try target.sync()
+            #expect(afterRefusals.isEmpty, "\(afterRefusals)")
 
             // The target confirms: /subscribed with the lease, the snapshot, then feedback.
             target.send("/subscribe/confirm", .string(token))
@@ -67,11 +71,15 @@ extension SoundFitIntegration {
                              hint: "token")
 
             // The requester renews it: /subscribed to the requester, nothing more to the target.
-            _ = target.collect(for: .milliseconds(200))  // late feedback, flushed on its own task: no event
+            // First a marker: once its feedback is in, the late feedback of the above is too.
+            _ = try stranger.setWithID("/filter/q", .float(2), id: 3)
+            try target.waitForChangeFeedback("/filter/q", .float(2))
             let renewed = try requester.ask("/subscribe", [.string(target.url)], reply: "/subscribed")
             #expect(renewed.arguments == [.string(target.url), .string("native"), .int(90)], "\(renewed)")
-            // Listening: absence at another socket has no event.
-            #expect(target.collect(for: .milliseconds(300)).isEmpty, "a renewal re-sent something to the target")
+            // A renewal would send the target /subscribed and a snapshot while it is handled,
+            // before the requester's answer, so before the target's /synced (see above).
+            let afterRenewal = try target.sync()
+            #expect(afterRenewal.isEmpty, "a renewal re-sent something to the target: \(afterRenewal)")
 
             // A same-host URL (oscdump on another port) is challenged too: nothing but the
             // challenge until its host confirms, from any port (oscsend sends from a new one).
@@ -79,8 +87,11 @@ extension SoundFitIntegration {
             requester.send("/subscribe", .string(dump.url))
             let challenge = try dump.waitFor("/subscribe/challenge at a same-host URL") { $0.address == "/subscribe/challenge" }
             #expect(challenge.before.isEmpty, "\(challenge.before)")
-            // Listening: absence at another socket has no event.
-            #expect(dump.collect(for: .milliseconds(300)).isEmpty, "a same-host URL got more than its challenge")
+            // Whatever the /subscribe sends its URL is sent while it is handled: once the
+            // requester's /synced is in, all of it came before the URL's own /synced.
+            try requester.sync()
+            let afterChallenge = try dump.sync()
+            #expect(afterChallenge.isEmpty, "a same-host URL got more than its challenge: \(afterChallenge)")
             let confirmer = try OSCTestClient(port: rig.ready.oscPort)
             confirmer.send("/subscribe/confirm", .string(challenge.match.string(0) ?? ""))
             _ = try dump.waitFor("/subscribed at a same-host URL") { $0.address == "/subscribed" }
@@ -98,7 +109,8 @@ extension SoundFitIntegration {
             try osc.ping()
             let outside = try OSCTestClient(port: osc.serverPort, localAddress: loopbackAddress(2))
             expectErrorReply(try subscribe(osc, [.string(outside.url)]), for: "/subscribe", hint: "--osc-allow")
-            #expect(outside.collect(for: .milliseconds(300)).isEmpty)  // listening: absence at another socket has no event
+            // Listening: the URL is outside --osc-allow, so it cannot /sync; absence has no event.
+            #expect(outside.collect(for: .milliseconds(300)).isEmpty)
             #expect(try subscribe(osc).address == "/subscribed")
         }
 
@@ -151,10 +163,11 @@ extension SoundFitIntegration {
             }
             #expect(try rig.osc.status()["subscribers"]?.number == 1, "the idle subscription outlived its lease")
             try renewing.sync()  // the renewals' snapshots were sent with their answers: before /synced
-            _ = idle.collect(for: .milliseconds(10))  // whatever is queued
+            try idle.sync()  // its snapshot, sent with its /subscribed: before /synced
             _ = try rig.osc.setWithID("/output/gain", .float(-6), id: 1)
             _ = try renewing.waitFor("feedback to the renewed subscription") { $0.address == "/output/gain" }
-            // Listening: absence of feedback at another socket has no event.
+            // Listening: the idle client subscribes to nothing now, so no marker can reach it, and
+            // feedback is flushed on its own task, which /sync does not order.
             #expect(idle.collect(for: .milliseconds(300)).isEmpty, "feedback after the lease ended")
             _ = try rig.osc.waitForStatus(timeout: .seconds(10)) { $0["subscribers"]?.number == 0 }
             #expect(try rig.osc.status()["subscribers"]?.number == 0)

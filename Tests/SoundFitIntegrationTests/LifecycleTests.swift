@@ -28,7 +28,7 @@ extension SoundFitIntegration {
             #expect(ready.fields["private_server"] == "dummy", "\(ready.fields)")
             let hintLogged = ContinuousClock.now + .seconds(10)  // logged on stderr just after the ready line
             while !soundfit.process.standardError.contains("JACK_DEFAULT_SERVER"), ContinuousClock.now < hintLogged {
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
             }
             #expect(soundfit.process.standardError.contains("`jack_lsp -s \(ready.server)`")
                     && soundfit.process.standardError.contains("`export JACK_DEFAULT_SERVER=\(ready.server)`"),

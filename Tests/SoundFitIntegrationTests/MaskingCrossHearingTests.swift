@@ -14,6 +14,20 @@ extension SoundFitIntegration {
     @Suite("Masking noise and cross-hearing through JACK") struct MaskingCrossHearing {
         static let calibration = ToneCalibration(fullScaleSPL: PresetGenerator.defaultCalibration)
 
+        /// Waits until the engine rendered `seconds` of audio, counted in its JACK cycles: the
+        /// event a stalled server does not fake (a wall-clock sleep counts time no cycle ran in).
+        private func waitForAudio(_ rig: InProcessRealtimeRig, seconds: Double) throws {
+            let cycles = UInt64((seconds * rig.audio.sampleRate / Double(rig.server.period)).rounded(.up))
+            let start = rig.engine.cycleCount
+            let deadline = ContinuousClock.now + .seconds(10 + seconds)
+            while rig.engine.cycleCount - start < cycles {
+                guard ContinuousClock.now < deadline else {
+                    throw IntegrationError("JACK cycles stopped: \(rig.engine.cycleCount - start) of \(cycles)")
+                }
+                Thread.sleep(forTimeInterval: 0.005)  // polls a condition (with a deadline)
+            }
+        }
+
         /// Plays `tone` dB HL at 1 kHz in `ear` with `masking` dB EM at 1 kHz in the other ear
         /// (nil: none) and returns what the listener measured of it.
         private func present(_ level: Double, ear: ToneStimulus.Ear, masking: Double?, rig: InProcessRealtimeRig,
@@ -25,8 +39,8 @@ extension SoundFitIntegration {
                              amplitude: Self.calibration.maskingAmplitude(effectiveMasking: $0, frequency: frequency))
             })
             // The noise ramps in over 25 ms after the next cycle, and the listener measures it over
-            // the 0.75 s before each tone's analysis; nothing reports either.
-            Thread.sleep(forTimeInterval: 1.0)
+            // the 0.75 s before each tone's analysis: 1 s of audio.
+            try waitForAudio(rig, seconds: 1.0)
             let before = listener.presentations.count
             let number = rig.engine.play(ToneStimulus.Tone(
                 frequency: frequency, amplitude: Self.calibration.amplitude(hearingLevel: level, frequency: frequency),
@@ -41,7 +55,7 @@ extension SoundFitIntegration {
                 Thread.sleep(forTimeInterval: 0.01)  // polls a condition (with a deadline)
             }
             // Let the tone end (and its 10 ms of silence pass) before the next one.
-            Thread.sleep(forTimeInterval: 0.45)
+            try waitForAudio(rig, seconds: 0.45)
             return listener.presentations[before]
         }
 

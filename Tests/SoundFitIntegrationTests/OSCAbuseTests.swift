@@ -38,7 +38,7 @@ extension SoundFitIntegration {
             // UDP endpoint is not re-routed onto its connection's subscription, nor the reverse.
             tcp.send("/subscribe")
             _ = try tcp.waitFor("/subscribed over TCP") { $0.address == "/subscribed" }
-            _ = tcp.collect(for: .milliseconds(300))  // the snapshot (the TCP test client has no /sync)
+            try tcp.sync()  // the snapshot is sent before the /subscribe ends: /synced follows it
             tcp.send("/subscribe", .string(instanceB.url))
             let again = try tcp.waitFor("/subscribe answer") { ["/subscribed", "/subscribe/pending", "/error"].contains($0.address) }
             #expect(again.address == "/error" && again.string(1)?.contains("another transport") == true, "\(again)")

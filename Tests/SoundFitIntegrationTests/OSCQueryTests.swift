@@ -49,7 +49,15 @@ extension SoundFitIntegration {
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000, amplitude: 0.1), Capture.tone(440, amplitude: 0.05)])
             defer { try? audio.stopPlaying() }
-            Thread.sleep(forTimeInterval: 0.3)  // the detectors settle on the tone
+            // The detectors settle on the tone: the UDP client reads the meters until they show
+            // its levels, then leaves the stream to the client under test.
+            let subscribed = try rig.osc.ask("/meters/subscribe", [.float(20)], reply: "/meters/subscribed")
+            #expect(subscribed.address == "/meters/subscribed", "\(subscribed)")
+            let expected = [-20.0, -23.01, -26.02, -29.03]
+            try ResponseAndMeters.waitForInputMeters(rig.osc) { values in
+                values.count == 4 && zip(values, expected).allSatisfy { abs($0 - $1) <= 0.5 }
+            }
+            #expect(try rig.osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
             try runClient("listen-meters", rig)
         }
 

@@ -237,7 +237,7 @@ extension SoundFitIntegration {
                 expectEndsApplied(try osc.set("/processing/preset", .string("down")), "/processing/preset")
                 let xrunsBefore = audio.xruns
                 let result = CaptureInBackground(audio: audio, signals: [tone], frames: frames)
-                Thread.sleep(forTimeInterval: 0.9)  // the change lands mid-capture: the timing is the stimulus
+                try audio.waitForAudio(seconds: 0.9)  // the change lands mid-capture (0.9 s of audio in): the timing is the stimulus
                 osc.send("/processing/preset", .string("up"))
                 captured = try result.wait()
                 expectEndsApplied(try osc.waitForTerminalState("/processing/preset"), "/processing/preset")
@@ -327,7 +327,7 @@ extension SoundFitIntegration {
                 expectApplied(try osc.set("/processing/intensity", .float(0.2)), "/processing/intensity", .float(0.2))
                 let xrunsBefore = audio.xruns
                 let result = CaptureInBackground(audio: audio, signals: [tone], frames: 96000)
-                Thread.sleep(forTimeInterval: 0.9)  // the change lands mid-capture: the timing is the stimulus
+                try audio.waitForAudio(seconds: 0.9)  // the change lands mid-capture (0.9 s of audio in): the timing is the stimulus
                 osc.send("/processing/intensity", .float(1))
                 captured = try result.wait()[0]
                 expectApplied(try osc.waitForTerminalState("/processing/intensity"), "/processing/intensity", .float(1))
@@ -388,8 +388,10 @@ extension SoundFitIntegration {
             // Nothing changed: no preset, not enabled, no feedback to subscribers.
             #expect(try osc.query("/processing/preset") == .string("none"))
             #expect(try osc.query("/processing/enabled") == .int(0))
-            // Listening: subscriber feedback is flushed on its own task; its absence has no event.
-            let leaked = subscriber.collect(for: .milliseconds(200)).filter { $0.address.hasPrefix("/processing/") }
+            // A marker (this test plays no audio, so the gain is harmless): feedback of a change
+            // the rejected audiograms made, queued before, would arrive before the marker's.
+            expectApplied(try osc.set("/output/gain", .float(-1)), "/output/gain", .float(-1))
+            let leaked = try subscriber.waitForChangeFeedback("/output/gain", .float(-1)).filter { $0.address.hasPrefix("/processing/") }
             #expect(leaked.isEmpty, "rejected audiograms changed \(leaked)")
 
             // N3 for both ears: all three variants; the recommendation is applied and reported.

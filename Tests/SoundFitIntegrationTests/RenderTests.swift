@@ -90,8 +90,8 @@ extension SoundFitIntegration {
             defer { clients.close() }
             try clients.connect(through: ready.client)
             // Idle long enough for every ramp and level detector to come to rest, as render's
-            // settling does. The state silence leaves is what is compared: no event ends it.
-            Thread.sleep(forTimeInterval: 3)
+            // settling does: 3 s of audio, counted in JACK cycles.
+            try clients.waitForAudio(seconds: 3)
             var best: (offset: Int, difference: Float) = (0, .infinity)
             for attempt in 1...3 {
                 try clients.startRecording(frames: 3 * signal.count)
@@ -114,7 +114,7 @@ extension SoundFitIntegration {
                 }
                 if recording.isContiguous && recording.xruns == 0 { break }
                 print("note: recording with a skipped cycle or xrun (attempt \(attempt)); recording again")
-                Thread.sleep(forTimeInterval: 3)  // the same rest as above: no event
+                try clients.waitForAudio(seconds: 3)  // the same rest as above
             }
             let peak = rendered[0].map(abs).max() ?? 0
             report("largest |JACK − render| over 2 × 48000 samples", Double(best.difference) * 1e6, unit: "× 1e-6 (linear)")

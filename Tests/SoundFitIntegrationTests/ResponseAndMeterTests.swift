@@ -121,7 +121,7 @@ extension SoundFitIntegration {
                 let amplitude = sineAmplitude(levelDBSPL: 70)
                 let tone = Capture.tone(frequency, amplitude: amplitude)
                 try audio.startPlaying([tone])
-                Thread.sleep(forTimeInterval: 0.5)  // the detectors settle on the tone (their time constants: no event)
+                try audio.waitForAudio(seconds: 0.5)  // the detectors settle on the tone: 0.5 s of it
                 let curve = try Self.askResponse(osc, points: 1024)
                 try audio.stopPlaying()
                 #expect(curve.stages["personalization"] == "included")
@@ -152,6 +152,40 @@ extension SoundFitIntegration {
                     Array(reductions.last?.arguments.dropFirst().compactMap(\.number) ?? []), inputs.count)
         }
 
+        /// Reads the meter stream until a `/meters/input` message satisfies `condition` (its
+        /// values), or throws at `timeout`. The detectors' settling is an approach with no event
+        /// of its own; the reading it leads to is the event waited on.
+        static func waitForInputMeters(_ osc: OSCTestClient, timeout: Duration = .seconds(10),
+                                       _ condition: ([Double]) -> Bool) throws {
+            let deadline = ContinuousClock.now + timeout
+            var last: [Double] = []
+            while ContinuousClock.now < deadline {
+                let remaining = deadline - ContinuousClock.now
+                guard let message = try? osc.waitFor("/meters/input", timeout: remaining, where: { $0.address == "/meters/input" }).match
+                else { break }
+                last = message.arguments.compactMap(\.number)
+                if condition(last) { return }
+            }
+            throw IntegrationError("the input meters did not reach the expected reading within \(timeout); last: \(last)")
+        }
+
+        /// Reads the meter stream until channel 1's `/meters/reduction` satisfies `condition`
+        /// (its per-band values), or throws at `timeout`.
+        static func waitForReduction(_ osc: OSCTestClient, timeout: Duration = .seconds(10),
+                                     _ condition: ([Double]) -> Bool) throws {
+            let deadline = ContinuousClock.now + timeout
+            var last: [Double] = []
+            while ContinuousClock.now < deadline {
+                let remaining = deadline - ContinuousClock.now
+                guard let message = try? osc.waitFor("/meters/reduction", timeout: remaining, where: {
+                    $0.address == "/meters/reduction" && $0.number(0) == 1
+                }).match else { break }
+                last = Array(message.arguments.dropFirst().compactMap(\.number))
+                if condition(last) { return }
+            }
+            throw IntegrationError("the reduction meters did not reach the expected reading within \(timeout); last: \(last)")
+        }
+
         @Test("Meters: a −20 dBFS tone reads −20 peak / −23 RMS at the input and −6 dB less at the output; silence reads −120")
         func metersFollowATone() throws {
             let rig = try SoundFitRig(channels: 2)
@@ -162,13 +196,16 @@ extension SoundFitIntegration {
             #expect(subscribed.address == "/meters/subscribed" && subscribed.number(0) == 20, "\(subscribed)")
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000, amplitude: 0.1), Capture.tone(440, amplitude: 0.05)])
-            Thread.sleep(forTimeInterval: 0.3)  // the meters' detectors settle (time constants: no event)
-            osc.drain()  // what queued up meanwhile
+            // The detectors settle: the readings reach the tone's levels (what queued up before
+            // is consumed on the way).
+            let expectedInput = [-20.0, -23.01, -26.02, -29.03]
+            try Self.waitForInputMeters(osc) { values in
+                values.count == 4 && zip(values, expectedInput).allSatisfy { abs($0 - $1) <= 0.5 }
+            }
             let playing = Self.lastMeters(osc, for: .seconds(1))
             report("meter messages per second at rate 20", Double(playing.count), unit: "messages")
             #expect(playing.count >= 10 && playing.count <= 22)
             // Channel 1: 0.1 peak (−20 dBFS), RMS −23.01; channel 2: 0.05 (−26.02), RMS −29.03.
-            let expectedInput = [-20.0, -23.01, -26.02, -29.03]
             #expect(playing.input.count == 4 && playing.output.count == 4, "\(playing)")
             for (index, expected) in expectedInput.enumerated() where index < playing.input.count {
                 report("input meter \(index)", playing.input[index], unit: "dBFS")
@@ -178,7 +215,7 @@ extension SoundFitIntegration {
             }
             #expect(playing.reduction.isEmpty, "no personalization, no reduction values")
             try audio.stopPlaying()
-            Thread.sleep(forTimeInterval: 0.3)  // the detectors' release: no event
+            try Self.waitForInputMeters(osc) { $0 == [-120, -120, -120, -120] }  // the detectors' release
             let silent = Self.lastMeters(osc, for: .milliseconds(500))
             #expect(silent.input == [-120, -120, -120, -120] && silent.output == [-120, -120, -120, -120], "\(silent)")
 
@@ -210,23 +247,27 @@ extension SoundFitIntegration {
             let audio = try rig.audio()
             // At the knee the band applies the law's gain below the knee: nothing reduced.
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: band.knee))])
-            Thread.sleep(forTimeInterval: 0.5)  // the detectors settle (time constants: no event)
-            _ = osc.collect(for: .milliseconds(100))  // meter messages from before they settled
+            // The detectors settle. At the knee the reduction reads about 0 all the way, so no
+            // reading marks the end of their rise: 0.5 s of the tone, long against their time
+            // constants, counted in JACK cycles.
+            try audio.waitForAudio(seconds: 0.5)
+            osc.drain()  // meter messages from before they settled
             let quiet = Self.lastMeters(osc, for: .milliseconds(300))
             try audio.stopPlaying()
             // 30 dB above the reference level: compression and the band limit reduce the gain.
             let loud = min(band.referenceLevel + 30, 99)
-            try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: loud))])
-            Thread.sleep(forTimeInterval: 0.5)  // the detectors settle (time constants: no event)
-            _ = osc.collect(for: .milliseconds(100))  // meter messages from before they settled
-            let compressed = Self.lastMeters(osc, for: .milliseconds(300))
-            try audio.stopPlaying()
-            #expect(quiet.reduction.count == 8 && compressed.reduction.count == 8, "\(quiet) \(compressed)")
-            guard quiet.reduction.count == 8, compressed.reduction.count == 8 else { return }
             // Expected from the printed law: gain at the knee minus the gain at `loud`, at least.
             let slope = 1 / band.ratio - 1
             let atKnee = min(band.gain + slope * (band.knee - band.referenceLevel), band.maximumGain)
             let atLoud = min(band.gain + slope * (loud - band.referenceLevel), band.maximumGain, band.outputLimit - loud)
+            try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: loud))])
+            // The detectors settle: the 1 kHz band's reduction reaches the law's (what queued up
+            // before is consumed on the way).
+            try Self.waitForReduction(osc) { $0.count == 8 && abs($0[2] - (atKnee - atLoud)) <= 1 }
+            let compressed = Self.lastMeters(osc, for: .milliseconds(300))
+            try audio.stopPlaying()
+            #expect(quiet.reduction.count == 8 && compressed.reduction.count == 8, "\(quiet) \(compressed)")
+            guard quiet.reduction.count == 8, compressed.reduction.count == 8 else { return }
             report("1 kHz band reduction at \(band.knee) dB SPL", quiet.reduction[2], unit: "dB")
             report("1 kHz band reduction at \(loud) dB SPL (law: \(atKnee - atLoud))", compressed.reduction[2], unit: "dB")
             #expect(quiet.reduction[2] <= 0.5)

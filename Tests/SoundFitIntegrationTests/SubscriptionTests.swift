@@ -75,26 +75,25 @@ extension SoundFitIntegration {
                     "subscribers get the terminal state without request id: \(String(describing: watcherState))")
             #expect(!seen { $0.address == "/state" && !$0.isTerminalState },
                     "subscribers get terminal states only: \(seenByWatcher)")
-            // Listening: an echo would be subscriber feedback, flushed on its own task and ordered
-            // with no reply to the maker; its absence has no event.
-            let makerLater = maker.collect(for: .milliseconds(400))
+
+            // And the other way round. The watcher's change is also the maker's marker: an echo
+            // of its own change, queued before, would arrive before this feedback.
+            let watcherReports = try watcher.setWithID("/output/gain", .float(-3), id: 10)
+            #expect(watcherReports.last?.string(1) == "applied", "\(watcherReports)")
+            let makerLater = try maker.waitForChangeFeedback("/output/gain", .float(-3))
             #expect(feedback(reports + makerLater, "/filter/cutoff").isEmpty,
                     "the client that made the change got its value echoed: \(makerLater)")
             #expect(makerLater.filter { $0.isTerminalState }.isEmpty,
                     "the maker got a second terminal state for its own change: \(makerLater)")
 
-            // And the other way round.
-            let watcherReports = try watcher.setWithID("/output/gain", .float(-3), id: 10)
-            #expect(watcherReports.last?.string(1) == "applied", "\(watcherReports)")
-            _ = try maker.waitFor("feedback /output/gain -3") { $0.address == "/output/gain" && $0.arguments == [.float(-3)] }
-            // Listening: subscriber feedback (see above); its absence has no event.
-            #expect(feedback(watcher.collect(for: .milliseconds(400)), "/output/gain").isEmpty,
-                    "the client that made the change got its value echoed")
-
-            // Session changes reach subscribers.
+            // Session changes reach subscribers. The session's feedback is the watcher's marker:
+            // an echo of its own gain change, queued before, would arrive before it.
             let inactive = try maker.ask("/session/deactivate", reply: "/session")
             #expect(inactive.arguments == [.string("inactive")])
-            let sessionFeedback = try watcher.waitFor("/session inactive for subscribers") { $0.address == "/session" }.match
+            let sessionWait = try watcher.waitFor("/session inactive for subscribers") { $0.address == "/session" }
+            #expect(feedback(sessionWait.before, "/output/gain").isEmpty,
+                    "the client that made the change got its value echoed: \(sessionWait.before)")
+            let sessionFeedback = sessionWait.match
             #expect(sessionFeedback.arguments == [.string("inactive")], "\(sessionFeedback)")
             _ = try maker.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session")
             let active = try watcher.waitFor("/session active for subscribers") { $0.address == "/session" }.match
@@ -110,17 +109,20 @@ extension SoundFitIntegration {
                 $0.address == "/session/interrupted"
             }.match
             #expect(resolved?.arguments == [.int(0)], "subscribers did not get /session/interrupted 0")
-            _ = watcher.collect(for: .milliseconds(300))  // late feedback of the above: flushed on its own task, no event
+            // A marker: once its feedback is in, nothing older is queued for the watcher.
+            expectApplied(try maker.set("/output/gain", .float(-4)), "/output/gain", .float(-4))
+            try watcher.waitForChangeFeedback("/output/gain", .float(-4))
 
             // Unsubscribed: no more feedback.
             let unsubscribed = try watcher.ask("/unsubscribe", reply: "/unsubscribed")
             #expect(unsubscribed.address == "/unsubscribed"
                     && unsubscribed.string(0).map { $0.hasPrefix("osc.udp://127.0.0.1:\(watcher.localPort)") } == true,
                     "\(unsubscribed)")
-            _ = watcher.collect(for: .milliseconds(100))  // feedback flushed just before /unsubscribe: no event
             let last = try maker.setWithID("/filter/cutoff", .float(4000), id: 11)
             #expect(last.last?.string(1) == "applied")
-            let afterUnsubscribe = watcher.collect(for: .milliseconds(400))  // listening: absence has no event
+            // Listening: the watcher subscribes to nothing now, so no marker can reach it, and
+            // feedback is flushed on its own task, which /sync does not order.
+            let afterUnsubscribe = watcher.collect(for: .milliseconds(400))
             #expect(afterUnsubscribe.isEmpty, "feedback after /unsubscribe: \(afterUnsubscribe)")
             expectErrorReply(try watcher.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
         }
@@ -162,8 +164,11 @@ extension SoundFitIntegration {
             _ = try sink.waitFor("normalized feedback") {
                 $0.address == "/filter/cutoff/normalized" && isClose($0.arguments.first, 0.5, tolerance: 1e-4)
             }
-            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
-            #expect(feedback(faders.collect(for: .milliseconds(300)), "/filter/cutoff").isEmpty)
+            // A marker: native feedback of the cutoff, queued before, would arrive before the
+            // marker's feedback (see `waitForChangeFeedback`).
+            _ = try changer.setWithID("/filter/q", .float(2), id: 3)
+            let beforeMarker = try faders.waitForChangeFeedback("/filter/q", value: { $0.address == "/filter/q/normalized" })
+            #expect(feedback(beforeMarker, "/filter/cutoff").isEmpty, "\(beforeMarker)")
 
             // Subscribing again changes the form (no second subscription).
             let native = try subscribe(faders, [.string("native")])
@@ -171,7 +176,9 @@ extension SoundFitIntegration {
             try faders.sync()  // sent with the answer to /subscribe: before /synced
             _ = try changer.setWithID("/output/gain", .float(-12), id: 2)
             _ = try faders.waitFor("native /output/gain") { $0.address == "/output/gain" && $0.arguments == [.float(-12)] }
-            let rest = faders.collect(for: .milliseconds(300))  // listening: a second message has no event
+            // A marker: a second message for the gain, queued before, would arrive before it.
+            _ = try changer.setWithID("/filter/q", .float(3), id: 4)
+            let rest = try faders.waitForChangeFeedback("/filter/q", .float(3))
             #expect(feedback(rest, "/output/gain").isEmpty && feedback(rest, "/output/gain/normalized").isEmpty,
                     "one subscription, one native message: \(rest)")
 
@@ -196,9 +203,8 @@ extension SoundFitIntegration {
 
             expectApplied(try maker.set("/output/gain", .float(-4)), "/output/gain", .float(-4))
             expectApplied(try maker.set("/filter/q", .float(2)), "/filter/q", .float(2))
-            // Listening: feedback outside the selection would be flushed on its own task; no event.
-            let fed = watcher.collect(for: .milliseconds(400))
-            #expect(fed.contains { $0.address == "/filter/q" && $0.arguments == [.float(2)] }, "\(fed)")
+            // The q's feedback is the marker: the gain's, queued before, would arrive before it.
+            let fed = try watcher.waitForChangeFeedback("/filter/q", .float(2))
             #expect(!fed.contains { $0.address == "/output/gain" || $0.string(0) == "/output/gain" },
                     "fed a parameter outside the selection: \(fed)")
             _ = try maker.ask("/session/interrupt", [.string("call")], reply: "/session/interrupted")
@@ -249,8 +255,9 @@ extension SoundFitIntegration {
                              for: "/subscribe", hint: "another client")
             _ = try osc.setWithID("/filter/q", .float(2), id: 1)
             _ = try watcher.waitFor("native feedback still flowing") { $0.address == "/filter/q" && $0.arguments == [.float(2)] }
-            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
-            #expect(!watcher.collect(for: .milliseconds(200)).contains { $0.address.hasSuffix("/normalized") })
+            // A marker: normalized feedback of the q, queued before, would arrive before it.
+            _ = try osc.setWithID("/filter/q", .float(3), id: 2)
+            #expect(!(try watcher.waitForChangeFeedback("/filter/q", .float(3))).contains { $0.address.hasSuffix("/normalized") })
 
             // The limits: 8 per client (address and port), 32 in all (the watcher holds one). The
             // sinks stay open: a closed one would be dropped as unreachable.

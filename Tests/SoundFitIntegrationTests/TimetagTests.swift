@@ -31,7 +31,7 @@ extension SoundFitIntegration {
             defer { clients.close() }
             try clients.connect(through: rig.ready.client)
             try clients.play([Float](repeating: 0.5, count: 4800))
-            Thread.sleep(forTimeInterval: 0.1)  // lead-in of DC through the graph (a span, no event)
+            try clients.waitForAudio(seconds: 0.1)  // lead-in of DC through the graph
             let period = clients.period
 
             var distances: [Int] = []
@@ -41,7 +41,7 @@ extension SoundFitIntegration {
                 guard let (recording, targetFrame) = try clients.glitchFreeRecording(restoringGain: current, through: osc, { _ in
                     requestID += 1
                     try clients.startRecording(frames: 36000)
-                    Thread.sleep(forTimeInterval: 0.1)  // lead-in: the recording holds time before the change
+                    try clients.waitForAudio(seconds: 0.1)  // lead-in: the recording holds time before the change
                     let (wall, jack) = (OSCWire.wallClockNow, clients.jackTime)
                     let targetFrame = clients.frameTime(atJackTime: jack + 300_000)
                     osc.sendBundle([OSCTestMessage("/output/gain", [.float(target), .int(requestID)])],

@@ -33,7 +33,7 @@ extension SoundFitIntegration {
             var charts: [Double] = []
             for level in [50.0, 85.0] {
                 try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: level))])
-                Thread.sleep(forTimeInterval: 1)  // the detectors settle on the tone (their time constants: no event)
+                try audio.waitForAudio(seconds: 1)  // the detectors settle on the tone: 1 s of it
                 let before = try #require(try page.call("now") as? Double)
                 // What SoundFit reports now (UDP /response), and the chart the page drew next:
                 // no parameter changed, so only a live refresh can draw it.
@@ -46,8 +46,9 @@ extension SoundFitIntegration {
                 #expect(abs(chart.left - reported) <= 0.5, "\(level) dB SPL: chart \(chart.left) dB, SoundFit \(reported) dB")
                 #expect(abs(chart.right - reportedRight) <= 0.5, "\(level) dB SPL: chart \(chart.right) dB, SoundFit \(reportedRight) dB")
                 charts.append(chart.left)
-                // Let the gains return to rest before the next level (the release time: no event).
-                Thread.sleep(forTimeInterval: 0.5)
+                // Let the gains return to rest before the next level: 0.5 s of silence (the
+                // release time), counted in JACK cycles.
+                try audio.waitForAudio(seconds: 0.5)
             }
             report("web live chart at 1 kHz: change from 50 to 85 dB SPL", charts[1] - charts[0])
             #expect(charts[0] - charts[1] >= 3, "the chart at 1 kHz moved only from \(charts[0]) to \(charts[1]) dB")
@@ -81,7 +82,7 @@ extension SoundFitIntegration {
             // After the tone the chart follows the gains back to rest (the detectors' release
             // takes longer than one redraw) and shows what SoundFit reports at rest.
             try audio.stopPlaying()
-            Thread.sleep(forTimeInterval: 4)  // the detectors' release is the measured behaviour: no event
+            try audio.waitForAudio(seconds: 4)  // the detectors' release: 4 s of silence, the measured behaviour
             let rest = try ResponseAndMeters.askResponse(osc, points: 1024)
             let shown = try Self.charted(page, after: 0)
             let atRest = rest.value(rest.left, at: 1000)
@@ -132,7 +133,9 @@ extension SoundFitIntegration {
             let audio = try rig.audio()
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: 85))])
             _ = try page.call("wait_meter", ["side": "output", "low": -60, "high": 0])
-            Thread.sleep(forTimeInterval: 1)  // the reduction bars stand once the detectors settle: no event
+            // The reduction bars stand once the detectors settle: the page shows it.
+            try page.call("wait_until", ["source":
+                "return [...document.querySelectorAll('#reduction-chart rect')].some(b => Number(b.getAttribute('height')) > 0)"])
 
             // What a person reads (innerText applies CSS text-transform).
             let titles = try #require(try page.call("evaluate", ["source":

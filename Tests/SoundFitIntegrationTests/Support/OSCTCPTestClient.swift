@@ -170,15 +170,22 @@ final class OSCTCPTestClient: @unchecked Sendable {
     /// Consumes pending messages up to the first one matching `predicate`; returns it.
     func waitFor(_ description: String, timeout: Duration = .seconds(10),
                  where predicate: (OSCTestMessage) -> Bool) throws -> OSCTestMessage {
+        try take(description, timeout: timeout, where: predicate).match
+    }
+
+    /// As `waitFor`, also returning the messages consumed before the match.
+    private func take(_ description: String, timeout: Duration,
+                      where predicate: (OSCTestMessage) -> Bool) throws -> (match: OSCTestMessage, before: [OSCTestMessage]) {
         if pending.firstIndex(where: predicate) == nil {
             receive(for: timeout) { pending.contains(where: predicate) }
         }
         guard let index = pending.firstIndex(where: predicate) else {
             throw IntegrationError("no \(description) over TCP within \(timeout) (closed: \(closedByServer)); received: \(pending)")
         }
+        let before = Array(pending[..<index])
         let match = pending[index]
         pending.removeFirst(index + 1)
-        return match
+        return (match, before)
     }
 
     /// Whatever arrives within `duration`, consumed.
@@ -202,6 +209,14 @@ final class OSCTCPTestClient: @unchecked Sendable {
         send("/ping")
         _ = try waitFor("/pong", timeout: timeout) { $0.address == "/pong" }
         return ContinuousClock.now - start
+    }
+
+    /// `/sync ,i id` → `/synced ,i id` over the connection: waits until every request sent
+    /// before over it has ended. Returns the messages that arrived before `/synced` (consumed).
+    @discardableResult
+    func sync(_ id: Int32 = 1, timeout: Duration = .seconds(15)) throws -> [OSCTestMessage] {
+        send("/sync", .int(id))
+        return try take("/synced \(id)", timeout: timeout) { $0.address == "/synced" && $0.arguments == [.int(id)] }.before
     }
 
     /// Sets a parameter and returns its `/state` reports up to the terminal one.

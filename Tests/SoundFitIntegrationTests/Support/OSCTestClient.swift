@@ -478,3 +478,36 @@ final class OSCTestClient: @unchecked Sendable {
         }
     }
 }
+
+extension OSCTestClient {
+    /// Waits, as a subscriber, for the feedback of another client's change of `address` to
+    /// `value`: the value and the terminal state (in either order). Returns the messages that
+    /// came before them (consumed), the two excluded.
+    ///
+    /// Used as a marker: subscriber feedback is flushed on its own task, so `/sync` does not
+    /// order it, but feedback to one subscriber keeps its order (its queue drains in the order
+    /// entries were first queued, and a later flush drains at least the flush delay after an
+    /// earlier one). Values are queued in the order changes applied, a terminal state as its
+    /// request ends; waiting for both of the marker's, whatever of either kind was queued for
+    /// this client before the marker's change arrives before them.
+    @discardableResult
+    func waitForChangeFeedback(_ address: String, _ value: OSCValue, timeout: Duration = .seconds(10)) throws -> [OSCTestMessage] {
+        try waitForChangeFeedback(address, timeout: timeout,
+                            value: { $0.address == address && $0.arguments == [value] },
+                            terminal: { $0.arguments.count >= 3 && $0.arguments[2] == value })
+    }
+
+    /// As above, for a value that arrives in another form (`value` recognises it) and the
+    /// terminal state `terminal` recognises.
+    @discardableResult
+    func waitForChangeFeedback(_ address: String, timeout: Duration = .seconds(10), value isValue: @escaping (OSCTestMessage) -> Bool,
+                         terminal: @escaping (OSCTestMessage) -> Bool = { _ in true }) throws -> [OSCTestMessage] {
+        let isTerminal: (OSCTestMessage) -> Bool = { $0.isTerminalState && $0.string(0) == address && terminal($0) }
+        let first = try waitFor("feedback of \(address) or its terminal state", timeout: timeout) { isValue($0) || isTerminal($0) }
+        let valueFirst = isValue(first.match)
+        let second = try waitFor("the rest of the feedback of \(address)", timeout: timeout) {
+            valueFirst ? isTerminal($0) : isValue($0)
+        }
+        return first.before + second.before
+    }
+}

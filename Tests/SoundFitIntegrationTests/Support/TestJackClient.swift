@@ -227,6 +227,20 @@ final class TestJackClient: @unchecked Sendable {
 
     /// Stops the current job (outputs silence) and waits until the callback no longer touches
     /// the play and record buffers.
+    /// Waits until this client ran the cycles of `seconds` of audio (whole periods, at least
+    /// one): a span of audio time counted on JACK's cycles, the event a stalled server does not
+    /// fake (a wall-clock sleep would count time no cycle ran in).
+    func waitForAudio(seconds: Double) throws {
+        guard let client else { throw IntegrationError("test client: closed") }
+        let count = max(1, Int((seconds * sampleRate / Double(jack_get_buffer_size(client))).rounded(.up)))
+        let start = cycles
+        let deadline = ContinuousClock.now + .seconds(10 + seconds)
+        while cycles < start + count {
+            if ContinuousClock.now >= deadline { throw IntegrationError("test client: JACK cycles stopped") }
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
+        }
+    }
+
     func stopPlaying() throws {
         state.pointee.sync[0].store(0, ordering: .releasing)
         let start = cycles

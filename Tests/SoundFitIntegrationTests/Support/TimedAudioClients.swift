@@ -281,6 +281,15 @@ final class TimedAudioClients: @unchecked Sendable {
         }
     }
 
+    /// Waits until the player has run the cycles of `seconds` of audio (whole periods, at least
+    /// one): a span of audio time counted on JACK's cycles, the event a stalled server does not
+    /// fake (a wall-clock sleep would count time no cycle ran in).
+    func waitForAudio(seconds: Double) throws {
+        guard let player else { throw IntegrationError("timed clients: closed") }
+        let rate = Double(jack_get_sample_rate(player))
+        try waitCycles(playerState, max(1, Int((seconds * rate / Double(period)).rounded(.up))))
+    }
+
     /// Loops `signal` on every output (replacing what played before).
     func play(_ signal: [Float]) throws {
         precondition(!signal.isEmpty && signal.count <= playerState.pointee.capacity)
@@ -348,7 +357,7 @@ extension TimedAudioClients {
             print("note: recording with a skipped cycle or xrun (attempt \(number)); recording again")
             guard number < attempts else { break }
             expectApplied(try osc.set("/output/gain", .float(current)), "/output/gain", .float(current), changed: false)
-            Thread.sleep(forTimeInterval: 0.05)  // past the 20 ms ramp
+            try waitForAudio(seconds: 0.05)  // past the 20 ms ramp
         }
         Issue.record("no glitch-free recording in \(attempts) attempts")
         return nil
