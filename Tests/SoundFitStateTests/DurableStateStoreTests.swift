@@ -24,6 +24,15 @@ import Testing
         }
     }
 
+    /// A store that loaded the defaults saves a document with each gain in turn, then goes
+    /// away (as a soundfit that exits).
+    @_optimize(none)
+    private func saveAndLeave(_ gains: Float..., in directory: TemporaryDirectory) async throws {
+        let store = store(directory)
+        _ = store.load(defaults: try defaults())
+        for gain in gains { try await save(gain, to: store) }
+    }
+
     private func onDisk(_ url: URL) throws -> StateDocument {
         try StateDocument.decode(Data(contentsOf: url), file: url.path, descriptors: TestParameters.descriptors)
     }
@@ -148,11 +157,7 @@ import Testing
     @_optimize(none)
     @Test func anImportWithoutLoadingStillKeepsAGoodStateAsThePreviousCopy() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, to: store)
-        }
+        try await saveAndLeave(-1, in: directory)
         let importer = store(directory)
         try await save(-9, to: importer)
         #expect(try onDisk(importer.url) == (try document(gain: -9)))
@@ -162,11 +167,7 @@ import Testing
     @_optimize(none)
     @Test func aCorruptStateFallsBackToThePreviousCopyAndSaysSo() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, -2, to: store)
-        }
+        try await saveAndLeave(-1, -2, in: directory)
         let url = directory.url.appendingPathComponent("state.json")
         try url.write("{\"format\": \"soundfit.state\", garbage")
         let store = store(directory)
@@ -203,11 +204,7 @@ import Testing
     @_optimize(none)
     @Test func aMissingStateWithAPreviousCopyUsesTheCopy() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, -2, to: store)
-        }
+        try await saveAndLeave(-1, -2, in: directory)
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("state.json"))
         let result = store(directory).load(defaults: try defaults())
         #expect(result.origin == .previous)
@@ -236,11 +233,7 @@ import Testing
     @_optimize(none)
     @Test func aTruncatedStateFileFallsBack() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, -2, to: store)
-        }
+        try await saveAndLeave(-1, -2, in: directory)
         let url = directory.url.appendingPathComponent("state.json")
         let data = try Data(contentsOf: url)
         try data.prefix(data.count / 2).write(to: url)
@@ -254,11 +247,7 @@ import Testing
     @Test func temporaryFilesOfACrashedWriteAreIgnoredAndRemoved() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("state.json")
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, to: store)
-        }
+        try await saveAndLeave(-1, in: directory)
         // `kill -9` after the temporary file was written, before the rename.
         _ = try AtomicFile.writeTemporary(try document(gain: -2).encoded(descriptors: TestParameters.descriptors).prefix(100), for: url)
         #expect(directory.names().count == 2)
