@@ -24,12 +24,18 @@ import Testing
         }
     }
 
+    /// A store that loaded the defaults, as a start does.
+    private func loadedStore(_ directory: TemporaryDirectory, clock: any Clock<Duration> = ContinuousClock()) throws -> DurableStateStore {
+        let store = store(directory, clock: clock)
+        _ = store.load(defaults: try defaults())
+        return store
+    }
+
     /// A store that loaded the defaults saves a document with each gain in turn, then goes
     /// away (as a soundfit that exits).
     @_optimize(none)
     private func saveAndLeave(_ gains: Float..., in directory: TemporaryDirectory) async throws {
-        let store = store(directory)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory)
         for gain in gains { try await save(gain, to: store) }
     }
 
@@ -78,8 +84,7 @@ import Testing
     @_optimize(none)
     @Test func aFlushedStateIsWhatTheNextStartLoads() async throws {
         let directory = try TemporaryDirectory()
-        let first = store(directory)
-        _ = first.load(defaults: try defaults())
+        let first = try loadedStore(directory)
         try await save(-6, to: first)
         #expect(first.writeCount == 1)
         #expect(directory.names() == ["state.json"])
@@ -96,8 +101,7 @@ import Testing
     @Test func manyChangesInAQuickSuccessionAreOneWriteOfTheLastState() async throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
-        let store = store(directory, clock: clock)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory, clock: clock)
         for step in 0..<20 {
             store.submit(try document(gain: -Float(step)))
             await clock.advance(by: .milliseconds(5))
@@ -119,8 +123,7 @@ import Testing
     @Test func aConstantStreamOfChangesIsWrittenEverySecond() async throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
-        let store = store(directory, clock: clock)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory, clock: clock)
         var written: [Float] = []
         // A change every 100 ms for 2.5 s: never 200 ms of quiet.
         for step in 0..<25 {
@@ -146,8 +149,7 @@ import Testing
     @_optimize(none)
     @Test func eachWriteKeepsThePreviousCopy() async throws {
         let directory = try TemporaryDirectory()
-        let store = store(directory)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory)
         try await save(-1, -2, -3, to: store)
         #expect(directory.names() == ["state.json", "state.previous.json"])
         #expect(try onDisk(store.url) == (try document(gain: -3)))
@@ -260,8 +262,7 @@ import Testing
     @_optimize(none)
     @Test func aStateThatWouldNotLoadIsNeverWritten() async throws {
         let directory = try TemporaryDirectory()
-        let store = store(directory)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory)
         try await save(-1, to: store)
         var invalid = try document(gain: -2)
         invalid.parameters["/filter/cutoff"] = .float(99_999)
