@@ -18,7 +18,7 @@ extension SoundFitIntegration {
 
             let subscriber = try OSCTestClient(port: rig.ready.oscPort)
             try subscriber.subscribeDrainingValues()
-            let fader = try TestMIDIClient(server: rig.server.name)
+            let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "\(rig.ready.client):midi_in")
             let audio = try rig.audio()
@@ -53,7 +53,7 @@ extension SoundFitIntegration {
             let rig = try SoundFitRig()
             defer { rig.stop() }
             let osc = rig.osc
-            let fader = try TestMIDIClient(server: rig.server.name)
+            let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "\(rig.ready.client):midi_in")
 
@@ -157,7 +157,7 @@ extension SoundFitIntegration {
             _ = try osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
             let subscriber = try OSCTestClient(port: try rig.soundfit.ready.oscPort)
             try subscriber.subscribeDrainingValues()
-            let fader = try TestMIDIClient(server: rig.server.name)
+            let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "\(try rig.soundfit.ready.client):midi_in")
 

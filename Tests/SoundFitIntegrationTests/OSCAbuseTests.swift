@@ -91,7 +91,7 @@ extension SoundFitIntegration {
             #expect(afterOSC - before <= 30, "\(afterOSC - before) lines: \(rig.soundfit.process.standardError.suffix(2000))")
             #expect(rig.soundfit.process.standardError.contains("undecodable OSC packet"), "the first ones are logged")
 
-            let midi = try TestMIDIClient(server: rig.server.name)
+            let midi = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { midi.close() }
             try midi.connect(to: "\(rig.ready.client):midi_in")
             for _ in 0..<3000 { midi.programChange(channel: 1, program: 99) }

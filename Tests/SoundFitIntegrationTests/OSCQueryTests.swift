@@ -28,18 +28,40 @@ extension SoundFitIntegration {
                     sourceLocation: sourceLocation)
         }
 
-        @Test("every parameter's TYPE, RANGE, VALUE and ACCESS match /list and a UDP query; attributes, containers and HOST_INFO")
-        func namespaceMatchesList() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("namespace", rig)
+        /// One check of the Python client that needs nothing but a fresh rig (the check's claim names
+        /// the case).
+        struct Check: Sendable, CustomTestStringConvertible {
+            var name: String
+            var channels = 1
+            var extra: [String] = []
+            var claim: String
+            var testDescription: String { "\(name): \(claim)" }
         }
 
-        @Test("/patch/load and /patch/delete list the patches as /patch/list does; a save or delete over UDP or the WebSocket sends PATH_CHANGED to every WebSocket")
-        func patchNodesFollowTheLibrary() throws {
-            let rig = try SoundFitRig(channels: 1)
+        static let checks = [
+            Check(name: "namespace",
+                  claim: "every parameter's TYPE, RANGE, VALUE and ACCESS match /list and a UDP query; attributes, containers and HOST_INFO"),
+            Check(name: "patch-changes",
+                  claim: "/patch/load and /patch/delete list the patches as /patch/list does; a save or delete over UDP or the WebSocket sends PATH_CHANGED to every WebSocket"),
+            Check(name: "listen",
+                  claim: "LISTEN streams a change made over UDP as the subscriber's OSC message; IGNORE stops it; an unknown path is an ERROR"),
+            Check(name: "websocket-set",
+                  claim: "a set sent as binary OSC over the WebSocket is applied and answered with /state over it; a bad one with /error"),
+            Check(name: "websocket-meters", channels: 2,
+                  claim: "/meters/subscribe sent as binary OSC over the WebSocket streams the meters back on it at the rate asked"),
+            Check(name: "bad-http",
+                  claim: "malformed request line, oversized header and body, unknown path and attribute, traversal under /ui: clear errors, nothing changed"),
+            Check(name: "bad-websocket",
+                  claim: "non-OSC binary, non-JSON text, unknown command, oversized frame, reserved opcode: /error, ERROR, close 1009 and 1002; nothing changed"),
+            Check(name: "too-many", extra: ["--max-connections", "32"],
+                  claim: "one connection over the limit is answered 503; the server answers again once connections close"),
+        ]
+
+        @Test("The Python client's check passes against a fresh soundfit", arguments: checks)
+        func clientCheck(_ check: Check) throws {
+            let rig = try SoundFitRig(channels: check.channels)
             defer { rig.stop() }
-            try runClient("patch-changes", rig)
+            try runClient(check.name, rig, extra: check.extra)
         }
 
         @Test("LISTEN /meters/input while a tone plays through JACK streams the meter messages as binary OSC at 25 Hz with the tone's level; IGNORE stops them")
@@ -59,48 +81,6 @@ extension SoundFitIntegration {
             }
             #expect(try rig.osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
             try runClient("listen-meters", rig)
-        }
-
-        @Test("LISTEN streams a change made over UDP as the subscriber's OSC message; IGNORE stops it; an unknown path is an ERROR")
-        func listenStreamsUDPChanges() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("listen", rig)
-        }
-
-        @Test("a set sent as binary OSC over the WebSocket is applied and answered with /state over it; a bad one with /error")
-        func setOverWebSocket() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("websocket-set", rig)
-        }
-
-        @Test("/meters/subscribe sent as binary OSC over the WebSocket streams the meters back on it at the rate asked")
-        func metersOverWebSocket() throws {
-            let rig = try SoundFitRig(channels: 2)
-            defer { rig.stop() }
-            try runClient("websocket-meters", rig)
-        }
-
-        @Test("malformed request line, oversized header and body, unknown path and attribute, traversal under /ui: clear errors, nothing changed")
-        func badHTTP() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("bad-http", rig)
-        }
-
-        @Test("non-OSC binary, non-JSON text, unknown command, oversized frame, reserved opcode: /error, ERROR, close 1009 and 1002; nothing changed")
-        func badWebSocket() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("bad-websocket", rig)
-        }
-
-        @Test("one connection over the limit is answered 503; the server answers again once connections close")
-        func tooManyConnections() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("too-many", rig, extra: ["--max-connections", "32"])
         }
 
         @Test("a WebSocket client that never reads its answers is closed once its queue passes the bound; others are answered")

@@ -158,7 +158,7 @@ extension SoundFitIntegration {
                                  for: "/midi/learn", hint: address)
             }
             _ = try osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
-            let fader = try TestMIDIClient(server: rig.server.name)
+            let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "\(rig.ready.client):midi_in")
             fader.controlChange(channel: 1, controller: 7, value: 127)

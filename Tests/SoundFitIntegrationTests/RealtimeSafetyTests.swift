@@ -126,7 +126,7 @@ extension SoundFitIntegration {
                                                playing: [Capture.tone(1000, amplitude: 0.3)])
             defer { rig.stop() }
             let (server, soundfit, engine, osc, audio) = (rig.server, rig.soundfit, rig.engine, rig.osc, rig.audio)
-            let fader = try TestMIDIClient(server: server.name)
+            let fader = try TestJackClient(server: server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "sfrtmidi:midi_in")
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))

@@ -24,6 +24,21 @@ import Testing
         }
     }
 
+    /// A store that loaded the defaults, as a start does.
+    private func loadedStore(_ directory: TemporaryDirectory, clock: any Clock<Duration> = ContinuousClock()) throws -> DurableStateStore {
+        let store = store(directory, clock: clock)
+        _ = store.load(defaults: try defaults())
+        return store
+    }
+
+    /// A store that loaded the defaults saves a document with each gain in turn, then goes
+    /// away (as a soundfit that exits).
+    @_optimize(none)
+    private func saveAndLeave(_ gains: Float..., in directory: TemporaryDirectory) async throws {
+        let store = try loadedStore(directory)
+        for gain in gains { try await save(gain, to: store) }
+    }
+
     private func onDisk(_ url: URL) throws -> StateDocument {
         try StateDocument.decode(Data(contentsOf: url), file: url.path, descriptors: TestParameters.descriptors)
     }
@@ -69,8 +84,7 @@ import Testing
     @_optimize(none)
     @Test func aFlushedStateIsWhatTheNextStartLoads() async throws {
         let directory = try TemporaryDirectory()
-        let first = store(directory)
-        _ = first.load(defaults: try defaults())
+        let first = try loadedStore(directory)
         try await save(-6, to: first)
         #expect(first.writeCount == 1)
         #expect(directory.names() == ["state.json"])
@@ -87,8 +101,7 @@ import Testing
     @Test func manyChangesInAQuickSuccessionAreOneWriteOfTheLastState() async throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
-        let store = store(directory, clock: clock)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory, clock: clock)
         for step in 0..<20 {
             store.submit(try document(gain: -Float(step)))
             await clock.advance(by: .milliseconds(5))
@@ -110,8 +123,7 @@ import Testing
     @Test func aConstantStreamOfChangesIsWrittenEverySecond() async throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
-        let store = store(directory, clock: clock)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory, clock: clock)
         var written: [Float] = []
         // A change every 100 ms for 2.5 s: never 200 ms of quiet.
         for step in 0..<25 {
@@ -137,8 +149,7 @@ import Testing
     @_optimize(none)
     @Test func eachWriteKeepsThePreviousCopy() async throws {
         let directory = try TemporaryDirectory()
-        let store = store(directory)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory)
         try await save(-1, -2, -3, to: store)
         #expect(directory.names() == ["state.json", "state.previous.json"])
         #expect(try onDisk(store.url) == (try document(gain: -3)))
@@ -148,11 +159,7 @@ import Testing
     @_optimize(none)
     @Test func anImportWithoutLoadingStillKeepsAGoodStateAsThePreviousCopy() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, to: store)
-        }
+        try await saveAndLeave(-1, in: directory)
         let importer = store(directory)
         try await save(-9, to: importer)
         #expect(try onDisk(importer.url) == (try document(gain: -9)))
@@ -162,11 +169,7 @@ import Testing
     @_optimize(none)
     @Test func aCorruptStateFallsBackToThePreviousCopyAndSaysSo() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, -2, to: store)
-        }
+        try await saveAndLeave(-1, -2, in: directory)
         let url = directory.url.appendingPathComponent("state.json")
         try url.write("{\"format\": \"soundfit.state\", garbage")
         let store = store(directory)
@@ -203,11 +206,7 @@ import Testing
     @_optimize(none)
     @Test func aMissingStateWithAPreviousCopyUsesTheCopy() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, -2, to: store)
-        }
+        try await saveAndLeave(-1, -2, in: directory)
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("state.json"))
         let result = store(directory).load(defaults: try defaults())
         #expect(result.origin == .previous)
@@ -236,11 +235,7 @@ import Testing
     @_optimize(none)
     @Test func aTruncatedStateFileFallsBack() async throws {
         let directory = try TemporaryDirectory()
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, -2, to: store)
-        }
+        try await saveAndLeave(-1, -2, in: directory)
         let url = directory.url.appendingPathComponent("state.json")
         let data = try Data(contentsOf: url)
         try data.prefix(data.count / 2).write(to: url)
@@ -254,11 +249,7 @@ import Testing
     @Test func temporaryFilesOfACrashedWriteAreIgnoredAndRemoved() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("state.json")
-        do {
-            let store = store(directory)
-            _ = store.load(defaults: try defaults())
-            try await save(-1, to: store)
-        }
+        try await saveAndLeave(-1, in: directory)
         // `kill -9` after the temporary file was written, before the rename.
         _ = try AtomicFile.writeTemporary(try document(gain: -2).encoded(descriptors: TestParameters.descriptors).prefix(100), for: url)
         #expect(directory.names().count == 2)
@@ -271,8 +262,7 @@ import Testing
     @_optimize(none)
     @Test func aStateThatWouldNotLoadIsNeverWritten() async throws {
         let directory = try TemporaryDirectory()
-        let store = store(directory)
-        _ = store.load(defaults: try defaults())
+        let store = try loadedStore(directory)
         try await save(-1, to: store)
         var invalid = try document(gain: -2)
         invalid.parameters["/filter/cutoff"] = .float(99_999)

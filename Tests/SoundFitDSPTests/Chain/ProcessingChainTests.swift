@@ -29,19 +29,6 @@ struct ProcessingChainTests {
         return out
     }
 
-    /// Runs `chain` out of place over `input` in calls of `block` frames.
-    static func run(_ chain: inout ProcessingChain, _ input: [[Float]], block: Int = 256, inPlace: Bool = false) -> ChannelBuffers {
-        let source = ChannelBuffers(input)
-        let destination = inPlace ? source : ChannelBuffers(channelCount: input.count, frameCount: input[0].count)
-        var offset = 0
-        while offset < source.frameCount {
-            let n = min(block, source.frameCount - offset)
-            chain.process(inputs: source.inputs(offset: offset), outputs: destination.outputs(offset: offset), frameCount: n)
-            offset += n
-        }
-        return destination
-    }
-
     @Test("default settings are a bit-exact passthrough (in and out of place)")
     func bypassedIsBitExact() {
         let input = (0..<3).map { Self.awkwardNoise(count: 3000, seed: UInt64($0)) }
@@ -49,7 +36,7 @@ struct ProcessingChainTests {
             var chain = ProcessingChain(spec: Self.spec(channels: 3))
             let passthrough = chain.isPassthrough
             #expect(passthrough)
-            let out = Self.run(&chain, input, block: 700, inPlace: inPlace)
+            let out = runChain(&chain, input, block: 700, inPlace: inPlace)
             for c in 0..<3 { #expect(out.channel(c).isBitIdentical(to: input[c]), "channel \(c), in place \(inPlace)") }
         }
     }
@@ -60,7 +47,7 @@ struct ProcessingChainTests {
     func bypassAfterDisableFade() {
         var chain = ProcessingChain(spec: Self.spec(), settings: Self.allEnabled)
         let noise = (0..<2).map { SignalGenerator.whiteNoise(count: 4800, seed: UInt64(20 + $0)) }
-        _ = Self.run(&chain, noise)
+        _ = runChain(&chain, noise)
         let notPassthrough = chain.isPassthrough
         #expect(!notPassthrough)
         var off = Self.allEnabled
@@ -68,18 +55,18 @@ struct ProcessingChainTests {
         off.ringModulator.isEnabled = false
         off.outputGain.isEnabled = false
         chain.apply(off)
-        _ = Self.run(&chain, noise.map { Array($0[0..<1200]) })   // 25 ms > 10 ms fades
+        _ = runChain(&chain, noise.map { Array($0[0..<1200]) })   // 25 ms > 10 ms fades
         let passthrough = chain.isPassthrough
         #expect(passthrough)
         let input = (0..<2).map { Self.awkwardNoise(count: 2000, seed: UInt64(30 + $0)) }
-        let out = Self.run(&chain, input, block: 333)
+        let out = runChain(&chain, input, block: 333)
         for c in 0..<2 { #expect(out.channel(c).isBitIdentical(to: input[c])) }
         // Disabled output gain at -6 dB is unity too; enabled at exactly 0 dB as well.
         var zeroDB = off
         zeroDB.outputGain = OutputGainSettings(isEnabled: true, gain: 0)
         chain.apply(zeroDB)
-        _ = Self.run(&chain, noise.map { Array($0[0..<1200]) })
-        let out2 = Self.run(&chain, input, block: 333)
+        _ = runChain(&chain, noise.map { Array($0[0..<1200]) })
+        let out2 = runChain(&chain, input, block: 333)
         for c in 0..<2 { #expect(out2.channel(c).isBitIdentical(to: input[c])) }
     }
 
@@ -102,7 +89,7 @@ struct ProcessingChainTests {
         off.outputGain.isEnabled = false
         // Steady references.
         var wetChain = ProcessingChain(spec: Self.spec(channels: 1), settings: on)
-        let wet = Self.run(&wetChain, [tone]).channel(0)
+        let wet = runChain(&wetChain, [tone]).channel(0)
         let steadyJump = max(SignalGenerator.maximumJump(tone), SignalGenerator.maximumJump(wet))
         // Toggled: off -> on at 100 ms -> off at 200 ms, with the updates between 64-frame calls.
         var chain = ProcessingChain(spec: Self.spec(channels: 1), settings: off)
@@ -151,7 +138,7 @@ struct ProcessingChainTests {
     func startsAtSettings() {
         let input = SignalGenerator.whiteNoise(count: 9600, seed: 50)
         var chain = ProcessingChain(spec: Self.spec(channels: 1), settings: Self.allEnabled)
-        let out = Self.run(&chain, [input], block: 100).channel(0)
+        let out = runChain(&chain, [input], block: 100).channel(0)
         let filtered = CookbookBiquad(kind: .peakingEQ, f0: 800, q: 1.5, dbGain: 6, fs: Self.fs).process(input)
         let g = pow(10, -6 / 20.0)
         let reference = filtered.enumerated().map { n, y in
@@ -206,12 +193,12 @@ struct ProcessingChainTests {
     func sampleRateChange() {
         let settings = ChainSettings(filter: FilterSettings(isEnabled: true, type: .highshelf, cutoff: 3000, q: 0.7071, gain: -9))
         var chain = ProcessingChain(spec: Self.spec(), settings: settings)
-        _ = Self.run(&chain, [SignalGenerator.whiteNoise(count: 2000, seed: 1), SignalGenerator.whiteNoise(count: 2000, seed: 2)])
+        _ = runChain(&chain, [SignalGenerator.whiteNoise(count: 2000, seed: 1), SignalGenerator.whiteNoise(count: 2000, seed: 2)])
         chain.setSampleRate(44100)
         let rate = chain.spec.sampleRate
         #expect(rate == 44100)
         let probe = ResponseProbe(sampleRate: 44100, frequencies: responseFrequencies(sampleRate: 44100, cutoffs: [3000]))
-        let out = Self.run(&chain, [probe.input, probe.input], block: 512)
+        let out = runChain(&chain, [probe.input, probe.input], block: 512)
         let measured = probe.responseDecibels(of: out.channel(1))
         let reference = settings.filter.cookbook(sampleRate: 44100)
         let worst = zip(probe.frequencies, measured).map { abs($1 - reference.magnitudeDecibels(atFrequency: $0, fs: 44100)) }.max()!

@@ -144,7 +144,7 @@ import Testing
         // The steady output at 90 dB SPL without a ceiling, to place the ceiling around it.
         var free = try Personalization.chain(Personalization.n3Preset(techLevel: techLevel))
         defer { Personalization.finish(&free) }
-        let unlimited = Personalization.run(&free, [tone, tone]).channel(0)
+        let unlimited = runChain(&free, [tone, tone]).channel(0)
         let steadyFree = envelope(unlimited[(total - 4800)...]).max()!
         let overshoot = envelope(unlimited[step...]).max()!
         let ceiling = Float(steadyFree * pow(10, ceilingReSteady / 20))
@@ -152,7 +152,7 @@ import Testing
         var chain = try Personalization.chain(Personalization.n3Preset(techLevel: techLevel))
         defer { Personalization.finish(&chain) }
         chain.setOutputCeiling(ceiling)
-        let out = Personalization.run(&chain, [tone, tone]).channel(0)
+        let out = runChain(&chain, [tone, tone]).channel(0)
         let steady = envelope(out[(total - 4800)...]).max()!
         let after = envelope(out[(step + 480)..<(step + 4800)])   // 10 ms to 100 ms after the step
         let deepest = decibels(after.min()! / steady)

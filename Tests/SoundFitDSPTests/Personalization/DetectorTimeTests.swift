@@ -37,7 +37,7 @@ struct DetectorTimeTests {
             let start = signal.count
             for n in 0..<count { signal.append(Float(amplitude * sin(2 * Double.pi * 2000 * Double(start + n) / fs))) }
         }
-        let out = Personalization.run(&chain, [signal, signal]).channel(0, frames: 0..<signal.count)
+        let out = runChain(&chain, [signal, signal]).channel(0, frames: 0..<signal.count)
         let attack = settling(out, step: 48000, end: 76800, tolerance: 3)
         let release = settling(out, step: 76800, end: signal.count - 24, tolerance: 4)
         return (attack, release)

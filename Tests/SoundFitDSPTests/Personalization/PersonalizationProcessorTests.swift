@@ -34,11 +34,11 @@ struct PersonalizationProcessorTests {
     func intensityZero() throws {
         var chain = try Personalization.chain(Personalization.n3Preset(techLevel: 3))
         let noise = (0..<2).map { SignalGenerator.whiteNoise(count: 9600, amplitude: 0.3, seed: UInt64(40 + $0)) }
-        let wet = Personalization.run(&chain, noise)
+        let wet = runChain(&chain, noise)
         #expect(Measurement.residualDecibels(wet.channel(0), reference: noise[0].map(Double.init)) > -20)
         chain.apply(ChainSettings(personalization: PersonalizationSettings(isEnabled: true, intensity: 0)))
-        _ = Personalization.run(&chain, noise.map { Array($0[0..<4800]) })   // 100 ms
-        let out = Personalization.run(&chain, noise)
+        _ = runChain(&chain, noise.map { Array($0[0..<4800]) })   // 100 ms
+        let out = runChain(&chain, noise)
         for c in 0..<2 {
             let residual = Measurement.residualDecibels(out.channel(c), reference: noise[c].map(Double.init))
             report("intensity 0, channel \(c): residual \(residual) dB")
@@ -55,10 +55,10 @@ struct PersonalizationProcessorTests {
     func bitExactBypass() throws {
         let awkward = (0..<3).map { ProcessingChainTests.awkwardNoise(count: 3000, seed: UInt64(60 + $0)) }
         var chain = try Personalization.chain(Personalization.n3Preset(techLevel: 4), channels: 3)
-        _ = Personalization.run(&chain, (0..<3).map { SignalGenerator.whiteNoise(count: 4800, seed: UInt64($0)) })
+        _ = runChain(&chain, (0..<3).map { SignalGenerator.whiteNoise(count: 4800, seed: UInt64($0)) })
         chain.apply(ChainSettings(personalization: PersonalizationSettings(isEnabled: false, intensity: 1)))
-        _ = Personalization.run(&chain, (0..<3).map { _ in [Float](repeating: 0.1, count: 960) })   // 20 ms > 15 ms fade
-        let out = Personalization.run(&chain, awkward, block: 333)
+        _ = runChain(&chain, (0..<3).map { _ in [Float](repeating: 0.1, count: 960) })   // 20 ms > 15 ms fade
+        let out = runChain(&chain, awkward, block: 333)
         for c in 0..<3 { #expect(out.channel(c).isBitIdentical(to: awkward[c])) }
         Personalization.finish(&chain)
 
@@ -67,7 +67,7 @@ struct PersonalizationProcessorTests {
             settings: ChainSettings(personalization: PersonalizationSettings(isEnabled: true, intensity: 1)))
         let passthrough = empty.isPassthrough
         #expect(passthrough)
-        let out2 = Personalization.run(&empty, Array(awkward[0..<2]))
+        let out2 = runChain(&empty, Array(awkward[0..<2]))
         for c in 0..<2 { #expect(out2.channel(c).isBitIdentical(to: awkward[c])) }
     }
 
@@ -79,7 +79,7 @@ struct PersonalizationProcessorTests {
         var chain = try Personalization.chain(preset, channels: 1)
         let amplitude = 0.1 * 2.0.squareRoot()   // −20 dBFS RMS... as a sine peak of 0.1414
         let tone = Measurement.sine(frequency: 1000, amplitude: amplitude, sampleRate: Self.fs, count: 48000)
-        let out = Personalization.run(&chain, [tone]).channel(0, frames: 24000..<48000)
+        let out = runChain(&chain, [tone]).channel(0, frames: 24000..<48000)
         let thd = Personalization.thdPlusNoise(out, frequency: 1000)
         let input = Personalization.thdPlusNoise(Array(tone[24000..<48000]), frequency: 1000)
         report("THD+N 1 kHz −20 dBFS, ratio 2: \(String(format: "%.1f", thd)) dB (input \(String(format: "%.1f", input)) dB)")
@@ -94,7 +94,7 @@ struct PersonalizationProcessorTests {
         let preset = Personalization.uniformPreset(techLevel: 3, gain: 12)
         var chain = try Personalization.chain(preset, channels: 1, intensity: 0.2)
         let tone = Measurement.sine(frequency: 1000, amplitude: 0.05, sampleRate: Self.fs, count: 19200)
-        _ = Personalization.run(&chain, [Array(tone[0..<9600])])
+        _ = runChain(&chain, [Array(tone[0..<9600])])
         let source = ChannelBuffers([Array(tone[9600...])]), out = ChannelBuffers(channelCount: 1, frameCount: 9600)
         for offset in stride(from: 0, to: 9600, by: 64) {
             if offset == 2560 { chain.apply(ChainSettings(personalization: PersonalizationSettings(isEnabled: true, intensity: 1))) }
@@ -141,7 +141,7 @@ struct PersonalizationProcessorTests {
         let louder = Personalization.uniformPreset(techLevel: 3, gain: 18)
         let tone = Measurement.sine(frequency: 1000, amplitude: 0.05, sampleRate: Self.fs, count: 14400)
         var steadyChain = try Personalization.chain(louder, channels: 1)
-        let steady = Personalization.run(&steadyChain, [tone]).channel(0)
+        let steady = runChain(&steadyChain, [tone]).channel(0)
         let steadyJump = SignalGenerator.maximumJump(Array(steady[4800...]))
         var chain = try Personalization.chain(softer, channels: 1)
         let next = Unmanaged.passRetained(try PreparedPersonalization(preset: louder, sampleRate: Self.fs, techLevel: 3))
@@ -278,14 +278,14 @@ struct PersonalizationProcessorTests {
             }
         }
         let noise = (0..<2).map { SignalGenerator.whiteNoise(count: 2400, seed: UInt64($0)) }
-        _ = Personalization.run(&chain, noise)
+        _ = runChain(&chain, noise)
         #expect(first != nil)
         let b = Unmanaged.passRetained(try PreparedPersonalization(preset: Personalization.uniformPreset(techLevel: 3, gain: 3), sampleRate: Self.fs))
         guard case .installed(let retired?) = chain.installPersonalization(b) else {
             Issue.record("the previous preset was not handed back")
             return
         }
-        _ = Personalization.run(&chain, noise)
+        _ = runChain(&chain, noise)
         #expect(first != nil)            // handed back, still alive
         retired.release()                // the control side frees it
         #expect(first == nil)

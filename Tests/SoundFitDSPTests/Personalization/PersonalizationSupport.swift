@@ -74,19 +74,6 @@ enum Personalization {
         chain.removePersonalization()?.release()
     }
 
-    /// Runs `chain` out of place over `input` in calls of `block` frames.
-    static func run(_ chain: inout ProcessingChain, _ input: [[Float]], block: Int = 256) -> ChannelBuffers {
-        let source = ChannelBuffers(input)
-        let destination = ChannelBuffers(channelCount: input.count, frameCount: input[0].count)
-        var offset = 0
-        while offset < source.frameCount {
-            let n = min(block, source.frameCount - offset)
-            chain.process(inputs: source.inputs(offset: offset), outputs: destination.outputs(offset: offset), frameCount: n)
-            offset += n
-        }
-        return destination
-    }
-
     /// Amplitude of a sine at `level` dB SPL for calibration `calibration` (full-scale sine).
     static func amplitude(level: Double, calibration: Double = 100) -> Double { pow(10, (level - calibration) / 20) }
 
@@ -98,7 +85,7 @@ enum Personalization {
         let amplitude = Self.amplitude(level: level)
         let window = 4800
         let tone = Measurement.sine(frequency: frequency, amplitude: amplitude, sampleRate: fs, count: settle + window)
-        let out = run(&chain, Array(repeating: tone, count: channels))
+        let out = runChain(&chain, Array(repeating: tone, count: channels))
         return (0..<channels).map { c in
             let a = Measurement.toneAmplitude(out.channel(c, frames: settle..<(settle + window)), frequency: frequency, sampleRate: fs)
             return 20 * log10(a / amplitude)

@@ -120,3 +120,16 @@ extension Array where Element == Float {
     /// True when both arrays hold the same bits (NaN payloads and signed zeros included).
     func isBitIdentical(to other: [Float]) -> Bool { firstBitDifference(self, other) == nil }
 }
+
+/// Runs `chain` over `input` in calls of `block` frames, out of place (or in place).
+func runChain(_ chain: inout ProcessingChain, _ input: [[Float]], block: Int = 256, inPlace: Bool = false) -> ChannelBuffers {
+    let source = ChannelBuffers(input)
+    let destination = inPlace ? source : ChannelBuffers(channelCount: input.count, frameCount: input[0].count)
+    var offset = 0
+    while offset < source.frameCount {
+        let n = min(block, source.frameCount - offset)
+        chain.process(inputs: source.inputs(offset: offset), outputs: destination.outputs(offset: offset), frameCount: n)
+        offset += n
+    }
+    return destination
+}

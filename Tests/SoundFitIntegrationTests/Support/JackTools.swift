@@ -7,22 +7,27 @@ enum JackTools {
     /// output when it fails.
     @discardableResult
     static func run(_ tool: String, server: String, _ arguments: String...) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["JACK_DEFAULT_SERVER"] = server
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw IntegrationError("\(tool) \(arguments) failed with \(process.terminationStatus): \(text)\(errorText)")
-        }
+        let (status, text, errorText) = try runToEnd(["/usr/bin/\(tool)"] + arguments, environment: ["JACK_DEFAULT_SERVER": server])
+        guard status == 0 else { throw IntegrationError("\(tool) \(arguments) failed with \(status): \(text)\(errorText)") }
         return text
     }
+}
+
+/// Runs `command` (its executable's full path first) to its end with Foundation's `Process`
+/// (no `setpriv` wrapper, unlike `ChildProcess`), with `environment` over this process's and
+/// stdin from /dev/null: its exit status and output.
+func runToEnd(_ command: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text, errorText)
 }

@@ -105,21 +105,9 @@ final class NetJackBoxes: @unchecked Sendable {
     /// Runs `command` in `box` to its end; its standard output, or a throw with its output.
     @discardableResult
     func run(in box: Box, _ command: [String], environment: [String: String] = [:]) throws -> String {
-        let process = Process()
-        let full = wrapper(for: box) + command
-        process.executableURL = URL(fileURLWithPath: full[0])
-        process.arguments = Array(full.dropFirst())
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw IntegrationError("\(command) in box \(box.index) failed (\(process.terminationStatus)): \(text)\(errorText)")
+        let (status, text, errorText) = try runToEnd(wrapper(for: box) + command, environment: environment)
+        guard status == 0 else {
+            throw IntegrationError("\(command) in box \(box.index) failed (\(status)): \(text)\(errorText)")
         }
         return text
     }

@@ -17,15 +17,7 @@ enum PlainHTTP {
         defer { Glibc.close(descriptor) }
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var remote = sockaddr_in()
-        remote.sin_family = sa_family_t(AF_INET)
-        remote.sin_port = port.bigEndian
-        remote.sin_addr.s_addr = host.bigEndian
-        let connected = withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        let connected = connectTCP(descriptor, host: host, port: port)
         guard connected else { throw IntegrationError("connect to \(name):\(port): \(String(cString: strerror(errno)))") }
         let request = Array("GET \(target) HTTP/1.1\r\nHost: \(name):\(port)\r\nConnection: close\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }) == request.count else {
@@ -56,5 +48,19 @@ enum PlainHTTP {
             throw IntegrationError("\(target): the body is no JSON object: \(String(decoding: body.prefix(200), as: UTF8.self))")
         }
         return (status, object)
+    }
+}
+
+/// Connects the TCP socket `descriptor` to `host`:`port` (`host` in host byte order); false
+/// (with `errno` set) when it fails.
+func connectTCP(_ descriptor: Int32, host: UInt32, port: UInt16) -> Bool {
+    var remote = sockaddr_in()
+    remote.sin_family = sa_family_t(AF_INET)
+    remote.sin_port = port.bigEndian
+    remote.sin_addr.s_addr = host.bigEndian
+    return withUnsafePointer(to: &remote) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
     }
 }

@@ -24,15 +24,7 @@ final class RawHTTPConnection: @unchecked Sendable {
             var timeout = timeval(tv_sec: sendTimeoutSeconds, tv_usec: 0)
             setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
-        var remote = sockaddr_in()
-        remote.sin_family = sa_family_t(AF_INET)
-        remote.sin_port = port.bigEndian
-        remote.sin_addr.s_addr = host.bigEndian
-        let connected = withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        let connected = connectTCP(descriptor, host: host, port: port)
         guard connected else {
             let reason = String(cString: strerror(errno))
             Glibc.close(descriptor)

@@ -79,20 +79,25 @@ struct ReadyLine {
     }
 }
 
-/// A running `soundfit run` process with a temporary state directory.
+/// A running `soundfit run` process: the one place the tests build its command line. The
+/// state directory is its own (removed at `stop()`) unless the caller gives one (kept, so a
+/// test can start the next `soundfit` on it).
 final class SoundFitProcess: @unchecked Sendable {
     let process: ChildProcess
     let stateDirectory: URL
+    private let ownsStateDirectory: Bool
 
-    /// Starts `soundfit run --state-dir TMP [--osc-port 0] [--http-port 0] <arguments>` (`--osc-port 0`
+    /// Starts `soundfit run --state-dir DIR [--osc-port 0] [--http-port 0] <arguments>` (`--osc-port 0`
     /// unless `defaults` is false; `--http-port 0` unless `httpDefault` is false or the arguments
     /// choose the HTTP port or turn it off, so parallel tests never share a port).
     /// `wrapper`: a command that runs soundfit elsewhere (`nsenter … --` into a network namespace).
-    init(arguments: [String], defaults: Bool = true, httpDefault: Bool = true, environment: [String: String]? = nil,
-         wrapper: [String] = []) throws {
-        stateDirectory = try UniqueName.temporaryDirectory("soundfit-state")
+    init(arguments: [String], stateDirectory: URL? = nil, defaults: Bool = true, httpDefault: Bool = true,
+         environment: [String: String]? = nil, wrapper: [String] = []) throws {
+        ownsStateDirectory = stateDirectory == nil
+        let directory = try stateDirectory ?? UniqueName.temporaryDirectory("soundfit-state")
+        self.stateDirectory = directory
         let http = !httpDefault || arguments.contains("--http-port") || arguments.contains("--no-http") ? [] : ["--http-port", "0"]
-        let all = ["run", "--state-dir", stateDirectory.path] + (defaults ? ["--osc-port", "0"] : []) + http + arguments
+        let all = ["run", "--state-dir", directory.path] + (defaults ? ["--osc-port", "0"] : []) + http + arguments
         let command = wrapper + [try SoundFitBinary.path()] + all
         process = try ChildProcess(label: "soundfit", executable: command[0], arguments: Array(command.dropFirst()),
                                    environment: environment)
@@ -108,21 +113,75 @@ final class SoundFitProcess: @unchecked Sendable {
             """)
     }
 
+    /// The log (soundfit logs to stderr).
+    var log: String { process.standardError }
+
+    /// SIGTERM (a clean shutdown, which flushes the state), SIGKILL after a grace period; removes
+    /// the state directory when it is this process's own.
     func stop() {
         process.stop()
-        try? FileManager.default.removeItem(at: stateDirectory)
+        if ownsStateDirectory { try? FileManager.default.removeItem(at: stateDirectory) }
+    }
+
+    /// `kill -9`: no shutdown code runs.
+    func kill9() {
+        process.send(SIGKILL)
+        process.waitForExit(timeout: .seconds(10))
     }
 
     deinit { stop() }
 }
 
-/// A test jackd, the real soundfit binary connected to it, an OSC client and (on demand) a
-/// test JACK client patched around soundfit. `stop()` (or deinit) tears everything down.
-final class SoundFitRig: @unchecked Sendable {
-    let server: TestJackServer
+/// A `soundfit run` on a test jackd that is ready: its ready line read, its `/ping` answered
+/// and (unless told not to) its processing session active. Every rig that runs the binary on a
+/// test jackd starts it here.
+final class SoundFitInstance: @unchecked Sendable {
     let soundfit: SoundFitProcess
     let ready: ReadyLine
     let osc: OSCTestClient
+    var process: ChildProcess { soundfit.process }
+
+    /// Starts `soundfit run … --server NAME [--no-start-server] --channels N <arguments>` on
+    /// `stateDirectory` (nil: its own); `--no-start-server` unless `mayStartServer`.
+    init(server: TestJackServer, stateDirectory: URL? = nil, channels: Int = 2, arguments: [String] = [],
+         waitForSession: Bool = true, mayStartServer: Bool = false) throws {
+        let soundfit = try SoundFitProcess(
+            arguments: ["--server", server.name] + (mayStartServer ? [] : ["--no-start-server"])
+                + ["--channels", "\(channels)"] + arguments,
+            stateDirectory: stateDirectory)
+        self.soundfit = soundfit
+        do {
+            ready = try soundfit.waitForReady()
+            osc = try OSCTestClient(port: ready.oscPort)
+            try osc.ping()
+            // The ready line can come before the processing session is active (it follows the
+            // JACK connection asynchronously); session-bound requests fail until then.
+            if waitForSession { try osc.waitForSession() }
+        } catch {
+            soundfit.stop()
+            throw error
+        }
+    }
+
+    /// The log (soundfit logs to stderr).
+    var log: String { soundfit.log }
+
+    /// SIGTERM (a clean shutdown, which flushes the state), SIGKILL after a grace period.
+    func stop() { soundfit.stop() }
+
+    /// `kill -9`: no shutdown code runs.
+    func kill9() { soundfit.kill9() }
+}
+
+/// A test jackd, the real soundfit binary connected to it (on a state directory of its own),
+/// an OSC client and (on demand) a test JACK client patched around soundfit. `stop()` (or
+/// deinit) tears everything down.
+final class SoundFitRig: @unchecked Sendable {
+    let server: TestJackServer
+    let instance: SoundFitInstance
+    var soundfit: SoundFitProcess { instance.soundfit }
+    var ready: ReadyLine { instance.ready }
+    var osc: OSCTestClient { instance.osc }
     let channels: Int
     private(set) var audioClient: TestJackClient?
 
@@ -131,14 +190,7 @@ final class SoundFitRig: @unchecked Sendable {
         self.server = server
         self.channels = channels
         do {
-            soundfit = try SoundFitProcess(
-                arguments: ["--server", server.name, "--channels", "\(channels)"] + extraArguments)
-            ready = try soundfit.waitForReady()
-            osc = try OSCTestClient(port: ready.oscPort)
-            try osc.ping()
-            // The ready line can come before the processing session is active (it follows the
-            // JACK connection asynchronously); session-bound requests fail until then.
-            try osc.waitForSession()
+            instance = try SoundFitInstance(server: server, channels: channels, arguments: extraArguments, mayStartServer: true)
         } catch {
             server.stop()
             throw error
@@ -162,7 +214,7 @@ final class SoundFitRig: @unchecked Sendable {
 
     func stop() {
         closeAudio()
-        soundfit.stop()
+        instance.stop()
         server.stop()
     }
 

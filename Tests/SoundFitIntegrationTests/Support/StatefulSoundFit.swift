@@ -2,57 +2,6 @@ import Foundation
 import Glibc
 import Testing
 
-/// One `soundfit run` on a caller's jackd and state directory. Unlike `SoundFitProcess`, the
-/// state directory belongs to the caller: stopping (or killing) this process leaves it in
-/// place, so a test can start the next `soundfit` on the same directory.
-final class SoundFitInstance: @unchecked Sendable {
-    let process: ChildProcess
-    let ready: ReadyLine
-    let osc: OSCTestClient
-
-    /// Starts `soundfit run --state-dir DIR --osc-port 0 --server NAME --no-start-server
-    /// --channels N <arguments>`, waits for the ready line, a `/pong` and (unless told not to)
-    /// an active processing session.
-    init(server: TestJackServer, stateDirectory: URL, channels: Int = 2, arguments: [String] = [],
-         waitForSession: Bool = true) throws {
-        let all = ["run", "--state-dir", stateDirectory.path, "--osc-port", "0", "--http-port", "0", "--server", server.name,
-                   "--no-start-server", "--channels", "\(channels)"] + arguments
-        let process = try ChildProcess(label: "soundfit", executable: try SoundFitBinary.path(), arguments: all)
-        self.process = process
-        guard let ready = process.waitForOutput(timeout: .seconds(30), ReadyLine.find(in:)) else {
-            process.stop()
-            throw IntegrationError("""
-                soundfit \(all) printed no ready line (running: \(process.isRunning), exit: \(String(describing: process.termination)))
-                stdout: \(process.standardOutput)
-                stderr: \(process.standardError)
-                """)
-        }
-        self.ready = ready
-        do {
-            osc = try OSCTestClient(port: ready.oscPort)
-            try osc.ping()
-            if waitForSession { try osc.waitForSession() }
-        } catch {
-            process.stop()
-            throw error
-        }
-    }
-
-    /// The log (soundfit logs to stderr).
-    var log: String { process.standardError }
-
-    /// SIGTERM (a clean shutdown, which flushes the state), SIGKILL after a grace period.
-    func stop() { process.stop() }
-
-    /// `kill -9`: no shutdown code runs.
-    func kill9() {
-        process.send(SIGKILL)
-        process.waitForExit(timeout: .seconds(10))
-    }
-
-    deinit { process.stop() }
-}
-
 /// A jackd, a state directory that outlives each `soundfit`, the current `soundfit` on it and
 /// a test JACK client that follows it across restarts. `stop()` (or deinit) removes everything.
 final class StatefulRig: @unchecked Sendable {

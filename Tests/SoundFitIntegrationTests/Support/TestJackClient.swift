@@ -4,81 +4,164 @@ import Glibc
 import SoundFitTestSupport
 import Synchronization
 
+/// What a test JACK client does in its process callback; a client has one role or several.
+struct TestJackRoles: OptionSet, Sendable {
+    let rawValue: Int
+    /// Output ports `out_i`: loops the loaded signals (silence while idle).
+    static let player = TestJackRoles(rawValue: 1 << 0)
+    /// Input ports `in_i`: records a job's frames, with the JACK frame time of every cycle.
+    static let recorder = TestJackRoles(rawValue: 1 << 1)
+    /// Input ports `in_i`: keeps the last frames in a ring, always (a listener's ears).
+    static let listener = TestJackRoles(rawValue: 1 << 2)
+    /// One MIDI output port `midi_out`: writes the queued messages into the next cycle (a fader box).
+    static let midiSource = TestJackRoles(rawValue: 1 << 3)
+}
+
 /// Everything the test client's process callback touches: plain pointers and integers,
 /// allocated before activation and freed after `jack_client_close`. Nothing here retains.
 struct TestClientRealtimeState {
+    let roles: TestJackRoles
     let channelCount: Int
+    /// The JACK client (for `jack_last_frame_time`), set before activation.
+    var client: OpaquePointer?
     let outputPorts: UnsafeMutablePointer<OpaquePointer?>
     let inputPorts: UnsafeMutablePointer<OpaquePointer?>
-    /// Channel-major signal to play, `playCapacity` frames per channel, looped.
+    var midiPort: OpaquePointer?
+    /// Player: channel-major signal to play, `playCapacity` frames per channel, looped.
     let play: UnsafeMutablePointer<Float>
     let playCapacity: Int
-    /// Channel-major capture, `recordCapacity` frames per channel.
+    /// Recorder: channel-major capture; listener: channel-major ring; `recordCapacity` frames per channel.
     let record: UnsafeMutablePointer<Float>
     let recordCapacity: Int
-    /// [0] requested job (0 = silence), [1] last job whose recording is complete,
-    /// [2] cycles run, [3] xruns the server reported. The job parameters below are written while no job runs and published
-    /// by the release-store of a new job number.
+    /// Recorder: per recorded cycle, the JACK frame time of the cycle and the capture index of
+    /// its first frame.
+    let cycleFrames: UnsafeMutablePointer<UInt32>
+    let cycleStarts: UnsafeMutablePointer<Int>
+    let cycleCapacity: Int
+    /// MIDI source: a single-producer single-consumer ring of messages (each word: size in the
+    /// top byte, then up to three message bytes).
+    let midi: UnsafeMutablePointer<Atomic<UInt32>>
+    static let midiCapacity = 4096
+    /// MIDI messages per cycle at most (a JACK MIDI buffer holds a few hundred short events).
+    static let midiPerCycle = 64
+    /// [0] requested job (0 = idle: silence), [1] last job whose recording is complete,
+    /// [2] cycles run, [3] xruns the server reported, [4] cycles recorded in the current job,
+    /// [5] frames the listener heard, [6] MIDI messages queued by the test, [7] MIDI messages
+    /// sent by the callback. The job parameters below are written while no job runs and
+    /// published by the release-store of a new job number.
     let sync: UnsafeMutablePointer<Atomic<Int>>
-    var jobPlayLength = 1
+    static let syncCount = 8
+    var jobPlayLength = 0
     var jobRecordLength = 0
     // Owned by the audio thread.
     var currentJob = 0
     var playPosition = 0
     var recordPosition = 0
+    var cycleIndex = 0
 }
 
-/// The test client's process callback: plays the preloaded signal on every output port and
-/// records every input port into the preallocated capture. Real-time thread: pointer
+/// The test client's process callback: each role's part in turn. Real-time thread: pointer
 /// arithmetic and atomics only, no allocation, no locks, no retain/release.
 func testClientProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
     let state = arg.assumingMemoryBound(to: TestClientRealtimeState.self)
-    let count = Int(frames)
     let job = state.pointee.sync[0].load(ordering: .acquiring)
     if job != state.pointee.currentJob {
         state.pointee.currentJob = job
         state.pointee.playPosition = 0
         state.pointee.recordPosition = 0
+        state.pointee.cycleIndex = 0
     }
-    let playLength = state.pointee.jobPlayLength
-    let recordLength = state.pointee.jobRecordLength
-    let playPosition = state.pointee.playPosition
-    let recordPosition = state.pointee.recordPosition
-    let toRecord = job == 0 ? 0 : min(count, recordLength - recordPosition)
+    let roles = state.pointee.roles
+    if roles.contains(.player) { playCycle(state, frames, job: job) }
+    if roles.contains(.recorder) && job != 0 { recordCycle(state, frames, job: job) }
+    if roles.contains(.listener) { listenCycle(state, frames) }
+    if roles.contains(.midiSource) { sendMIDICycle(state, frames) }
+    state.pointee.sync[2].add(1, ordering: .releasing)
+    return 0
+}
+
+/// Player: the job's signals on every output port, looped; silence while idle or when the job
+/// plays nothing. Real-time thread.
+private func playCycle(_ state: UnsafeMutablePointer<TestClientRealtimeState>, _ frames: jack_nframes_t, job: Int) {
+    let count = Int(frames)
+    let length = state.pointee.jobPlayLength
+    let start = state.pointee.playPosition
     for channel in 0..<state.pointee.channelCount {
-        guard let outRaw = jack_port_get_buffer(state.pointee.outputPorts[channel], frames),
-              let inRaw = jack_port_get_buffer(state.pointee.inputPorts[channel], frames)
-        else { continue }
-        let output = outRaw.assumingMemoryBound(to: Float.self)
-        let input = inRaw.assumingMemoryBound(to: Float.self)
-        if job == 0 {
+        guard let raw = jack_port_get_buffer(state.pointee.outputPorts[channel], frames) else { continue }
+        let output = raw.assumingMemoryBound(to: Float.self)
+        if job == 0 || length == 0 {
             output.update(repeating: 0, count: count)
             continue
         }
         let source = state.pointee.play + channel * state.pointee.playCapacity
-        var position = playPosition
+        var position = start
         for frame in 0..<count {
             output[frame] = source[position]
             position += 1
-            if position == playLength { position = 0 }
-        }
-        if toRecord > 0 {
-            let destination = state.pointee.record + channel * state.pointee.recordCapacity + recordPosition
-            destination.update(from: input, count: toRecord)
+            if position == length { position = 0 }
         }
     }
-    if job != 0 {
-        state.pointee.playPosition = (playPosition + count) % playLength
-        if toRecord > 0 {
-            state.pointee.recordPosition = recordPosition + toRecord
-            if recordPosition + toRecord == recordLength {
-                state.pointee.sync[1].store(job, ordering: .releasing)
-            }
-        }
+    if job != 0 && length > 0 { state.pointee.playPosition = (start + count) % length }
+}
+
+/// Recorder: every input port into the job's capture until it holds the job's frames, with
+/// the frame time of each recorded cycle. Real-time thread.
+private func recordCycle(_ state: UnsafeMutablePointer<TestClientRealtimeState>, _ frames: jack_nframes_t, job: Int) {
+    let length = state.pointee.jobRecordLength
+    let position = state.pointee.recordPosition
+    guard position < length else { return }
+    let toRecord = min(Int(frames), length - position)
+    let index = state.pointee.cycleIndex
+    if index < state.pointee.cycleCapacity, let client = state.pointee.client {
+        state.pointee.cycleFrames[index] = jack_last_frame_time(client)
+        state.pointee.cycleStarts[index] = position
+        state.pointee.cycleIndex = index + 1
+        state.pointee.sync[4].store(index + 1, ordering: .releasing)
     }
-    state.pointee.sync[2].add(1, ordering: .releasing)
-    return 0
+    for channel in 0..<state.pointee.channelCount {
+        guard let raw = jack_port_get_buffer(state.pointee.inputPorts[channel], frames) else { continue }
+        let destination = state.pointee.record + channel * state.pointee.recordCapacity + position
+        destination.update(from: raw.assumingMemoryBound(to: Float.self), count: toRecord)
+    }
+    state.pointee.recordPosition = position + toRecord
+    if position + toRecord == length { state.pointee.sync[1].store(job, ordering: .releasing) }
+}
+
+/// Listener: every input port into the ring. Real-time thread.
+private func listenCycle(_ state: UnsafeMutablePointer<TestClientRealtimeState>, _ frames: jack_nframes_t) {
+    let count = Int(frames)
+    let ringFrames = state.pointee.recordCapacity
+    let start = state.pointee.sync[5].load(ordering: .relaxed)
+    for channel in 0..<state.pointee.channelCount {
+        guard let raw = jack_port_get_buffer(state.pointee.inputPorts[channel], frames) else { continue }
+        let input = raw.assumingMemoryBound(to: Float.self)
+        let ring = state.pointee.record + channel * ringFrames
+        for frame in 0..<count { ring[(start + frame) % ringFrames] = input[frame] }
+    }
+    state.pointee.sync[5].store(start + count, ordering: .releasing)
+}
+
+/// MIDI source: clears the output buffer and writes the waiting messages, up to
+/// `midiPerCycle`, at frames 0, 1, 2… Real-time thread.
+private func sendMIDICycle(_ state: UnsafeMutablePointer<TestClientRealtimeState>, _ frames: jack_nframes_t) {
+    guard let port = state.pointee.midiPort, let buffer = jack_port_get_buffer(port, frames) else { return }
+    jack_midi_clear_buffer(buffer)
+    let ring = state.pointee.midi
+    let head = state.pointee.sync[6].load(ordering: .acquiring)
+    var tail = state.pointee.sync[7].load(ordering: .relaxed)
+    var frame: jack_nframes_t = 0
+    while tail != head, frame < frames, Int(frame) < TestClientRealtimeState.midiPerCycle {
+        let word = ring[tail % TestClientRealtimeState.midiCapacity].load(ordering: .relaxed)
+        var bytes = (UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word))
+        let written = withUnsafeBytes(of: &bytes) { raw in
+            jack_midi_event_write(buffer, frame, raw.baseAddress!.assumingMemoryBound(to: jack_midi_data_t.self), Int(word >> 24))
+        }
+        guard written == 0 else { break }
+        tail += 1
+        frame += 1
+    }
+    state.pointee.sync[7].store(tail, ordering: .releasing)
 }
 
 /// The server reports an xrun (a client missed its deadline: a glitch in the signals).
@@ -89,56 +172,89 @@ func testClientXrunCallback(_ arg: UnsafeMutableRawPointer?) -> Int32 {
     return 0
 }
 
-/// A JACK client written for the tests: N output ports `out_i` (the player) and N input ports
-/// `in_i` (the recorder). `capture` plays a signal through whatever is connected and returns
-/// what came back.
+/// The JACK client the tests play, record, listen and send MIDI with, in the roles it is opened
+/// with: N output ports `out_i` (player), N input ports `in_i` (recorder or listener), one MIDI
+/// output `midi_out` (MIDI source). With player and recorder (the default), `capture` plays a
+/// signal through whatever is connected and returns what came back.
 final class TestJackClient: @unchecked Sendable {
     let name: String
+    let roles: TestJackRoles
     let channelCount: Int
     let sampleRate: Double
+    /// Frames per cycle.
+    let period: Int
     private var client: OpaquePointer?
     private let state: UnsafeMutablePointer<TestClientRealtimeState>
     private var nextJob = 0
+    private var recordingJob = 0
+    /// Xruns counted when the last job started.
+    private var xrunsAtJobStart = 0
 
-    init(server: String, name: String = "sftest", channels: Int,
-         playCapacity: Int = 48000, recordCapacity: Int = 96000) throws {
-        let client = try openTestJackClient(name, on: server, role: "test client")
+    /// `recordCapacity`: frames per channel a recording holds, or the listener's ring (nil: 2 s
+    /// for a recorder, 4 s for a listener).
+    init(server: String, name: String = "sftest", channels: Int = 0, roles: TestJackRoles = [.player, .recorder],
+         playCapacity: Int = 48000, recordCapacity: Int? = nil) throws {
+        precondition(!roles.isSuperset(of: [.recorder, .listener]), "recorder and listener both need in_i")
+        JackMessages.silence()
+        var status = jack_status_t(rawValue: 0)
+        let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
+        guard let client = soundfit_jack_client_open(name, options, &status, server) else {
+            throw IntegrationError("test client '\(name)' cannot open on server '\(server)' (status 0x\(String(status.rawValue, radix: 16)))")
+        }
         self.client = client
         self.name = String(cString: jack_get_client_name(client))
+        self.roles = roles
         channelCount = channels
         sampleRate = Double(jack_get_sample_rate(client))
+        period = Int(jack_get_buffer_size(client))
 
-        let sync = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 4)
-        for index in 0..<4 { (sync + index).initialize(to: Atomic(0)) }
-        let play = UnsafeMutablePointer<Float>.allocate(capacity: channels * playCapacity)
-        play.initialize(repeating: 0, count: channels * playCapacity)
-        let record = UnsafeMutablePointer<Float>.allocate(capacity: channels * recordCapacity)
-        record.initialize(repeating: 0, count: channels * recordCapacity)
-        let outputs = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: channels)
-        outputs.initialize(repeating: nil, count: channels)
-        let inputs = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: channels)
-        inputs.initialize(repeating: nil, count: channels)
+        let playCapacity = roles.contains(.player) ? playCapacity : 1
+        let recordCapacity = roles.contains(.listener) ? recordCapacity ?? Int(sampleRate) * 4
+            : roles.contains(.recorder) ? recordCapacity ?? 96000 : 1
+        let cycleCapacity = roles.contains(.recorder) ? recordCapacity / 16 + 2 : 1
+        let midiCapacity = roles.contains(.midiSource) ? TestClientRealtimeState.midiCapacity : 1
+        let sync = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: TestClientRealtimeState.syncCount)
+        for index in 0..<TestClientRealtimeState.syncCount { (sync + index).initialize(to: Atomic(0)) }
+        let play = UnsafeMutablePointer<Float>.allocate(capacity: max(channels, 1) * playCapacity)
+        play.initialize(repeating: 0, count: max(channels, 1) * playCapacity)
+        let record = UnsafeMutablePointer<Float>.allocate(capacity: max(channels, 1) * recordCapacity)
+        record.initialize(repeating: 0, count: max(channels, 1) * recordCapacity)
+        let cycleFrames = UnsafeMutablePointer<UInt32>.allocate(capacity: cycleCapacity)
+        cycleFrames.initialize(repeating: 0, count: cycleCapacity)
+        let cycleStarts = UnsafeMutablePointer<Int>.allocate(capacity: cycleCapacity)
+        cycleStarts.initialize(repeating: 0, count: cycleCapacity)
+        let midi = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: midiCapacity)
+        for index in 0..<midiCapacity { (midi + index).initialize(to: Atomic(0)) }
+        let outputs = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(channels, 1))
+        outputs.initialize(repeating: nil, count: max(channels, 1))
+        let inputs = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(channels, 1))
+        inputs.initialize(repeating: nil, count: max(channels, 1))
         state = .allocate(capacity: 1)
         state.initialize(to: TestClientRealtimeState(
-            channelCount: channels, outputPorts: outputs, inputPorts: inputs, play: play,
-            playCapacity: playCapacity, record: record, recordCapacity: recordCapacity, sync: sync))
+            roles: roles, channelCount: channels, client: client, outputPorts: outputs, inputPorts: inputs, midiPort: nil,
+            play: play, playCapacity: playCapacity, record: record, recordCapacity: recordCapacity,
+            cycleFrames: cycleFrames, cycleStarts: cycleStarts, cycleCapacity: cycleCapacity, midi: midi, sync: sync))
 
-        for channel in 0..<channels {
-            guard let output = jack_port_register(client, "out_\(channel + 1)", JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0),
-                  let input = jack_port_register(client, "in_\(channel + 1)", JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsInput.rawValue), 0)
-            else {
+        func register(_ port: String, _ type: String, _ flags: JackPortFlags) throws -> OpaquePointer {
+            guard let handle = jack_port_register(client, port, type, UInt(flags.rawValue), 0) else {
                 close()
-                throw IntegrationError("test client cannot register ports")
+                throw IntegrationError("test client '\(self.name)' cannot register \(port)")
             }
-            outputs[channel] = output
-            inputs[channel] = input
+            return handle
         }
+        for channel in 0..<channels {
+            if roles.contains(.player) { outputs[channel] = try register("out_\(channel + 1)", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput) }
+            if !roles.isDisjoint(with: [.recorder, .listener]) {
+                inputs[channel] = try register("in_\(channel + 1)", JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput)
+            }
+        }
+        if roles.contains(.midiSource) { state.pointee.midiPort = try register("midi_out", JACK_DEFAULT_MIDI_TYPE, JackPortIsOutput) }
         guard jack_set_process_callback(client, testClientProcessCallback, UnsafeMutableRawPointer(state)) == 0,
               jack_set_xrun_callback(client, testClientXrunCallback, UnsafeMutableRawPointer(state)) == 0,
               jack_activate(client) == 0
         else {
             close()
-            throw IntegrationError("test client cannot activate")
+            throw IntegrationError("test client '\(self.name)' cannot activate")
         }
     }
 
@@ -153,10 +269,14 @@ final class TestJackClient: @unchecked Sendable {
     deinit {
         close()
         let s = state.pointee
-        s.sync.deinitialize(count: 4)
+        s.sync.deinitialize(count: TestClientRealtimeState.syncCount)
         s.sync.deallocate()
         s.play.deallocate()
         s.record.deallocate()
+        s.cycleFrames.deallocate()
+        s.cycleStarts.deallocate()
+        s.midi.deinitialize(count: roles.contains(.midiSource) ? TestClientRealtimeState.midiCapacity : 1)
+        s.midi.deallocate()
         s.outputPorts.deallocate()
         s.inputPorts.deallocate()
         state.deinitialize(count: 1)
@@ -171,6 +291,19 @@ final class TestJackClient: @unchecked Sendable {
             try connect("\(name):out_\(channel)", "\(target):input_\(channel)")
             try connect("\(target):output_\(channel)", "\(name):in_\(channel)")
         }
+    }
+
+    /// Connects `<source>:output_i` → `in_i` for every channel (a listener's ears on `source`).
+    func listen(to source: String) throws {
+        for channel in 1...channelCount { try connect("\(source):output_\(channel)", "\(name):in_\(channel)") }
+    }
+
+    /// `<name>:midi_out`.
+    var midiPort: String { "\(name):midi_out" }
+
+    /// Connects `midi_out` to `destination` (a full port name).
+    func connect(to destination: String) throws {
+        try connect(midiPort, destination)
     }
 
     func connect(_ source: String, _ destination: String) throws {
@@ -189,15 +322,8 @@ final class TestJackClient: @unchecked Sendable {
 
     /// Full names of the ports whose names match the regular expression `pattern`.
     func ports(matching pattern: String, flags: UInt32 = 0) -> [String] {
-        guard let client, let list = jack_get_ports(client, pattern, nil, UInt(flags)) else { return [] }
-        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
-        var names: [String] = []
-        var index = 0
-        while let name = list[index] {
-            names.append(String(cString: name))
-            index += 1
-        }
-        return names
+        guard let client else { return [] }
+        return names(jack_get_ports(client, pattern, nil, UInt(flags)))
     }
 
     /// Whether `port` is an audio input or output port of the graph, per its flags.
@@ -208,8 +334,13 @@ final class TestJackClient: @unchecked Sendable {
 
     /// Full names of the ports `port` is connected to.
     func connections(of port: String) -> [String] {
-        guard let client, let handle = jack_port_by_name(client, port),
-              let list = jack_port_get_all_connections(client, handle) else { return [] }
+        guard let client, let handle = jack_port_by_name(client, port) else { return [] }
+        return names(jack_port_get_all_connections(client, handle))
+    }
+
+    /// The names in a list JACK allocated, which is then freed.
+    private func names(_ list: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
+        guard let list else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
         var names: [String] = []
         var index = 0
@@ -223,7 +354,20 @@ final class TestJackClient: @unchecked Sendable {
     /// Cycles the callback has run.
     var cycles: Int { state.pointee.sync[2].load(ordering: .acquiring) }
 
-    // MARK: Play and record
+    /// Xruns the server reported since this client opened.
+    var xruns: Int { state.pointee.sync[3].load(ordering: .acquiring) }
+
+    /// Waits until the callback has run `count` more cycles.
+    private func waitCycles(_ count: Int) throws {
+        let start = cycles
+        let deadline = ContinuousClock.now + .seconds(10)
+        while cycles < start + count {
+            if ContinuousClock.now >= deadline { throw IntegrationError("test client: JACK cycles stopped") }
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
+        }
+    }
+
+    // MARK: Player and recorder
 
     /// Stops the current job (outputs silence) and waits until the callback no longer touches
     /// the play and record buffers.
@@ -243,12 +387,7 @@ final class TestJackClient: @unchecked Sendable {
 
     func stopPlaying() throws {
         state.pointee.sync[0].store(0, ordering: .releasing)
-        let start = cycles
-        let deadline = ContinuousClock.now + .seconds(10)
-        while cycles < start + 2 {
-            if ContinuousClock.now >= deadline { throw IntegrationError("test client: JACK cycles stopped") }
-            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
-        }
+        try waitCycles(2)
     }
 
     /// Starts looping `signals` (one per channel; one signal is used for every channel)
@@ -256,11 +395,11 @@ final class TestJackClient: @unchecked Sendable {
     private func startJob(_ signals: [[Float]], recordFrames: Int) throws -> Int {
         let s = state.pointee
         let length = signals.map(\.count).max() ?? 0
-        precondition(length > 0 && length <= s.playCapacity, "signal length \(length) exceeds capacity")
+        precondition(signals.isEmpty || length > 0 && length <= s.playCapacity, "signal length \(length) exceeds capacity")
         precondition(recordFrames <= s.recordCapacity, "capture length \(recordFrames) exceeds capacity")
-        precondition(signals.count == 1 || signals.count == channelCount)
+        precondition(signals.count <= 1 || signals.count == channelCount)
         try stopPlaying()
-        for channel in 0..<channelCount {
+        for channel in 0..<channelCount where !signals.isEmpty {
             let signal = signals.count == 1 ? signals[0] : signals[channel]
             precondition(signal.count == length, "signals must have equal lengths")
             let destination = s.play + channel * s.playCapacity
@@ -268,6 +407,7 @@ final class TestJackClient: @unchecked Sendable {
         }
         state.pointee.jobPlayLength = length
         state.pointee.jobRecordLength = recordFrames
+        xrunsAtJobStart = xruns
         nextJob += 1
         state.pointee.sync[0].store(nextJob, ordering: .releasing)
         return nextJob
@@ -275,11 +415,9 @@ final class TestJackClient: @unchecked Sendable {
 
     /// Loops `signals` until the next job or `stopPlaying()`, without recording.
     func startPlaying(_ signals: [[Float]]) throws {
+        precondition(!signals.isEmpty)
         _ = try startJob(signals, recordFrames: 0)
     }
-
-    /// Xruns the server reported since this client opened.
-    var xruns: Int { state.pointee.sync[3].load(ordering: .acquiring) }
 
     /// Plays `signals` (looped) and returns `frames` frames captured on every input port,
     /// starting with the cycle that started playing. The start includes the graph's latency
@@ -301,19 +439,118 @@ final class TestJackClient: @unchecked Sendable {
 
     private func captureOnce(_ signals: [[Float]], frames: Int) throws -> [[Float]] {
         let job = try startJob(signals, recordFrames: frames)
-        let deadline = ContinuousClock.now + .seconds(10 + 10 * Double(frames) / sampleRate)
-        while state.pointee.sync[1].load(ordering: .acquiring) != job {
-            if ContinuousClock.now >= deadline {
-                throw IntegrationError("test client: capture of \(frames) frames did not finish")
-            }
-            Thread.sleep(forTimeInterval: 0.005)  // polls a condition (with a deadline)
-        }
+        try waitForRecording(job, frames: frames)
         let s = state.pointee
         let result = (0..<channelCount).map { channel in
             Array(UnsafeBufferPointer(start: s.record + channel * s.recordCapacity, count: frames))
         }
         try stopPlaying()
         return result
+    }
+
+    private func waitForRecording(_ job: Int, frames: Int) throws {
+        let deadline = ContinuousClock.now + .seconds(10 + 10 * Double(frames) / sampleRate)
+        while state.pointee.sync[1].load(ordering: .acquiring) != job {
+            if ContinuousClock.now >= deadline {
+                throw IntegrationError("test client: recording of \(frames) frames did not finish")
+            }
+            Thread.sleep(forTimeInterval: 0.005)  // polls a condition (with a deadline)
+        }
+    }
+
+    /// Starts recording `frames` frames per channel from the next cycle on, playing silence;
+    /// returns at once.
+    func startRecording(frames: Int) throws {
+        precondition(frames > 0)
+        recordingJob = try startJob([], recordFrames: frames)
+    }
+
+    /// Waits until the recording started by `startRecording` is complete and returns it.
+    func finishRecording() throws -> TimedRecording {
+        let s = state.pointee
+        let frames = s.jobRecordLength
+        try waitForRecording(recordingJob, frames: frames)
+        let cycles = s.sync[4].load(ordering: .acquiring)
+        let recording = TimedRecording(
+            channels: (0..<channelCount).map { Array(UnsafeBufferPointer(start: s.record + $0 * s.recordCapacity, count: frames)) },
+            cycleFrames: Array(UnsafeBufferPointer(start: s.cycleFrames, count: cycles)),
+            cycleStarts: Array(UnsafeBufferPointer(start: s.cycleStarts, count: cycles)),
+            period: period, xruns: xruns - xrunsAtJobStart)
+        try stopPlaying()
+        return recording
+    }
+
+    /// How many cycles the current recording has taken so far.
+    var cyclesRecorded: Int { state.pointee.sync[4].load(ordering: .acquiring) }
+
+    // MARK: Clock
+
+    /// The current JACK frame time (an estimate of the frame being played now).
+    var frameTime: UInt32 {
+        guard let client else { return 0 }
+        return jack_frame_time(client)
+    }
+
+    /// JACK's clock now, microseconds (`jack_get_time`: `CLOCK_MONOTONIC_RAW` on Linux).
+    var jackTime: UInt64 {
+        guard client != nil else { return 0 }
+        return jack_get_time()
+    }
+
+    /// The JACK frame time at JACK time `microseconds` (`jack_time_to_frames`, the server's own
+    /// estimate from its cycle timer).
+    func frameTime(atJackTime microseconds: UInt64) -> UInt32 {
+        guard let client else { return 0 }
+        return jack_time_to_frames(client, microseconds)
+    }
+
+    // MARK: Listener
+
+    /// Frames heard so far (the ring's write position is this modulo `ringFrames`).
+    var framesHeard: Int { state.pointee.sync[5].load(ordering: .acquiring) }
+
+    /// Frames per channel the ring keeps.
+    var ringFrames: Int { state.pointee.recordCapacity }
+
+    /// Sample `frame` (counted since the client opened) of `channel` from the ring: valid while
+    /// fewer than `ringFrames` frames were heard after it.
+    func heardSample(_ channel: Int, _ frame: Int) -> Float {
+        let ringFrames = state.pointee.recordCapacity
+        return state.pointee.record[channel * ringFrames + frame % ringFrames]
+    }
+
+    // MARK: MIDI source
+
+    /// Queues one message of one to three bytes; waits while the ring is full.
+    func send(_ bytes: UInt8...) {
+        precondition((1...3).contains(bytes.count) && roles.contains(.midiSource))
+        var word = UInt32(bytes.count) << 24
+        for (index, byte) in bytes.enumerated() { word |= UInt32(byte) << (16 - 8 * index) }
+        let head = state.pointee.sync[6].load(ordering: .relaxed)
+        while head - state.pointee.sync[7].load(ordering: .acquiring) >= TestClientRealtimeState.midiCapacity {
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
+        }
+        state.pointee.midi[head % TestClientRealtimeState.midiCapacity].store(word, ordering: .relaxed)
+        state.pointee.sync[6].store(head + 1, ordering: .releasing)
+    }
+
+    /// Control change `controller` = `value` on `channel` (1…16, as musicians count).
+    func controlChange(channel: Int, controller: Int, value: Int) {
+        send(0xB0 | UInt8(channel - 1), UInt8(controller), UInt8(value))
+    }
+
+    /// Program change `program` (0-based, as sent) on `channel` (1…16).
+    func programChange(channel: Int, program: Int) {
+        send(0xC0 | UInt8(channel - 1), UInt8(program))
+    }
+
+    /// Waits until the callback has written every queued message into a cycle.
+    func waitUntilSent(timeout: Duration = .seconds(10)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while state.pointee.sync[7].load(ordering: .acquiring) != state.pointee.sync[6].load(ordering: .relaxed) {
+            if ContinuousClock.now >= deadline { throw IntegrationError("MIDI test client: messages not sent (JACK cycles stopped?)") }
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
+        }
     }
 }
 
@@ -380,15 +617,3 @@ enum Capture {
 
 /// The measurement helpers (`Measurement` alone would also name Foundation's type).
 typealias Meter = SoundFitTestSupport.Measurement
-
-/// Opens a JACK client of the test suite named exactly `name` on the running `server` (never
-/// starting one), with JACK's own messages silenced; `role` names it in the error.
-func openTestJackClient(_ name: String, on server: String, role: String) throws -> OpaquePointer {
-    JackMessages.silence()
-    var status = jack_status_t(rawValue: 0)
-    let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
-    guard let client = soundfit_jack_client_open(name, options, &status, server) else {
-        throw IntegrationError("\(role) '\(name)' cannot open on server '\(server)' (status 0x\(String(status.rawValue, radix: 16)))")
-    }
-    return client
-}

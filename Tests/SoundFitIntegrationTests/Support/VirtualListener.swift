@@ -1,37 +1,8 @@
-import CJack
 import Foundation
 import Glibc
 import SoundFit
 import SoundFitTestSupport
 import Synchronization
-
-/// What the virtual listener's process callback touches: plain pointers, allocated before
-/// activation and freed after `jack_client_close`.
-struct VirtualListenerRealtimeState {
-    let channelCount: Int
-    let inputPorts: UnsafeMutablePointer<OpaquePointer?>
-    /// Channel-major ring of the last `ringFrames` frames per channel.
-    let ring: UnsafeMutablePointer<Float>
-    let ringFrames: Int
-    /// Frames written so far (the ring's write position is this modulo `ringFrames`).
-    let written: UnsafeMutablePointer<Atomic<Int>>
-}
-
-/// Copies every input port into the ring. Real-time thread: pointer arithmetic and one atomic.
-func virtualListenerProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
-    guard let arg else { return 0 }
-    let state = arg.assumingMemoryBound(to: VirtualListenerRealtimeState.self).pointee
-    let count = Int(frames)
-    let start = state.written.pointee.load(ordering: .relaxed)
-    for channel in 0..<state.channelCount {
-        guard let raw = jack_port_get_buffer(state.inputPorts[channel], frames) else { continue }
-        let input = raw.assumingMemoryBound(to: Float.self)
-        let ring = state.ring + channel * state.ringFrames
-        for frame in 0..<count { ring[(start + frame) % state.ringFrames] = input[frame] }
-    }
-    state.written.pointee.store(start + count, ordering: .releasing)
-    return 0
-}
 
 /// A listener with headphones on SoundFit's outputs, for hearing tests through JACK: a JACK
 /// client that captures SoundFit's outputs, finds each tone, measures its level per ear and
@@ -71,8 +42,8 @@ final class VirtualListener: @unchecked Sendable {
     /// dB lost by a sound crossing from one ear's earphone to the other cochlea.
     let interauralAttenuation: Double
     let sampleRate: Double
-    private var client: OpaquePointer?
-    private let state: UnsafeMutablePointer<VirtualListenerRealtimeState>
+    /// The test JACK client in the listener role, its inputs on SoundFit's outputs.
+    private let jackClient: TestJackClient
     private let osc: OSCTestClient
     private let responseWindowSeconds: Double
     private let stopping = Atomic<Bool>(false)
@@ -97,65 +68,21 @@ final class VirtualListener: @unchecked Sendable {
         self.maskingReference = maskingReference
         self.responseWindowSeconds = responseWindowSeconds
         osc = try OSCTestClient(port: oscPort)
-        let client = try openTestJackClient(name, on: server, role: "virtual listener")
-        self.client = client
-        sampleRate = Double(jack_get_sample_rate(client))
-        let ringFrames = Int(sampleRate) * 4
-        let ring = UnsafeMutablePointer<Float>.allocate(capacity: channels * ringFrames)
-        ring.initialize(repeating: 0, count: channels * ringFrames)
-        let inputs = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: channels)
-        inputs.initialize(repeating: nil, count: channels)
-        let written = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
-        written.initialize(to: Atomic(0))
-        state = .allocate(capacity: 1)
-        state.initialize(to: VirtualListenerRealtimeState(channelCount: channels, inputPorts: inputs, ring: ring,
-                                                          ringFrames: ringFrames, written: written))
-        for channel in 0..<channels {
-            guard let port = jack_port_register(client, "in_\(channel + 1)", JACK_DEFAULT_AUDIO_TYPE,
-                                                UInt(JackPortIsInput.rawValue), 0) else {
-                close()
-                throw IntegrationError("virtual listener cannot register ports")
-            }
-            inputs[channel] = port
-        }
-        guard jack_set_process_callback(client, virtualListenerProcessCallback, UnsafeMutableRawPointer(state)) == 0,
-              jack_activate(client) == 0 else {
-            close()
-            throw IntegrationError("virtual listener cannot activate")
-        }
-        let myName = String(cString: jack_get_client_name(client))
-        for channel in 1...channels {
-            let result = jack_connect(client, "\(soundfitClient):output_\(channel)", "\(myName):in_\(channel)")
-            guard result == 0 || result == EEXIST else {
-                close()
-                throw IntegrationError("virtual listener cannot connect \(soundfitClient):output_\(channel) (error \(result))")
-            }
-        }
+        let jackClient = try TestJackClient(server: server, name: name, channels: channels, roles: .listener)
+        try jackClient.listen(to: soundfitClient)
+        self.jackClient = jackClient
+        sampleRate = jackClient.sampleRate
         let thread = Thread { [self] in listen(seed: seed) }
         thread.name = "virtual listener"
         thread.start()
     }
 
-    deinit {
-        stop()
-        state.pointee.ring.deallocate()
-        state.pointee.inputPorts.deallocate()
-        state.pointee.written.deallocate()
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
+    deinit { stop() }
 
     /// Stops answering, then closes the JACK client. Idempotent.
     func stop() {
         if !stopping.exchange(true, ordering: .acquiringAndReleasing) { finished.wait() }
-        close()
-    }
-
-    private func close() {
-        guard let client else { return }
-        jack_deactivate(client)
-        jack_client_close(client)
-        self.client = nil
+        jackClient.close()
     }
 
     /// Every tone measured so far.
@@ -178,8 +105,8 @@ final class VirtualListener: @unchecked Sendable {
     private func listen(seed: UInt64) {
         defer { finished.signal() }
         var random = SeededRandom(seed: seed)
-        let ears = min(2, state.pointee.channelCount)
-        var position = state.pointee.written.pointee.load(ordering: .acquiring)
+        let ears = min(2, jackClient.channelCount)
+        var position = jackClient.framesHeard
         // Per ear: the frame of the current sound's first non-zero sample, whether it was
         // analysed, whether it is a tone, and the exact silence since its last sample.
         var onset = [Int?](repeating: nil, count: ears)
@@ -192,7 +119,7 @@ final class VirtualListener: @unchecked Sendable {
             // The clock first: a thread preempted between the two then stamps onsets early,
             // never late.
             let loaded = Date()
-            let written = state.pointee.written.pointee.load(ordering: .acquiring)
+            let written = jackClient.framesHeard
             while position < written {
                 for ear in 0..<ears {
                     if sample(ear, position) != 0 {
@@ -235,8 +162,7 @@ final class VirtualListener: @unchecked Sendable {
 
     /// Sample `frame` of `channel` from the ring.
     private func sample(_ channel: Int, _ frame: Int) -> Float {
-        let ringFrames = state.pointee.ringFrames
-        return state.pointee.ring[channel * ringFrames + frame % ringFrames]
+        jackClient.heardSample(channel, frame)
     }
 
     /// The standard frequency of the tone in `channel` over `range`, or nil when what plays
@@ -295,7 +221,7 @@ final class VirtualListener: @unchecked Sendable {
     /// measured over `range` (and `maskingMeasureSeconds` before its end), nil when it is
     /// silent or holds a tone.
     private func maskingLevel(_ channel: Int, _ range: Range<Int>, frequency: Double) -> Double? {
-        guard channel < state.pointee.channelCount, toneFrequency(channel, range) == nil else { return nil }
+        guard channel < jackClient.channelCount, toneFrequency(channel, range) == nil else { return nil }
         var power = 0.0
         for frame in range { power += Double(sample(channel, frame)) * Double(sample(channel, frame)) }
         guard power > 0 else { return nil }
