@@ -369,8 +369,6 @@ final class TestJackClient: @unchecked Sendable {
 
     // MARK: Player and recorder
 
-    /// Stops the current job (outputs silence) and waits until the callback no longer touches
-    /// the play and record buffers.
     /// Waits until this client ran the cycles of `seconds` of audio (whole periods, at least
     /// one): a span of audio time counted on JACK's cycles, the event a stalled server does not
     /// fake (a wall-clock sleep would count time no cycle ran in).
@@ -385,6 +383,8 @@ final class TestJackClient: @unchecked Sendable {
         }
     }
 
+    /// Stops the current job (outputs silence) and waits until the callback no longer touches
+    /// the play and record buffers.
     func stopPlaying() throws {
         state.pointee.sync[0].store(0, ordering: .releasing)
         try waitCycles(2)

@@ -82,11 +82,7 @@ final class TimedAudioClients: @unchecked Sendable {
     /// Waits until the player has run the cycles of `seconds` of audio (whole periods, at least
     /// one): a span of audio time counted on JACK's cycles, the event a stalled server does not
     /// fake (a wall-clock sleep would count time no cycle ran in).
-    func waitForAudio(seconds: Double) throws {
-        guard let player else { throw IntegrationError("timed clients: closed") }
-        let rate = Double(jack_get_sample_rate(player))
-        try waitCycles(playerState, max(1, Int((seconds * rate / Double(period)).rounded(.up))))
-    }
+    func waitForAudio(seconds: Double) throws { try player.waitForAudio(seconds: seconds) }
 
     /// Loops `signal` on every output (replacing what played before).
     func play(_ signal: [Float]) throws { try player.startPlaying([signal]) }
