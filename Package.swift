@@ -12,7 +12,7 @@ import PackageDescription
 ///   `SoundFit` re-exports the others.
 /// - `soundfit`: the command-line tool.
 ///
-/// Layers (see README "Architecture"):
+/// Layers (see docs/Architecture.md):
 /// - `SoundFitModel`: the parameter model (one declarative entry per parameter) and the
 ///   vocabulary every layer above shares; pure Swift, no dependencies.
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.

@@ -8,7 +8,7 @@
 #   --fast         units, DSP, in-memory surfaces: no jackd
 #   --integration  the integration tests through real jackd, but the slow ones
 #   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
-#                  (README commands, PipeWire, netjack2, zeroconf), the consumer package
+#                  (the commands of README.md and docs/, PipeWire, netjack2, zeroconf), the consumer package
 # Each tier prints its time. Other arguments go to `swift test` (e.g. `--filter Delivery`).
 #
 # The tests are built in the release configuration (with testable imports): the heap-call
