@@ -332,7 +332,7 @@ def check_namespace(args):
         value = udp.query(address)
         check("VALUE" in node, f"{address}: no VALUE")
         served = node["VALUE"][0]
-        # Issue 24 item 5: clients infer the type from the JSON text, so an f node's numbers are
+        # Clients infer the type from the JSON text, so an f node's numbers are
         # JSON floats (1000.0, not 1000) and an i node's ints; CLIPMODE none (values outside RANGE
         # are rejected, not clipped); UNIT only from the proposal's list.
         number_type = {"float": float, "int": int}.get(kind)
