@@ -57,7 +57,7 @@ trap 'rm -f "$build_log"' EXIT
 swift build --build-tests "${build[@]}" 2>&1 | tee "$build_log"
 if grep -q "warning:" "$build_log"; then
     echo "test.sh: the build printed compiler warnings; SoundFit builds with none (fix each at its cause):" >&2
-    grep "warning:" "$build_log" | sort -u >&2
+    grep -E ':[0-9]+:[0-9]+: warning:' "$build_log" | sort -u >&2 || grep "warning:" "$build_log" | sort -u >&2
     exit 1
 fi
 
