@@ -12,7 +12,10 @@ import PackageDescription
 ///   `SoundFit` re-exports the others.
 /// - `soundfit`: the command-line tool.
 ///
-/// Layers (see README "Architecture"):
+/// Layers (see docs/Architecture.md; `scripts/check-docs.py` checks this list against the targets):
+/// - `CJack`, `CLiblo`, `CSndfile`: system-library shims for libjack, liblo and libsndfile.
+/// - `CRealtimeSupport`: FTZ/DAZ, the thread CPU clock, real-time section markers, child spawn.
+/// - `CSoundFitSIMD`: AVX2/FMA builds of the DSP loops, chosen at run time.
 /// - `SoundFitModel`: the parameter model (one declarative entry per parameter) and the
 ///   vocabulary every layer above shares; pure Swift, no dependencies.
 /// - `SoundFitDSP`: pure DSP kernels, no I/O.
@@ -31,6 +34,7 @@ import PackageDescription
 ///   the address space surfaces use.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
 /// - `SoundFitOSC`: the liblo OSC surface.
+/// - `SoundFitWeb`: the HTTP and WebSocket port (SwiftNIO): OSCQuery, the page, OSC over WebSocket.
 /// - `SoundFit`: the library everything above composes into.
 /// - `SoundFitCLI`: the `soundfit` executable.
 ///

@@ -9,8 +9,8 @@ set -euo pipefail
 # What building and running SoundFit needs.
 packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-config avahi-utils)
 # What only the test suite needs, on top.
-# iproute2 (`ip`: the README test brings up loopback in its own network namespace), curl and sox:
-# what the README's commands use.
+# iproute2 (`ip`: the docs test brings up loopback in its own network namespace), curl and sox:
+# what the commands of the README and docs/ use.
 # python3-venv: the venv of the test suite's PyPI packages (below).
 # pipewire, pipewire-bin, wireplumber, pipewire-jack, dbus, dbus-session-bus-common (session.conf,
 # only recommended by dbus): a headless PipeWire of the test's own on a private session bus

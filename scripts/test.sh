@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, check that Package.swift declares what each
-# target imports, build, run every test — DSP measurements, engine/processing/OSC/state units,
+# target imports and that the text cites nothing a reader cannot open (scripts/check-docs.py),
+# build with zero compiler warnings, run every test — DSP measurements, engine/processing/OSC/state units,
 # then the integration tests against real `jackd -d dummy` servers — and build the offline
 # consumer package against a tagged clone, by URL and version.
 #
@@ -8,7 +9,7 @@
 #   --fast         units, DSP, in-memory surfaces: no jackd
 #   --integration  the integration tests through real jackd, but the slow ones
 #   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
-#                  (README commands, PipeWire, netjack2, zeroconf), the consumer package
+#                  (the commands of README.md and docs/, PipeWire, netjack2, zeroconf), the consumer package
 # Each tier prints its time. Other arguments go to `swift test` (e.g. `--filter Delivery`).
 #
 # The tests are built in the release configuration (with testable imports): the heap-call
@@ -45,8 +46,20 @@ slow_pattern="SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${
 
 SOUNDFIT_SETUP_TESTS=1 source scripts/setup.sh
 python3 scripts/check-imports.py
+python3 scripts/check-docs.py
 build=(-c release -Xswiftc -enable-testing)
-swift build --build-tests "${build[@]}"
+
+# Zero compiler warnings: any `warning:` the build prints fails the run, named. (SwiftPM keeps
+# remote dependencies quiet. A warning is printed when its file compiles: a fresh clone, as CI
+# builds, compiles every file; an incremental build only the modules that changed.)
+build_log=$(mktemp "${TMPDIR:-/tmp}/soundfit-build.XXXXXX")
+trap 'rm -f "$build_log"' EXIT
+swift build --build-tests "${build[@]}" 2>&1 | tee "$build_log"
+if grep -q "warning:" "$build_log"; then
+    echo "test.sh: the build printed compiler warnings; SoundFit builds with none (fix each at its cause):" >&2
+    grep -E ':[0-9]+:[0-9]+: warning:' "$build_log" | sort -u >&2 || grep "warning:" "$build_log" | sort -u >&2
+    exit 1
+fi
 
 run_tier() {
     local tier=$1 start=$SECONDS

@@ -2,7 +2,7 @@ import Foundation
 import SoundFitHearing
 import SoundFitTestSupport
 
-/// The hearing test as a clinician would judge it (issue 22): simulated listeners who hear across
+/// The hearing test as a clinician would judge it: simulated listeners who hear across
 /// the head (interaural attenuation 40 dB, the minimum of a supra-aural earphone, so the worst
 /// case for shadows), with the Bisgaard standard audiograms, random, asymmetric and unilateral
 /// losses, psychometric slopes 0.5–2 per dB and false alarms 0–10 %, plus a group answering 20–40 %

@@ -3,7 +3,7 @@ import SoundFitDSP
 import SoundFitEngine
 import SoundFitModel
 
-/// The renderer's per-cycle cost around the chain (issue 11, item 13): looking for scheduled
+/// The renderer's per-cycle cost around the chain: looking for scheduled
 /// changes every cycle, and rendering a cycle in two parts for a change scheduled mid-cycle,
 /// each against its baseline in the same run. Rows of the kernel table (ns per sample-channel).
 ///

@@ -14,7 +14,7 @@
 //              the hearing test simulated over 200 listeners: threshold error and duration,
 //              SoundFit's procedure beside the fixed modified Hughson-Westlake.
 //   --audiometry-clinical
-//              the hearing test with cross-hearing listeners (issue 22): threshold error,
+//              the hearing test with cross-hearing listeners: threshold error,
 //              shadows, masking, reliability verdicts and duration per ear.
 //   --all      every section (a JACK process-callback timing section is planned:
 //              add it as another `case` below with its own function).

@@ -2,7 +2,7 @@
 """Process-callback duration of the real `soundfit` binary inside a real JACK graph.
 
 Starts a private `jackd -d dummy` (48 kHz, PERIOD frames), runs the release binary with stereo
-ports, measures the callback's duration on CLOCK_MONOTONIC (until issue 15 its thread CPU time;
+ports, measures the callback's duration on CLOCK_MONOTONIC (once its thread CPU time, a system call;
 recorded by the binary in a preallocated ring, reported by /status) first with the chain bypassed (baseline), then with the
 filter, ring modulator and gain, then with hearing personalization (tech level 3, N3 audiogram,
 intensity 1) added, in the same run. Usage:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Scale of the real `soundfit` binary in one private `jackd -d dummy` server (48 kHz, 64 frames
-unless told; issue 15, target 5):
+unless told):
 
 1. *Wide:* one instance with 64 channels at tech level 4, every stage on (personalization from the
    N3 standard audiogram at intensity 1, peak filter, ring modulator, output gain), white noise on

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whole-process CPU of the real `soundfit` binary against a Faust JACK client doing the same work,
-side by side in one private `jackd -d dummy` server (issue 15, targets 1 and 2).
+side by side in one private `jackd -d dummy` server.
 
 For each period (frames per cycle) and run this starts one dummy server (48 kHz), the Faust client
 `Benchmarks/Faust/jack/lowpass_gain.dsp` (stereo 2nd-order Butterworth lowpass at 1 kHz, then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Control-plane CPU of the real `soundfit` binary: whole-process CPU seconds per 1 000 OSC sets
-(set -> applied) and the share of a core at a given message rate (issue 15, target 3).
+(set -> applied) and the share of a core at a given message rate.
 
 Starts a private `jackd -d dummy` (48 kHz, PERIOD frames) and the release binary (stereo, every
 stage bypassed, silence in), measures the idle process for SECONDS as the baseline, then sends

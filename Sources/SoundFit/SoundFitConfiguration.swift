@@ -171,6 +171,6 @@ public struct SoundFitReady: Sendable {
         return "JACK server '\(serverName)' is SoundFit's own, with the dummy backend: it makes no sound and "
             + "stops with SoundFit. JACK tools reach it by name: `jack_lsp -s \(serverName)`, or "
             + "`export JACK_DEFAULT_SERVER=\(serverName)` first. To hear SoundFit, start JACK on your sound card "
-            + "before SoundFit (README, \"Using a sound card\")."
+            + "before SoundFit (docs/running.md, \"Using a sound card\")."
     }
 }

@@ -200,7 +200,7 @@ struct RunCommand: AsyncParsableCommand {
         // One SoundFit per state directory: the lock is held as long as the process lives.
         let stateLock = try session?.lock ?? StateDirectory.lock(stateURL)
         logger.info("state directory \(stateURL.path)")
-        // Which build of the personalization loops runs (SOUNDFIT_SIMD forces one; see README).
+        // Which build of the personalization loops runs (SOUNDFIT_SIMD forces one; see docs/hearing.md).
         if let problem = SIMDPath.environmentProblem { logger.warning("\(problem)") }
         logger.info("DSP loops: \(SIMDPath.preferred.rawValue) (AVX2+FMA \(SIMDPath.isAVX2FMAAvailable ? "available" : "not available"))")
         // Document-level settings: the flags given, else document.json's, else the defaults.

@@ -203,7 +203,9 @@ final class OwnSoundFit {
 
     init(runArguments: [String]) throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("soundfit-test-\(getpid()).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+            throw ValidationError("cannot create the log of its soundfit: \(log.path)")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["run", "--osc-port", "0", "--http-port", "0"] + runArguments

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import SoundFit
 
-/// `soundfit verify`: the verification a fitter runs on the current fitting (issue 23), offline
+/// `soundfit verify`: the verification a fitter runs on the current fitting, offline
 /// through the chain `soundfit render` uses (see `FittingVerification`). Exits 1 when a band
 /// misses its target by more than its tolerance, with the bands named.
 struct VerifyCommand: AsyncParsableCommand {

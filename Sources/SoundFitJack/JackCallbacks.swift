@@ -14,7 +14,7 @@ import Synchronization
 /// The callback's duration for `/status` is read on `CLOCK_MONOTONIC`, which the vDSO answers
 /// in user space (~0.1 µs a read on the 2-core build VM); the thread CPU clock it replaced is a
 /// real system call (`task_sched_runtime`, ~2.8 µs a read there), and two of them a cycle were
-/// the largest fixed cost of a cycle (issue 15; BENCHMARKS.md).
+/// the largest fixed cost of a cycle (BENCHMARKS.md).
 func soundfitProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
     soundfit_realtime_section_enter()

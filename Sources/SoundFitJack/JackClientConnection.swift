@@ -304,7 +304,7 @@ final class JackClientConnection: @unchecked Sendable {
     }
 
     /// Tells the MIDI input whether any port feeds `midi_in`: with none, no event can come and
-    /// its drain sleeps instead of polling (issue 15: zero cost when idle).
+    /// its drain sleeps instead of polling (zero cost when idle).
     private func publishMIDISourceState() {
         guard let midi, let port = fullMIDIPortName else { return }
         midi.setSourceConnected(trackedConnections.withLock { $0.connections.contains { $0.destination == port } })

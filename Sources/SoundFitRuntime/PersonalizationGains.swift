@@ -4,8 +4,8 @@ import SoundFitModel
 import SoundFitProcessing
 
 /// What the prescription asks for and what the personalization applies now, per ear and band,
-/// for 65 dB SPL speech: the share of the prescription the listener gets (issue 23, "intensity
-/// says what it does"). `/personalization/gains` and `/status` (`applied_share_db`) report it;
+/// for 65 dB SPL speech: the share of the prescription the listener gets (so that intensity
+/// says what it does). `/personalization/gains` and `/status` (`applied_share_db`) report it;
 /// the page draws the two curves.
 ///
 /// - prescribed: g65 of the current profile's default variant (its `gain`: the gain at the

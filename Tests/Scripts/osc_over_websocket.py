@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Sends OSC messages to SoundFit over its WebSocket (OSC over WebSocket, binary frames) and prints
-each answer, for the integration tests of the output ceiling (issue 21). Uses the independent
+each answer, for the integration tests of the output ceiling. Uses the independent
 WebSocket client and OSC codec of oscquery_client.py, nothing of SoundFit's own code.
 
 Usage: osc_over_websocket.py --http PORT MESSAGE [MESSAGE ...]

@@ -332,7 +332,7 @@ def check_namespace(args):
         value = udp.query(address)
         check("VALUE" in node, f"{address}: no VALUE")
         served = node["VALUE"][0]
-        # Issue 24 item 5: clients infer the type from the JSON text, so an f node's numbers are
+        # Clients infer the type from the JSON text, so an f node's numbers are
         # JSON floats (1000.0, not 1000) and an i node's ints; CLIPMODE none (values outside RANGE
         # are rejected, not clipped); UNIT only from the proposal's list.
         number_type = {"float": float, "int": int}.get(kind)
@@ -401,12 +401,12 @@ def check_namespace(args):
         print(f"ok GET {target}: 200")
     # python-oscquery 0.4.0 reads a node only if each one below it has a VALUE or ACCESS 0: the
     # command nodes (ACCESS 2) and meter streams (ACCESS 1) have none, so it refuses GET / and
-    # reads every other container (README, OSCQuery).
+    # reads every other container (docs/osc-guide.md, OSCQuery).
     refused = python_oscquery_refuses(root, [])
     check(refused and all(path.startswith(("/patch/", "/meters/")) for path in refused),
           f"python-oscquery would refuse {refused}: only /patch/* and /meters/* are documented")
     readable = [f"/{name}" for name in root["CONTENTS"] if name not in ("patch", "meters")]
-    check(readable == ["/processing", "/filter", "/ringmod", "/output"], f"the README names these containers, not {readable}")
+    check(readable == ["/processing", "/filter", "/ringmod", "/output"], f"docs/osc-guide.md names these containers, not {readable}")
     for container in readable:
         check(not python_oscquery_refuses(get_json(args.http, container), []), f"python-oscquery would refuse {container}")
     print(f"ok python-oscquery's rules: refused only {refused}; {', '.join(readable)} read")

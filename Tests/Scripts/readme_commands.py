@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Runs every command block of a Markdown file (README.md) the way a newcomer types them.
+"""Runs every command block of the documentation (README.md, docs/*.md) the way a newcomer types them.
 
-Usage: readme_commands.py --soundfit PATH [--checkout DIR] [--markdown FILE] [--timeout SECONDS]
+Usage: readme_commands.py --soundfit PATH [--checkout DIR] [--markdown FILE]... [--timeout SECONDS]
 
-Blocks, in document order:
+The files: each --markdown FILE, else README.md and every docs/*.md but docs/OSC.md, which is
+generated from the command catalog (its examples are checked against each command's arguments by
+OSCDocumentationTests, and no example there starts SoundFit). Each file runs on its own, as a
+reader who opens that page: its own session, namespaces and temporary directory, so a page that
+needs a running SoundFit starts it in its first block.
+
+Blocks of a file, in document order:
 - ```sh, ```bash and ```shell blocks run, one after another, in ONE bash session (variables
   and background jobs carry over), with `set -e -o pipefail`: a failing command fails its block;
 - ```json blocks must parse;
@@ -32,10 +38,11 @@ What the runner gives the blocks:
   on once SoundFit printed its ready line. At the end SoundFit gets SIGTERM and must exit 0;
 - a person's pace: one second after a command sent to the background (`… &`) and after each
   block, as a reader takes before typing the next line.
-It also checks that the sample ready line of the Markdown file (a line starting with
-`soundfit ready `) has the fields SoundFit printed, with the same values up to the user id.
+It also checks that the sample ready line of each file (a line starting with `soundfit ready `)
+has the fields SoundFit printed first in that file's run, with the same values up to the user id.
 
-Exit status: 0 when every block to run ran and succeeded, 1 otherwise, 2 for a malformed file.
+Exit status: 0 when every block to run ran and succeeded, 1 otherwise, 2 for a malformed file (the
+other files still run).
 """
 
 import argparse
@@ -63,7 +70,18 @@ class Block:
         self.marker = marker  # (kind, argument) or None
 
     def describe(self, markdown):
-        return f"{os.path.basename(markdown)}:{self.line} ```{self.language}"
+        return f"{display_name(markdown)}:{self.line} ```{self.language}"
+
+
+CHECKOUT = None  # set in main: file names are shown relative to it
+
+
+def display_name(markdown):
+    """docs/running.md for a file of the checkout, the base name for any other."""
+    path = os.path.abspath(markdown)
+    if CHECKOUT and path.startswith(CHECKOUT + os.sep):
+        return os.path.relpath(path, CHECKOUT)
+    return os.path.basename(markdown)
 
 
 def parse(markdown):
@@ -260,19 +278,21 @@ def check_ready_line(markdown, base):
             for sample in samples if fields(sample) != wanted]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--soundfit", required=True, help="the soundfit binary to put on PATH")
-    parser.add_argument("--checkout", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    parser.add_argument("--markdown", help="default: CHECKOUT/README.md")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds for the whole run")
-    arguments = parser.parse_args()
-    markdown = arguments.markdown or os.path.join(arguments.checkout, "README.md")
+def default_files(checkout):
+    """README.md, then docs/*.md in name order, without the generated docs/OSC.md."""
+    docs = os.path.join(checkout, "docs")
+    names = sorted(name for name in os.listdir(docs) if name.endswith(".md") and name != "OSC.md")
+    return [os.path.join(checkout, "README.md")] + [os.path.join(docs, name) for name in names]
+
+
+def run_file(markdown, arguments):
+    """Runs one file's blocks in a session of its own; returns (problems, blocks run), or None for
+    a malformed file."""
     try:
         blocks = parse(markdown)
     except ValueError as error:
-        print(f"{markdown}: {error}")
-        return 2
+        print(f"{display_name(markdown)}: {error}")
+        return None
 
     problems = []
     for block in blocks:
@@ -312,7 +332,7 @@ def main():
             for line in open(status_path):
                 state, number = line.split()
                 states[int(number)] = state
-        print("\n==== summary")
+        print(f"\n==== summary of {display_name(markdown)}")
         ran = 0
         for number, block in enumerate(blocks):
             if block.language not in SHELL_LANGUAGES and not (block.marker and block.marker[0] == "file"):
@@ -328,16 +348,42 @@ def main():
                 problems.append(f"{block.describe(markdown)}: {label.lower()}")
                 print(f"{label:8} {block.describe(markdown)}")
         if status is None:
-            problems.append(f"the run did not end within {arguments.timeout:.0f} s")
+            problems.append(f"{display_name(markdown)}: the run did not end within {arguments.timeout:.0f} s")
         elif status != 0:
-            problems.append(f"the run ended with status {status}")
+            problems.append(f"{display_name(markdown)}: the run ended with status {status}")
         problems += check_ready_line(markdown, base)
-        print(f"blocks run: {ran}")
-        for problem in problems:
-            print(f"problem: {problem}")
-        return 1 if problems else 0
+        print(f"blocks run in {display_name(markdown)}: {ran}")
+        return problems, ran
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def main():
+    global CHECKOUT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--soundfit", required=True, help="the soundfit binary to put on PATH")
+    parser.add_argument("--checkout", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    parser.add_argument("--markdown", action="append",
+                        help="a file to run (repeatable); default: CHECKOUT/README.md and CHECKOUT/docs/*.md but docs/OSC.md")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for each file's run")
+    arguments = parser.parse_args()
+    CHECKOUT = os.path.abspath(arguments.checkout)
+    files = arguments.markdown or default_files(arguments.checkout)
+
+    problems, ran, malformed = [], 0, False
+    for markdown in files:
+        print(f"==== file {display_name(markdown)}", flush=True)
+        result = run_file(markdown, arguments)
+        if result is None:
+            malformed = True
+            continue
+        problems += result[0]
+        ran += result[1]
+    print(f"\nfiles run: {' '.join(display_name(markdown) for markdown in files)}")
+    print(f"blocks run: {ran}")
+    for problem in problems:
+        print(f"problem: {problem}")
+    return 2 if malformed else 1 if problems else 0
 
 
 if __name__ == "__main__":

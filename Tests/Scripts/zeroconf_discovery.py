@@ -252,7 +252,7 @@ def check_discovered(label, service_name, expected_addresses, http_port, osc_por
     """Browses and resolves SoundFit's two services; every IPv4 address must answer. With
     `expected_addresses` the resolved ones must be exactly those (and no IPv6 one); with
     `allowed`, a non-empty subset of them. With `name_as_host`, a request naming the resolved host
-    name as Host must be answered too (not after a collision: README)."""
+    name as Host must be answered too (not after a collision: docs/network.md)."""
     from zeroconf import IPVersion
 
     infos = browse(service_name)
@@ -267,7 +267,7 @@ def check_discovered(label, service_name, expected_addresses, http_port, osc_por
             check(not others, f"{label}: {type_} resolves to no IPv6 address ({others})")
         elif others:
             # The machine's host name: avahi adds its IPv6 addresses, which SoundFit (IPv4
-            # only) does not serve. README says so.
+            # only) does not serve. docs/network.md says so.
             print(f"measured: {label}: {type_} IPv6 addresses of {info.server}, not served: {others}", flush=True)
         check(info.port == port, f"{label}: {type_} port {info.port} == {port}")
         if expected_addresses is not None:

@@ -136,11 +136,11 @@ import Testing
         let failed = try submitGain(engine, -6)
         let newer = try submitGain(engine, -12)
 
-        let skipped = try engine.restore([(gain, .float(0))], replacing: failed)
+        let skipped = engine.restore([(gain, .float(0))], replacing: failed)
         #expect(skipped.sequences.isEmpty)
         #expect(engine.value(of: gain) == .float(-12))
 
-        let restored = try engine.restore([(gain, .float(0))], replacing: newer)
+        let restored = engine.restore([(gain, .float(0))], replacing: newer)
         #expect(restored.sequences.count == 1)
         #expect(engine.value(of: gain) == .float(0))
         #expect(engine.mailbox.publishedSequence(index: gain.rawValue) == restored.sequences[0])

@@ -111,7 +111,7 @@ import Testing
 
     @Test func tablesHoldTheSourcedValues() {
         // Spot checks against the cited sources (see EarphoneTable+Catalogue.swift).
-        #expect(EarphoneTable.dd65v2.retspl(at: 6000) == 20.8)  // 5.3 dB above TDH-39, as issue 22 says
+        #expect(EarphoneTable.dd65v2.retspl(at: 6000) == 20.8)  // 5.3 dB above TDH-39, as the source table gives it
         #expect(EarphoneTable.dd65v2.retspl(at: 6000) - EarphoneTable.tdh39.retspl(at: 6000) == 20.8 - 15.5)
         #expect(EarphoneTable.tdh39.retspl(at: 1000) - EarphoneTable.hd300.retspl(at: 1000) == 6.6)
         #expect(EarphoneTable.er3a.retspl(at: 1000) == 5.5 && EarphoneTable.er3aHA2.retspl(at: 1000) == 0)

@@ -100,17 +100,17 @@ import Testing
         #expect(profileProblems(#"{"version": 1}"#) == ["profile.json: a hearing profile needs an audiogram for at least one ear"])
     }
 
-    @Test func theREADMEExampleIsAValidProfile() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    @Test func theDocumentedExampleIsAValidProfile() throws {
+        let hearing = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/hearing.md")
+        let text = try String(contentsOf: hearing, encoding: .utf8)
         let section = try #require(text.range(of: "## Hearing personalization"))
         let start = try #require(text.range(of: "```json\n", range: section.upperBound..<text.endIndex))
         let end = try #require(text.range(of: "```", range: start.upperBound..<text.endIndex))
         let example = String(text[start.upperBound..<end.lowerBound])
-        let profile = try HearingProfile.decode(Data(example.utf8), file: "README.md")
+        let profile = try HearingProfile.decode(Data(example.utf8), file: "docs/hearing.md")
         #expect(profile.left != nil && profile.right != nil)
-        // The error the README shows for a quoted number is the one SoundFit gives.
+        // The error docs/hearing.md shows for a quoted number is the one SoundFit gives.
         let quoted = example.replacingOccurrences(of: "\"db_hl\": 40", with: "\"db_hl\": \"40\"")
         #expect(profileProblems(quoted) == [#"profile.json: line 3, column 60: left[1].db_hl: expected a number, got "40""#])
         #expect(text.contains(#"left[1].db_hl: expected a number, got "40""#))

@@ -4,7 +4,7 @@ import SoundFitHearing
 import SoundFitModel
 import Testing
 
-/// Issue 23, item 5: the maximum output derived from the prescription (`MaximumOutput`), per band
+/// The maximum output derived from the prescription (`MaximumOutput`), per band
 /// and per ear, for the standard audiograms — against the rule computed here on its own: the
 /// speech band level integrated from the LTASS density (not `bandLevel(overall:from:to:)`), the
 /// preset's gain, the 15 dB peak factor of ANSI S3.5-1997, the power sum per ear.

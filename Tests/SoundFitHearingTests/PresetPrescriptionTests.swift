@@ -6,9 +6,9 @@ import SoundFitModel
 import SoundFitTestSupport
 import Testing
 
-/// NAL-RP written again from ../shared/reference/hearing.md ("NAL-R / NAL-RP"), independently of
-/// `NALPrescription`: the formula, the severe-loss table of Byrne, Parkinson & Newall (1991,
-/// Fig. 9), log-frequency interpolation and the taper to 0 dB at 50 Hz and 10 kHz.
+/// NAL-RP written again from its publications, independently of `NALPrescription`: the
+/// formula, the severe-loss table of Byrne, Parkinson & Newall (1991, Fig. 9), log-frequency
+/// interpolation and the taper to 0 dB at 50 Hz and 10 kHz.
 enum IndependentNALRP {
     static let points: [Double] = [250, 500, 1000, 1500, 2000, 3000, 4000, 6000]
     static let k: [Double] = [-17, -8, 1, 1, -1, -2, -2, -2]

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Applied means persisted (issue 21): `/state … applied` is sent only once the change is in
+    /// Applied means persisted: `/state … applied` is sent only once the change is in
     /// the state journal, so `kill -9` loses nothing reported applied; a state that cannot be
     /// written is reported (`/error … "not persisted: …"`, `/status persisted 0`) and persistence
     /// resumes by itself.

@@ -4,7 +4,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 3 on the real binary: `applied` means audible, a change without a server fails
+    /// On the real binary: `applied` means audible, a change without a server fails
     /// with a timeout, and the session and settings follow the server across a restart.
     @Suite("Applied means audible") struct ApplyTiming {
         /// Polls `/session` until its first argument is `state`.

@@ -4,7 +4,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Calibration you can do (issue 22, item 5): the calibration tone measured through JACK,
+    /// Calibration you can do: the calibration tone measured through JACK,
     /// a meter reading that corrects one ear and frequency, its effect on the hearing test's
     /// tones, and the table as document state (restart, export, import).
     @Suite("Calibration through JACK") struct CalibrationThroughJack {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 24 item 6: ports SoundFit is connected to disappear and come back (a player
+    /// Ports SoundFit is connected to disappear and come back (a player
     /// restarted, a netjack2 master restarted, an interface replugged, PipeWire re-creating a
     /// node). The pure bookkeeping is `PortConnectionsTests`; here a real player closes (JACK
     /// disconnects its ports on deactivation, then unregisters them) and opens again.

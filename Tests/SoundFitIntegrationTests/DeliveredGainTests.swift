@@ -6,7 +6,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 23, Build 1 and 3: the gain a listener gets is the gain prescribed, measured the way
+    /// The gain a listener gets is the gain prescribed, measured the way
     /// fittings are verified (speech-shaped noise at 55/65/80 dB SPL, insertion gain per band),
     /// and the preset's attack/release are the times ANSI S3.22 measures. Offline, through the
     /// real `soundfit render` binary.

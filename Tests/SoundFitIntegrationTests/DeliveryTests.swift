@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 4: discrete bursts and continuous floods through the real binary.
+    /// Discrete bursts and continuous floods through the real binary.
     @Suite("Delivery under load") struct DeliveryUnderLoad {
         /// The `/state` reports among `messages`, grouped by their trailing request id.
         private func statesByID(_ messages: [OSCTestMessage]) -> [Int32: [OSCTestMessage]] {

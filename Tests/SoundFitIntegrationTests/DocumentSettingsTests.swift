@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, gap 19: document-level state (`document.json`, an AUv3 `fullStateForDocument`) is
+    /// Document-level state (`document.json`, an AUv3 `fullStateForDocument`) is
     /// read at start with flags overriding it; the calibration is set with `--calibration` or
     /// `/config/calibration` and travels with `state export`/`import`.
     @Suite("Document settings") struct DocumentSettingsFile {

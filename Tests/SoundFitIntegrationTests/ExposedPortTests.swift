@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, defects 1–4: a control port that can be exposed. Third-party subscriptions are
+    /// A control port that can be exposed. Third-party subscriptions are
     /// confirmed by their target, what a source address can draw is budgeted on an exposed port,
     /// subscriptions have leases and dead targets are dropped, no client takes every slot, and a
     /// flood of distinct sources leaves memory flat. Bytes and states are measured on real

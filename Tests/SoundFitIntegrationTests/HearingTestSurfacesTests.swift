@@ -5,7 +5,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 22, part D: what a test taker could watch tells nothing of when a tone comes; the
+    /// What a test taker could watch tells nothing of when a tone comes; the
     /// gate keeps unreliable and incomplete results; the record holds every presentation; the
     /// FHIR export validates (fhir.resources) and round-trips.
     @Suite("Hearing test: blind surfaces, gate, record, FHIR") struct HearingTestSurfaces {

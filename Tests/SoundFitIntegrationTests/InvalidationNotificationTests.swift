@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, gap 17: events that make values stale reach subscribers as
+    /// Events that make values stale reach subscribers as
     /// `/invalidated ,s address … ,s cause`, and that notification is never answered.
     @Suite("Invalidation notifications") struct InvalidationNotifications {
         @Test("A subscriber hears which values a profile replacement, a tech-level change and a calibration change made stale")

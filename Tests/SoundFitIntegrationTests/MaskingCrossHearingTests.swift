@@ -9,8 +9,8 @@ extension SoundFitIntegration {
     /// other cochlea, masked away by noise there; over-masking by noise crossing back).
     ///
     /// The engine runs in this process and is driven directly (test mode, masking, tones), so
-    /// these tests need no masking procedure; the hearing test's own masked trials are the
-    /// procedure's (issue 22 part A) to test with this listener.
+    /// these tests need no masking procedure; the hearing test's own masked trials are
+    /// tested with this listener through the procedure.
     @Suite("Masking noise and cross-hearing through JACK") struct MaskingCrossHearing {
         static let calibration = ToneCalibration(fullScaleSPL: PresetGenerator.defaultCalibration)
 

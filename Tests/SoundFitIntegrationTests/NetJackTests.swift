@@ -6,7 +6,7 @@ import Testing
 
 extension SoundFitIntegration {
     /// One SoundFit per listener across machines: JACK's netjack2 between network namespaces
-    /// (the README's recipe), controlled from the master over OSC and OSCQuery.
+    /// (the recipe of docs/network.md), controlled from the master over OSC and OSCQuery.
     @Suite("netjack2") struct NetJack {
         static let slaveCount = 2
         static let masterAddress = "10.77.0.1"

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 21, "Safe to leave running": the OSC surface's abuse cases, against the real binary
+    /// The OSC surface's abuse cases, against the real binary
     /// over real sockets. A TCP peer is never its own UDP target; what a client can make SoundFit
     /// log is rate limited; on an exposed port an unconfirmed source gets at most 3× what it
     /// sent; a client sending costly packets cannot hold the receive thread from the others;

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 4: every command of the contract and its error paths, over real UDP against the
+    /// Every command of the contract and its error paths, over real UDP against the
     /// real binary.
     @Suite("OSC commands") struct OSCCommands {
         /// Sends `address arguments`, expects `/error address …` (and no reply at `replyAddress`).

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, item 14: OSC over TCP (OSC 1.1 SLIP framing, and liblo's length-prefixed
+    /// OSC over TCP (OSC 1.1 SLIP framing, and liblo's length-prefixed
     /// streams) on the UDP port number, with the same contract, against the real binary.
     @Suite("OSC over TCP") struct OSCOverTCP {
         private func tcpPort(_ rig: SoundFitRig) throws -> UInt16 {

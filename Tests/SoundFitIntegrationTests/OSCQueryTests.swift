@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 13, items 1 and 4: the OSCQuery server (HTTP and WebSocket on `--http-port`) read by
+    /// The OSCQuery server (HTTP and WebSocket on `--http-port`) read by
     /// an independent client in Python (`Tests/Scripts/oscquery_client.py`: plain `http.client`,
     /// a hand-written RFC 6455 client and OSC codec), against the real binary and a real jackd.
     @Suite("OSCQuery over HTTP and WebSocket") struct OSCQuery {

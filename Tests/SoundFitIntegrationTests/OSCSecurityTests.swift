@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 4, security: `--osc-allow`, `--osc-host`, the packet size limit.
+    /// `--osc-allow`, `--osc-host`, the packet size limit.
     @Suite("OSC security") struct OSCSecurity {
         @Test("--osc-allow: packets from outside the list change nothing and get no reply; inside ones work")
         func allowList() throws {

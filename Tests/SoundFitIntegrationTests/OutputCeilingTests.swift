@@ -3,7 +3,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 21, item 2: the ceiling (`--max-output` at start, through the calibration at start) is
+    /// The ceiling (`--max-output` at start, through the calibration at start) is
     /// a safety limit, not a setting. No surface raises the output above it — not in dB SPL, and not
     /// in dBFS by lowering the calibration — while lowering and restoring work. Every case measures
     /// the output peak through JACK with a loud input: a full-scale 1 kHz sine with `/output/gain 12`

@@ -3,7 +3,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 23, item 5, through JACK: one output limiter per ear (first of a pair left, second
+    /// One output limiter per ear (first of a pair left, second
     /// right), no latency of its own, and each ear's limit the lower of the maximum output and the
     /// ear's maximum derived from its preset.
     @Suite("Output limit per ear") struct OutputLimitPerEar {

@@ -479,7 +479,7 @@ extension SoundFitIntegration {
             #expect(try osc.query("/processing/preset") == .string("default"))
         }
 
-        @Test("Speech clarity after Transparent (issue 26): no /error, every value of the patch, personalization heard")
+        @Test("Speech clarity after Transparent: no /error, every value of the patch, personalization heard")
         func speechClarityAfterTransparent() throws {
             let rig = try SoundFitRig(channels: 1)
             defer { rig.stop() }

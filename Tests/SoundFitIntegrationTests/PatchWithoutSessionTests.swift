@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, gap 20: the current patch of a fresh start is a factory patch, and a patch
+    /// The current patch of a fresh start is a factory patch, and a patch
     /// loaded while no session is active applies its kernel values at once and its session
     /// values at the next activation, reported as pending until then.
     @Suite("Patches without a session") struct PatchWithoutSession {

@@ -348,7 +348,7 @@ extension SoundFitIntegration {
             report("intensity ramp: 2–20 kHz re tone around the ramp (steady \(String(format: "%.1f", steady)))", zipper)
             // The measure's floor for this window: an ideal linear 9 dB ramp over 30 ms computed
             // offline measures −83.7 dB, a one-sample step −39 dB (a control-rate staircase lands
-            // in between). −85 dB (issue 5) is a DSP-level target with a 100 ms ramp.
+            // in between). −85 dB is a DSP-level target with a 100 ms ramp.
             #expect(zipper <= -70, "zipper noise during the intensity ramp: \(zipper) dB")
         }
 

@@ -1,7 +1,7 @@
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, item 10: `/ping` echoes every argument type, and every other address answers a
+    /// `/ping` echoes every argument type, and every other address answers a
     /// type error naming itself for the types it does not take.
     @Suite("/ping echoes every argument type") struct PingEcho {
         static let everyType: [OSCValue] = [

@@ -4,7 +4,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 24 item 3: PipeWire as the JACK server, as Debian 12 ships it (0.3.65, `pw-jack`),
+    /// PipeWire as the JACK server, as Debian 12 ships it (0.3.65, `pw-jack`),
     /// headless in the test's own runtime directory (`HeadlessPipeWire`). PipeWire 0.3 sends only
     /// the plain shutdown notice; before SoundFit listened for it, a stopped PipeWire went
     /// unnoticed and SoundFit never came back.

@@ -3,7 +3,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 23, part A: the share of the prescription applied now, over real OSC — the
+    /// The share of the prescription applied now, over real OSC — the
     /// `/personalization/gains` query and `/status`'s `applied_share_db` and `gain_capped_bands`.
     @Suite("Prescription share") struct PrescriptionShare {
         /// `/personalization/gains` → the summary and the two ears' `hz, prescribed, applied` triples.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, gap 15: a new session with a stored hearing profile gets presets generated for
+    /// A new session with a stored hearing profile gets presets generated for
     /// its fitting and the recommendation, not preset `none` with personalization silently off —
     /// also after a restart.
     @Suite("Preset regeneration for a new session") struct PresetRegeneration {

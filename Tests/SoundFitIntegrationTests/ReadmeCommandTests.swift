@@ -2,34 +2,46 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Everything the README tells a newcomer to type, typed: `Tests/Scripts/readme_commands.py`
-    /// runs its shell blocks in order, in one shell, against the real `soundfit` (which starts its
-    /// own private dummy-backend server, as on a fresh machine) in private network, /dev/shm and
-    /// PID namespaces. Blocks that cannot run here are marked in the README with the reason.
+    /// Everything the README and docs/ tell a newcomer to type, typed: `Tests/Scripts/readme_commands.py`
+    /// runs each file's shell blocks in order, in one shell per file, against the real `soundfit`
+    /// (which starts its own private dummy-backend server, as on a fresh machine) in private
+    /// network, /dev/shm and PID namespaces. Blocks that cannot run here are marked with the reason.
+    /// docs/OSC.md is generated; `OSCDocumentationTests` checks its examples.
     @Suite("README commands") struct ReadmeCommands {
         static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         static let runner = checkout.appendingPathComponent("Tests/Scripts/readme_commands.py").path
 
-        /// Runs the runner on `markdown` (default: the README); returns its exit status and output.
+        /// Runs the runner on `markdown` (default: README.md and docs/*.md); returns its exit status and output.
         static func run(markdown: String? = nil) throws -> (status: Int32, output: String) {
             var arguments = [runner, "--soundfit", try SoundFitBinary.path(), "--checkout", checkout.path]
             if let markdown { arguments += ["--markdown", markdown] }
             let process = try ChildProcess(label: "readme_commands.py", executable: "/usr/bin/python3", arguments: arguments)
-            guard process.waitForExit(timeout: .seconds(900)) else {
+            guard process.waitForExit(timeout: .seconds(1800)) else {
                 process.stop()
                 throw IntegrationError("readme_commands.py did not end: \(process.standardOutput)")
             }
             return (process.termination?.status ?? -1, process.standardOutput + process.standardError)
         }
 
-        @Test("Every unmarked shell block of the README runs and succeeds; its JSON examples parse; its sample ready line is the one SoundFit prints")
-        func everyReadmeCommandRuns() throws {
+        @Test("Every unmarked shell block of the README and docs/ runs and succeeds; their JSON examples parse; the sample ready line is the one SoundFit prints")
+        func everyDocumentedCommandRuns() throws {
             let (status, output) = try Self.run()
             print(output)
             #expect(status == 0, "\(output)")
-            let ran = output.split(separator: "\n").first { $0.hasPrefix("blocks run: ") }.flatMap { Int($0.dropFirst("blocks run: ".count)) }
-            #expect((ran ?? 0) >= 8, "blocks run: \(String(describing: ran))")
+            let lines = output.split(separator: "\n")
+            let ran = lines.first { $0.hasPrefix("blocks run: ") }.flatMap { Int($0.dropFirst("blocks run: ".count)) }
+            #expect((ran ?? 0) >= 20, "blocks run: \(String(describing: ran))")
+            // Every hand-written page was run, the README first.
+            let docs = try FileManager.default.contentsOfDirectory(atPath: Self.checkout.appendingPathComponent("docs").path)
+                .filter { $0.hasSuffix(".md") && $0 != "OSC.md" }.sorted().map { "docs/\($0)" }
+            let files = lines.first { $0.hasPrefix("files run: ") }.map { $0.dropFirst("files run: ".count).split(separator: " ").map(String.init) }
+            #expect(files == ["README.md"] + docs, "\(String(describing: files))")
+            for page in ["README.md", "docs/running.md", "docs/osc-guide.md", "docs/hearing.md", "docs/rendering.md", "docs/midi.md"] {
+                let count = lines.first { $0.hasPrefix("blocks run in \(page): ") }
+                    .flatMap { Int($0.dropFirst("blocks run in \(page): ".count)) }
+                #expect((count ?? 0) > 0, "\(page): blocks run \(String(describing: count))")
+            }
         }
 
         @Test("The runner fails a failing block, names it, and runs nothing after it; a bad marker and invalid JSON are errors")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, part of 10: an activation racing a deactivation. Session requests run in the
+    /// An activation racing a deactivation. Session requests run in the
     /// order they arrived and each is answered with its own outcome, so no requester is told
     /// `/session inactive` for an activation.
     @Suite("Session request order") struct SessionRequestOrder {

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 24, Build 1 and 2: several instances as the README says (their own `--name`,
+    /// Several instances as docs/troubleshooting.md says (their own `--name`,
     /// `--osc-port` and `--state-dir`, nothing else: the HTTP port follows the OSC port), and the
     /// page's URLs without their closing slash redirected.
     @Suite("Several instances, page URLs") struct SeveralInstancesTests {

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 4: `/subscribe` and `/unsubscribe`, snapshots, feedback to other clients only,
+    /// `/subscribe` and `/unsubscribe`, snapshots, feedback to other clients only,
     /// feedback forms, and who may change a subscription.
     @Suite("OSC subscriptions") struct OSCSubscriptions {
         /// Every listed parameter address and its current value (queried).

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 11, item 13 on the real binary: a bundle with a future timetag takes effect in the
+    /// A bundle with a future timetag takes effect in the
     /// audio cycle that contains its moment; "immediately" and past timetags apply at once; a
     /// timetag beyond the horizon, or a timed bundle with something that cannot be scheduled,
     /// is refused whole.

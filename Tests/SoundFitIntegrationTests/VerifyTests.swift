@@ -3,7 +3,7 @@ import SoundFit
 import Testing
 
 extension SoundFitIntegration {
-    /// `soundfit verify` (issue 23 Build 6) through the real binary, `GET /verify` through HTTP,
+    /// `soundfit verify` through the real binary, `GET /verify` through HTTP,
     /// the page's verification section in Chromium, and the offline measurement against the same
     /// noise played through a real JACK graph.
     @Suite("Verify the fitting") struct Verify {
@@ -122,10 +122,10 @@ extension SoundFitIntegration {
             }
         }
 
-        /// Issue 23 Build 1 through `soundfit verify`: at tech levels 2–4 the delivered gain is the
+        /// The delivered gain through `soundfit verify`: at tech levels 2–4 the delivered gain is the
         /// prescription at 65 dB SPL and the gain law at 55 and 80 (N3 moderate, S2 steep, N7
         /// profound with the output limit raised to its derived maximum).
-        @Test("verify passes N3, S2 and N7 at tech levels 2–4, intensity 1 (issue 23 Build 1)", arguments: [2, 3, 4])
+        @Test("verify passes N3, S2 and N7 at tech levels 2–4, intensity 1", arguments: [2, 3, 4])
         func goodFittingCompressing(techLevel: Int) throws {
             for audiogram in ["N3", "S2", "N7"] {
                 let result = try runToEnd(try SoundFitBinary.path(),

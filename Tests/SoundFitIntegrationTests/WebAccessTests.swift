@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 21, the web surface: no web page but SoundFit's own can drive it, no rebound DNS
+    /// No web page but SoundFit's own can drive it, no rebound DNS
     /// name can read it, and an exposed port needs its token (`WebAccess`). Raw requests over
     /// TCP to the real binary, a hostile page in headless Chromium, effects checked over UDP OSC.
     @Suite("Web access: Host, Origin, token") struct WebAccessTests {

@@ -4,7 +4,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 21: a bounded, seeded fuzzing run of the HTTP parser and the WebSocket framing of
+    /// A bounded, seeded fuzzing run of the HTTP parser and the WebSocket framing of
     /// the real binary, beside the OSC one (`DispatcherFuzzTests`, `OSCCodecFuzzTests`): random
     /// bytes and mutations of valid requests, handshakes and frames, one connection each. The
     /// server survives, answers a normal request afterwards, changes nothing the inputs could not

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 21, the web surface: RFC 6455 failures close the WebSocket with 1002 and nothing
+    /// RFC 6455 failures close the WebSocket with 1002 and nothing
     /// is processed; the request deadline answers `408`; answers queued for a client that does
     /// not read are bounded (memory measured in /proc). Raw TCP against the real binary.
     @Suite("Web protocol: RFC 6455, 408, queued answers") struct WebProtocolTests {

@@ -3,7 +3,7 @@ import SoundFitTestSupport
 import Testing
 
 extension SoundFitIntegration {
-    /// The page while a signal plays (issue 24 item 8): the response chart follows the band gains
+    /// The page while a signal plays: the response chart follows the band gains
     /// the personalization applies to the signal now, the units read as written, the meter rows
     /// keep to one line. Real Chromium, the real binary on a jackd dummy, a tone through JACK.
     @Suite("Web surface under signal") struct WebSurfaceUnderSignal {

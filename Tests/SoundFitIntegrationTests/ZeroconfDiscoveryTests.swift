@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension SoundFitIntegration {
-    /// Issue 24, item 4: discovery that reaches. `Tests/Scripts/zeroconf_discovery.py` runs the
+    /// Discovery that reaches. `Tests/Scripts/zeroconf_discovery.py` runs the
     /// real binary in private user, network, mount and PID namespaces with a D-Bus system bus and
     /// an avahi-daemon of its own (never the machine's; no real root needed), a loopback and a
     /// second interface (10.77.0.2); it browses and resolves with python `zeroconf`, asks every

@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    /// Issue 24 item 5: OSCQuery clients infer `int` from `1600`, so a float is written `1600.0`.
+    /// OSCQuery clients infer `int` from `1600`, so a float is written `1600.0`.
     @Test func floatNumbersAlwaysReadAsFloats() throws {
         let floats: [Float] = [1600, -60, 0, 20000, 0.7071, 1e7, 1e8, 1.5e-5, -24]
         let texts = floats.map { JSONValue.floatNumber($0) }

@@ -81,7 +81,7 @@ struct ControllerTests {
         #expect(handler.processor.intensity == 0.3)
     }
 
-    /// Issue 11, gap 15: a new fitting gets its own preset, not none.
+    /// A new fitting gets its own preset, not none.
     @Test func aPresetForAnotherTechLevelIsRegeneratedForTheNewOne() async throws {
         let controller = makeController()
         let first = try await controller.activate(configuration: configuration)

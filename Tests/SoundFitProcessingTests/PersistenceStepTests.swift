@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import SoundFitProcessing
 
-/// Issue 21, "applied means persisted": a parameter with a persistence step takes the value
+/// A parameter with a persistence step takes the value
 /// first (so a snapshot of the state has it), then waits for the step; only after it is the
 /// change fed to the change feed (value feedback) and the request reported `applied`.
 @Suite(.timeLimit(.minutes(1)))

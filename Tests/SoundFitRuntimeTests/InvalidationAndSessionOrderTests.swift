@@ -8,7 +8,7 @@ import SoundFitRuntime
 import Synchronization
 import Testing
 
-/// Issue 11: invalidations published for the events that make values stale (gap 17), session
+/// Invalidations published for the events that make values stale (gap 17), session
 /// operations in request order (part of 10), the calibration as a runtime setting (gap 19).
 @Suite(.timeLimit(.minutes(1))) struct InvalidationAndSessionOrderTests {
     private func makeRuntime() throws -> SoundFitRuntime {

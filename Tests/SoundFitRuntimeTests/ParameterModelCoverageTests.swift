@@ -71,12 +71,12 @@ import Testing
         #expect(patch.loadingOrder(descriptors: ParameterModel.writable).count == ParameterModel.writable.count)
     }
 
-    /// The generated tables (README, docs/OSC.md, `soundfit parameters`) list every entry.
+    /// The generated tables (docs/osc-guide.md, docs/OSC.md, `soundfit parameters`) list every entry.
     @Test func theDocumentationListsEveryEntry() throws {
         let table = ParameterTable.markdown(ParameterModel.all)
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let guide = try String(contentsOf: Self.repository.appendingPathComponent("docs/osc-guide.md"), encoding: .utf8)
         let osc = try String(contentsOf: Self.repository.appendingPathComponent("docs/OSC.md"), encoding: .utf8)
-        #expect(readme.contains(table))
+        #expect(guide.contains(table))
         #expect(osc.contains(table))
         for entry in ParameterModel.all {
             #expect(table.contains("| `\(entry.address)` |"), "\(entry.address) is missing from the table")

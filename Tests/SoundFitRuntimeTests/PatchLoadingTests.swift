@@ -9,7 +9,7 @@ import SoundFitProcessing
 import SoundFitState
 import Testing
 
-/// Issue 26: a patch is applied whole or not at all, its preset before its enable.
+/// A patch is applied whole or not at all, its preset before its enable.
 @Suite struct PatchLoadingTests {
     private static let factoryPatches = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

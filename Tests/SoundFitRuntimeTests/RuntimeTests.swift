@@ -209,14 +209,14 @@ import Testing
 }
 
 @Suite struct ReadmeTests {
-    /// The README's parameter table is generated from the registry (`soundfit parameters`);
-    /// this keeps them identical.
-    @Test func readmeTableMatchesTheRegistry() throws {
+    /// The parameter table of docs/osc-guide.md is generated from the registry (`soundfit
+    /// parameters`); this keeps them identical.
+    @Test func theGuidesTableMatchesTheRegistry() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains(ParameterTable.markdown(SoundFitRuntime.descriptors)),
-                "README.md's OSC table is out of date: paste the output of `soundfit parameters`")
+        let guide = try String(contentsOf: root.appendingPathComponent("docs/osc-guide.md"), encoding: .utf8)
+        #expect(guide.contains(ParameterTable.markdown(SoundFitRuntime.descriptors)),
+                "docs/osc-guide.md's parameter table is out of date: paste the output of `soundfit parameters`")
     }
 }
 

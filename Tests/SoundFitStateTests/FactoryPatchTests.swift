@@ -106,7 +106,7 @@ import Testing
         #expect(Set(lowpass) == Set(TestParameters.writableAddresses))
     }
 
-    /// A `true` enable is a step of its own, after the preset's (issue 26: it needs the preset
+    /// A `true` enable is a step of its own, after the preset's (it needs the preset
     /// applied); a `false` one stays first in the only step.
     @Test func loadingStepsPutATrueEnableInASecondStep() throws {
         let speech = Patch.loadingSteps(of: try patch(1).parameters, descriptors: TestParameters.descriptors)

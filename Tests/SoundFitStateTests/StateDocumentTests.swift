@@ -219,7 +219,7 @@ import Testing
 }
 
 extension StateDocumentTests {
-    /// Issue 11, gap 19: an export carries the document settings' calibration; `state.json`
+    /// An export carries the document settings' calibration; `state.json`
     /// (no calibration) reads back without one.
     @Test func theCalibrationOfAnExportRoundTrips() throws {
         var document = try fullDocument()

@@ -4,7 +4,7 @@ import SoundFitHearing
 import SoundFitModel
 import SoundFitRuntime
 
-/// The verification a fitter runs (issue 23, `soundfit verify`, `GET /verify`): speech-shaped
+/// The verification a fitter runs (`soundfit verify`, `GET /verify`): speech-shaped
 /// noise (`SpeechShapedNoise`, the Byrne et al. 1994 LTASS) at 55, 65 and 80 dB SPL through the
 /// current fitting, rendered offline (`OfflineSoundFit`), the insertion gain measured per ear and
 /// band (`BandPowerAnalysis.insertionGains`, ±1/6 octave around each band centre), compared with
@@ -16,7 +16,7 @@ import SoundFitRuntime
 /// reference level is the band level of 65 dB SPL speech), and the intensity enters as the
 /// processor applies it (`PersonalizationResponse.appliedGain(lawGain:intensity:)`). At 65 dB SPL
 /// and intensity 1 that is the prescribed g65. A tone's target output is the gain law's, at
-/// most the broadband output ceiling (`SoundFitRuntime.effectiveMaximumOutputSPL`). Tolerances are those of issue 23's table: ±1 dB
+/// most the broadband output ceiling (`SoundFitRuntime.effectiveMaximumOutputSPL`). Tolerances are the fitting targets': ±1 dB
 /// up to 4 kHz, ±2 dB up to 6 kHz (the 6 kHz row); the bands above 6 kHz of tech levels 2 and 4
 /// are measured and reported but not judged (`tolerance(centre:)`).
 ///
@@ -34,7 +34,7 @@ public enum FittingVerification {
     /// Duration of each tone and the part of it measured (its end: the detector has settled).
     static let toneSeconds = 0.25, toneMeasuredSeconds = 0.125
 
-    /// The tolerance (dB) of a band at `centre` (issue 23: 1 dB from 250 Hz to 4 kHz, 2 dB up to
+    /// The tolerance (dB) of a band at `centre` (1 dB from 250 Hz to 4 kHz, 2 dB up to
     /// 6 kHz). Bands above 6 kHz (tech level 2's 8 kHz, tech level 4's 8 and 11.3 kHz) are
     /// measured and reported but not judged (infinite tolerance): NAL-RP ends at 6 kHz, and the
     /// taper to 0 dB at 10 kHz is steeper than the equalizer's top bands can follow (measured up

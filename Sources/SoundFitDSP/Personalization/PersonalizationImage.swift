@@ -119,7 +119,7 @@ struct BandLaw {
     var expansionKnee = SIMD4<Float>(repeating: -1000)
     var expansionSlope = SIMD4<Float>()
     var maximumGain = SIMD4<Float>()
-    /// The gain floor (`BandDynamics.minimumGain`), applied after expansion (part A, issue 23).
+    /// The gain floor (`BandDynamics.minimumGain`), applied after expansion.
     var minimumGain = SIMD4<Float>(repeating: -150)
     var outputLimit = SIMD4<Float>(repeating: 1000)
     var levelOffset = SIMD4<Float>()

@@ -1,7 +1,7 @@
 import CSoundFitSIMD
 
 /// Which build of the personalization processor's and the biquad's (`BiquadFilter`) per-sample
-/// loops runs (issue 15): the baseline Swift kernels (`PersonalizationKernels`, `FilterLoops`,
+/// loops runs: the baseline Swift kernels (`PersonalizationKernels`, `FilterLoops`,
 /// baseline x86-64 SSE2, any CPU) or 256-bit kernels compiled for AVX2 and FMA in the C target
 /// `CSoundFitSIMD`, which run only on CPUs that have both. The two agree within float tolerance
 /// (FMA rounds `a·b + c` once instead of twice); `SIMDPathTests` and `BiquadSIMDPathTests`

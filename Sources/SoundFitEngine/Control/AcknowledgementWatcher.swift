@@ -6,8 +6,8 @@ import Synchronization
 /// the last waiter left, so an idle SoundFit costs nothing here). It polls twice per audio cycle, the period
 /// estimated from the cycle counter (every 250 µs until it knows, never more often, never less
 /// often than every 1 ms): an acknowledgement cannot come faster than the cycle that makes it,
-/// so a faster poll only burns CPU (issue 15: at 1 000 sets per second the 250 µs poll was
-/// the largest share of the control side's CPU). A plain thread sleeping in `nanosleep` wakes
+/// so a faster poll only burns CPU (at 1 000 sets per second a 250 µs poll was the largest
+/// share of the control side's CPU). A plain thread sleeping in `nanosleep` wakes
 /// once per poll; a `Task.sleep` poll cost a timer on the dispatch manager thread and a hop
 /// to a worker thread besides.
 ///

@@ -59,8 +59,8 @@ public struct CalibrationTable: Sendable, Equatable {
 
     /// The largest correction of any ear at any frequency, never below 0: the most conservative
     /// one for a broadband limit (the output safety limit is one limiter for every channel and
-    /// band, so it must hold for the loudest-playing ear and frequency; a per-ear limiter is
-    /// issue 23's). Interpolation never exceeds the largest point, so this bounds every frequency.
+    /// band, so it must hold for the loudest-playing ear and
+    /// frequency). Interpolation never exceeds the largest point, so this bounds every frequency.
     public var largestCorrection: Double {
         max(0, (left + right).map(\.correction).max() ?? 0)
     }

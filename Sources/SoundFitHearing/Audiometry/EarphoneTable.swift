@@ -18,7 +18,7 @@ public struct EarphoneTable: Sendable, Equatable {
     public var source: String
 
     /// The minimum interaural attenuation of supra-aural earphones (TDH-39/49 type), dB, used
-    /// clinically: 40 dB (`/work/shared/reference/hearing.md`, "Masking and cross-hearing").
+    /// clinically for masking decisions: 40 dB.
     /// Also the value for a user's table and for circumaural earphones, whose own minimum was not
     /// found in a source: the smallest margin is the conservative one (it asks for masking
     /// sooner, never later).

@@ -1,5 +1,5 @@
 /// The masked threshold at one frequency of one ear by the plateau method (Hood), as
-/// `../shared/reference/hearing.md` and ISO 8253-1 describe it: narrow-band noise in the
+/// ISO 8253-1 describes it: narrow-band noise in the
 /// non-test ear starting at that ear's threshold + 10 dB effective masking (EM), raised in 5 dB
 /// steps while the tone is re-measured at each; the masked threshold is where the tone's level
 /// stays unchanged over 15 dB of masking (four masking levels in a row).

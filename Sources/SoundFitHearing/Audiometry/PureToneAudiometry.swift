@@ -63,8 +63,7 @@ public struct PureToneAudiometry: Sendable {
         public var familiarizes: Bool
         /// The earphone's interaural attenuation (dB): how much weaker a sound in one ear reaches
         /// the other cochlea. 40 dB is the minimum used clinically for supra-aural earphones
-        /// (TDH-39/49); inserts have 50–60 dB (`../shared/reference/hearing.md`, "Masking and
-        /// cross-hearing"). The earphone table in use supplies it.
+        /// (TDH-39/49); inserts have 50–60 dB. The earphone table in use supplies it.
         public var interauralAttenuation: Double
         /// The highest effective masking level (dB EM) the output can present in an ear at a
         /// frequency. Rounded down to the 5 dB grid.

@@ -1,5 +1,5 @@
-/// The parameter table in Markdown, generated from the model's entries. The README's table and
-/// the one in docs/OSC.md are this text; tests keep them identical.
+/// The parameter table in Markdown, generated from the model's entries. The tables of
+/// docs/osc-guide.md and docs/OSC.md are this text; tests keep them identical.
 public enum ParameterTable {
     public static func markdown(_ descriptors: [ParameterDescriptor] = ParameterModel.all) -> String {
         var lines = [

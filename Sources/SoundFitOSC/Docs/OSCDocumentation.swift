@@ -162,8 +162,8 @@ public enum OSCDocumentation {
         """
     }
 
-    /// What an exposed port can and cannot do, with every bound (the README's "Security"
-    /// section says the same in short).
+    /// What an exposed port can and cannot do, with every bound (docs/security.md says
+    /// the same in short).
     static func securitySection(parameterCount: Int) -> String {
         let budgets = SourceBudgets()
         let confirmations = SubscriptionConfirmations()

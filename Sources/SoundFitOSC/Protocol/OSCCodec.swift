@@ -124,7 +124,7 @@ public enum OSCCodec {
             case .double(let v): lo_message_add_double(lo, v)
             case .string(let v): lo_message_add_string(lo, v)
             case .symbol(let v): lo_message_add_symbol(lo, v)
-            case .bool(let v): v ? lo_message_add_true(lo) : lo_message_add_false(lo)
+            case .bool(let v): if v { lo_message_add_true(lo) } else { lo_message_add_false(lo) }
             case .nil_: lo_message_add_nil(lo)
             case .impulse: lo_message_add_infinitum(lo)
             case .blob(let bytes) where bytes.isEmpty:

@@ -43,7 +43,7 @@ public struct OSCPeer: Hashable, Sendable, CustomStringConvertible {
         var addr = in_addr(s_addr: address)
         var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         inet_ntop(AF_INET, &addr, &buffer, socklen_t(buffer.count))
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     public var description: String { "\(host):\(port)" }

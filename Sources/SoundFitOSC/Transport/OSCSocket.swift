@@ -187,7 +187,7 @@ public final class OSCSocket: OSCTransport {
         var entry = list
         while let current = entry {
             if let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) {
-                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { addresses.insert($0.pointee.sin_addr.s_addr) }
+                addresses.insert(address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr })
             }
             entry = current.pointee.ifa_next
         }

@@ -242,7 +242,7 @@ extension ProcessingParameter {
         var handOvers: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>]?
         // A closure, not the key path `\.applicator.isStreaming`: in this generic type a key path
         // literal is instantiated by the runtime on every call (about 5 % of the control side's CPU
-        // at 1 000 sets per second, issue 15).
+        // at 1 000 sets per second).
         if targets.allSatisfy({ $0.applicator.isStreaming }) {
             var results: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>] = []
             for target in targets {

@@ -163,7 +163,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     ///
     /// Prespecialized for `ParameterValue`, the value type of every control parameter: the
     /// unspecialized generic code looked up type metadata at run time on every request (~4 % of
-    /// the control side's CPU at 10 000 OSC sets per second, issue 15).
+    /// the control side's CPU at 10 000 OSC sets per second).
     @_specialize(exported: true, where Value == ParameterValue)
     public func request(_ value: Value, origin: RequestOrigin? = nil, at time: EngineTime? = nil) throws -> ParameterRequest<Value> {
         try state.withLock { state in try accept(value, origin: origin, at: time, in: &state) { $0 } }
@@ -272,7 +272,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// `addStreamingApplicator(applyTimeout:scheduling:)` for an applicator whose confirmation
     /// bounds itself: it is called with `within`, how long it may take (what is left of the
     /// delivery's deadline, or of `applyTimeout`), and returns or throws by then. The delivery
-    /// awaits it in its own task: no racing task and no timer per value (issue 15: those were
+    /// awaits it in its own task: no racing task and no timer per value (those were
     /// 10–18 % of the CPU of an OSC set). An error it throws once the deadline has passed counts
     /// as the timeout (`applyTimeoutExceeded` / `deliveryTimeoutExceeded`).
     public func addStreamingApplicator(

@@ -183,7 +183,7 @@ public final class MIDIControl: Sendable {
     @discardableResult
     public func cancelLearn() -> String? {
         let address = state.withLock { $0.learning?.address }
-        if let address { endLearn(id: nil, reason: "cancelled") }
+        if address != nil { endLearn(id: nil, reason: "cancelled") }
         return address
     }
 

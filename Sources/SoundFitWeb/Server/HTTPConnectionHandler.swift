@@ -103,9 +103,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                    context: context)
             return
         }
-        var request = HTTPRequest(method: head.method, path: path, query: target.count > 1 ? String(target[1]) : nil,
-                                  headers: head.headers, body: body, peer: peer)
-        request.localAddress = context.channel.localAddress?.ipAddress
+        var parsed = HTTPRequest(method: head.method, path: path, query: target.count > 1 ? String(target[1]) : nil,
+                                 headers: head.headers, body: body, peer: peer)
+        parsed.localAddress = context.channel.localAddress?.ipAddress
+        let request = parsed  // the responder's task gets a copy, not the variable
         body = []
         let keepAlive = head.isKeepAlive
         let version = head.version

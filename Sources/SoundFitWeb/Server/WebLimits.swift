@@ -1,7 +1,7 @@
 import SoundFitOSC
 
 /// What the HTTP and WebSocket port lets one client hold, so nothing grows without bound. Each
-/// bound answers clearly when it is hit (see README "Web server and OSCQuery").
+/// bound answers clearly when it is hit (see docs/osc-guide.md, "OSCQuery, WebSocket and the web port").
 public struct WebLimits: Sendable {
     /// Open connections at a time (HTTP and WebSocket together). One more is answered
     /// `503 Service Unavailable` and closed at once.

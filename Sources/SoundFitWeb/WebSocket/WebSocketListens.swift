@@ -10,7 +10,7 @@ final class WebSocketListens: Sendable {
 
     /// Follows `path` for `peer`.
     func listen(_ peer: OSCPeer, to path: String) {
-        paths.withLock { $0[peer, default: []].insert(path) }
+        paths.withLock { _ = $0[peer, default: []].insert(path) }
     }
 
     /// Stops following `path` for `peer`; false when it was not followed.

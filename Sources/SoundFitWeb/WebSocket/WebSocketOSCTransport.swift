@@ -34,6 +34,7 @@ public final class WebSocketOSCTransport: OSCConnectionTransport {
     /// WebSocket connections open now.
     public var connectionCount: Int { channels.withLock { $0.count } }
 
+    @discardableResult
     public func send(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
         guard let channel = channels.withLock({ $0[peer] }), channel.isActive else { return false }
         var buffer = channel.allocator.buffer(capacity: packet.count)

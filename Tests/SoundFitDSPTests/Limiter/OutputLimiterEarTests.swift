@@ -3,7 +3,7 @@ import SoundFitDSP
 import SoundFitTestSupport
 import Testing
 
-/// Issue 23, item 5: one output limiter per ear, clean — ears independent, no lasting dip after a
+/// One output limiter per ear, clean — ears independent, no lasting dip after a
 /// limited onset, low distortion on a low tone held over the ceiling, never a sample above it.
 @Suite struct OutputLimiterEarTests {
     let fs = 48000.0

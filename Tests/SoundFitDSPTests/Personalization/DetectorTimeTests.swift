@@ -3,7 +3,7 @@ import SoundFitDSP
 import SoundFitTestSupport
 import Testing
 
-/// The preset's attack and release are the times ANSI S3.22 measures (issue 23): a tone at 2 kHz
+/// The preset's attack and release are the times ANSI S3.22 measures: a tone at 2 kHz
 /// stepping 55 → 90 → 55 dB SPL, output within 3 dB (attack) / 4 dB (release) of its new steady
 /// value. In process, on the chain (the render test in SoundFitIntegrationTests repeats it
 /// through the binary).

@@ -119,6 +119,7 @@ func savedNumber(_ directory: URL, _ address: String) -> Double? {
 }
 
 /// Waits until `state.json` holds `value` at `address`; returns how long it took.
+@discardableResult
 func waitUntilSaved(_ directory: URL, _ address: String, _ value: Double,
                             sourceLocation: SourceLocation = #_sourceLocation) -> Duration? {
     let took = waitForCondition(timeout: .seconds(5)) {

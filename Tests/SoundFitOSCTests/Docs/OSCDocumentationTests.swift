@@ -60,7 +60,7 @@ import Testing
         #expect(text.hasPrefix("# OSC reference\n"))
         #expect(text.hasSuffix("```\n"))
         #expect(!text.contains("\n\n\n"))
-        // The parameter table is the registry's, as in the README.
+        // The parameter table is the registry's, as in docs/osc-guide.md.
         #expect(text.contains(ParameterTable.markdown(Self.parameters)))
     }
 

@@ -1,7 +1,7 @@
 import SoundFitOSC
 import Testing
 
-/// Issue 21: an unconfirmed source is answered at most 3× what it sent; a source confirms its
+/// An unconfirmed source is answered at most 3× what it sent; a source confirms its
 /// address by echoing a token only that address receives.
 @Suite struct SourceConfirmationsTests {
     private let victim = OSCPeer(host: "10.0.0.9", port: 9000)!.address

@@ -1,7 +1,7 @@
 import SoundFitOSC
 import Testing
 
-/// Issue 21: each source's share of the receive thread.
+/// Each source's share of the receive thread.
 @Suite struct SourceWorkBudgetsTests {
     private let heavy = OSCPeer(host: "127.0.0.1", port: 9000)!
     private let light = OSCPeer(host: "127.0.0.1", port: 9001)!

@@ -84,7 +84,7 @@ import Testing
         #expect(await surface.next(to: Self.display)?.address == "/pong")
     }
 
-    /// Issue 21: what an unconfirmed source draws is at most 3× what it sent, per command;
+    /// What an unconfirmed source draws is at most 3× what it sent, per command;
     /// large answers need a confirmed address (`/source/confirm`).
     @Test func anUnconfirmedSourceDrawsAtMostThreeTimesWhatItSent() async throws {
         let surface = try await SurfaceHarness(exposure: .network)

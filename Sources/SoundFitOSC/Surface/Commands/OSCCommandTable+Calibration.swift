@@ -23,7 +23,7 @@ extension OSCCommandTable {
                 + "frequencies a correction is interpolated in log frequency, beyond them held flat; an ear "
                 + "without points is not corrected. The hearing test's tones are played `correction` dB lower; "
                 + "the output safety limit's single broadband limiter is lowered by the largest correction, so "
-                + "the limit holds in dB SPL on every ear and frequency (a per-ear limiter is issue 23's).",
+                + "the limit holds in dB SPL on every ear and frequency.",
             reply: "`/calibration ,s earphone ,s name ,s left [,f hz ,f db …] ,s right [,f hz ,f db …]`.",
             errors: ["any argument"],
             examples: ["oscsend localhost 7700 /calibration"]),

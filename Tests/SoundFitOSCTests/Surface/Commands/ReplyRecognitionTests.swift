@@ -18,7 +18,7 @@ import Testing
         case "/patch/current":
             return [["i", "s", "i"], ["i", "s", "i", "i"]].contains(arguments.map(\.typeTag))
         case "/config/delivery":
-            // Since replies end in their unit (issue 11): `,s style ,f settle ,s seconds`.
+            // Since replies end in their unit: `,s style ,f settle ,s seconds`.
             if arguments.count == 3, [.string("continuous"), .string("discrete")].contains(arguments[0]),
                arguments[1].typeTag == "f", arguments[2] == .string("seconds") { return true }
             return arguments == [.string("continuous"), .float(0)]
