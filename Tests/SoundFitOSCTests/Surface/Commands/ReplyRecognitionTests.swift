@@ -56,7 +56,7 @@ import Testing
             "/meters/reduction",
             "/midi/mapped", "/midi/unmapped", "/midi/item", "/midi/end", "/midi/learning", "/midi/learn/cancelled",
             "/personalization/gains/left", "/personalization/gains/right",
-            // Added with `/config/applicators` (issue 26).
+            // The replies of `/config/applicators`, added after the table was written.
             "/config/applicator", "/config/applicators/end",
         ]
         if replyOnly.contains(message.address) { return true }
