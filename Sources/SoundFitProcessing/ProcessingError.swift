@@ -8,7 +8,7 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidTechLevel(Int)
     /// An intensity outside 0…1 (or not a number). Rejected, not clamped.
     case invalidIntensity(Float)
-    /// A `ProcessingConfig` that `validate()` rejects.
+    /// A `DeliveryConfiguration` that `validate()` rejects.
     case invalidConfig(String)
     /// `activate` while a session is active: only one session at a time.
     case sessionAlreadyActive

@@ -67,7 +67,7 @@ public final class SoundFitRuntime: Sendable {
     /// `ceiling`: the output safety limit fixed for the runtime's life (`OutputCeiling`); the
     /// maximum output starts at the default, or at the ceiling when that is lower.
     public init(engine: AudioEngine, sessionConfiguration: ProcessingConfiguration,
-                config: ProcessingConfig = .default, presets: ProfilePresetSource = ProfilePresetSource(),
+                config: DeliveryConfiguration = .default, presets: ProfilePresetSource = ProfilePresetSource(),
                 ceiling: OutputCeiling = .unbounded, clock: any Clock<Duration> = ContinuousClock()) {
         self.engine = engine
         self.presets = presets
@@ -319,7 +319,7 @@ public final class SoundFitRuntime: Sendable {
     private let timeoutBox: DeliveryTimeout
 
     /// The delivery configuration (style and timeout) of every parameter.
-    public var config: ProcessingConfig {
+    public var config: DeliveryConfiguration {
         get { controller.config }
         set {
             controller.config = newValue

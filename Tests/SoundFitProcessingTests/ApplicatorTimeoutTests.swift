@@ -56,7 +56,7 @@ struct ApplicatorTimeoutTests {
 
     @Test func withoutItsOwnTimeoutAnApplicatorIsBoundByTheDeliveryTimeout() async throws {
         let controller = makeController()
-        controller.config = ProcessingConfig(deliveryStyle: .continuous, deliveryTimeout: .seconds(1))
+        controller.config = DeliveryConfiguration(deliveryStyle: .continuous, deliveryTimeout: .seconds(1))
         let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
         let gate = Gate(), reached = Gate()
         handler.holdNextWrite(at: gate, reached: reached)

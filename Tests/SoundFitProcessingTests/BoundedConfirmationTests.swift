@@ -12,7 +12,7 @@ struct BoundedConfirmationTests {
 
     /// A bounded applicator that records each `within` and then waits for `engine`'s cycle.
     private func boundedParameter(_ engine: FakeStreamingEngine, applyTimeout: Duration? = nil,
-                                  config: ProcessingConfig = .default, within: Recorder<Duration>)
+                                  config: DeliveryConfiguration = .default, within: Recorder<Duration>)
         -> (ProcessingParameter<Int>, ParameterApplicator<Int>)
     {
         let parameter = ProcessingParameter(0, config: config, clock: clock)
@@ -33,7 +33,7 @@ struct BoundedConfirmationTests {
 
         let request = try parameter.request(1)
         await within.waitForCount(1)
-        #expect(within.events == [ProcessingConfig.default.deliveryTimeout])
+        #expect(within.events == [DeliveryConfiguration.default.deliveryTimeout])
         // Nothing sleeps on the clock while the value is in flight: no racing timer.
         for _ in 0..<100 { await Task.yield() }
         #expect(clock.sleeperCount == 0)
@@ -63,7 +63,7 @@ struct BoundedConfirmationTests {
     private func parameterWaitingOut(deliveryTimeout: Duration, thenThrowing error: any Error)
         -> (ProcessingParameter<Int>, ParameterApplicator<Int>)
     {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryTimeout: deliveryTimeout), clock: clock)
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryTimeout: deliveryTimeout), clock: clock)
         let clock = self.clock
         let applicator = parameter.addStreamingApplicator(boundedScheduling: { _, _ in
             { within in
@@ -148,7 +148,7 @@ struct BoundedConfirmationTests {
         let engine = FakeStreamingEngine()
         let within = Recorder<Duration>()
         let (parameter, applicator) = boundedParameter(
-            engine, config: ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(100)), deliveryTimeout: .seconds(3)),
+            engine, config: DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(100)), deliveryTimeout: .seconds(3)),
             within: within)
 
         let request = try parameter.request(1)

@@ -72,11 +72,11 @@ struct ConfigurationTests {
 
     @Test func invalidDeliveryConfigurationsAreRejectedByValidate() {
         #expect(throws: ProcessingError.self) {
-            try ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(-1))).validate()
+            try DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(-1))).validate()
         }
-        #expect(throws: ProcessingError.self) { try ProcessingConfig(deliveryTimeout: .zero).validate() }
-        #expect(throws: Never.self) { try ProcessingConfig(deliveryStyle: .discrete()).validate() }
-        #expect(ProcessingConfig.default == ProcessingConfig(deliveryStyle: .continuous, deliveryTimeout: .seconds(10)))
-        #expect(ProcessingConfig.DeliveryStyle.discrete() == .discrete(settleTime: .milliseconds(200)))
+        #expect(throws: ProcessingError.self) { try DeliveryConfiguration(deliveryTimeout: .zero).validate() }
+        #expect(throws: Never.self) { try DeliveryConfiguration(deliveryStyle: .discrete()).validate() }
+        #expect(DeliveryConfiguration.default == DeliveryConfiguration(deliveryStyle: .continuous, deliveryTimeout: .seconds(10)))
+        #expect(DeliveryConfiguration.DeliveryStyle.discrete() == .discrete(settleTime: .milliseconds(200)))
     }
 }

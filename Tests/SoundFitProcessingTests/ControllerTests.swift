@@ -151,7 +151,7 @@ struct ControllerTests {
         let controller = makeController()
         let session = try await controller.activate(configuration: configuration)
         let cutoff = controller.makeParameter(Float(1000))
-        let discrete = ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(50)), deliveryTimeout: .seconds(3))
+        let discrete = DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(50)), deliveryTimeout: .seconds(3))
 
         controller.config = discrete
 

@@ -13,7 +13,7 @@ import Testing
         /// How often the machine asked whether a value may overlap.
         var overlapQuestions = 0
 
-        init(_ style: ProcessingConfig.DeliveryStyle, maximumOverlap: Int = Machine.defaultMaximumOverlap,
+        init(_ style: DeliveryConfiguration.DeliveryStyle, maximumOverlap: Int = Machine.defaultMaximumOverlap,
              overlapping: Set<UInt64> = []) {
             machine = Machine(style: style, maximumOverlap: maximumOverlap)
             self.overlapping = overlapping
@@ -47,7 +47,7 @@ import Testing
             describe(machine.timerFired(at: deadline, mayOverlap: ask()))
         }
 
-        mutating func restyle(_ style: ProcessingConfig.DeliveryStyle) -> String {
+        mutating func restyle(_ style: DeliveryConfiguration.DeliveryStyle) -> String {
             describe(machine.changeStyle(to: style, mayOverlap: ask()))
         }
 

@@ -8,7 +8,7 @@ struct DeliveryTests {
     let clock = ManualClock()
 
     @Test func discreteDeliveryAppliesOnlyTheSettledValueOfABurst() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryStyle: .discrete()), clock: clock)
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryStyle: .discrete()), clock: clock)
         let calls = Recorder<String>()
         let applicator = parameter.addApplicator { [clock] value in calls.record("\(value) at \(clock.elapsed)") }
         var requests: [ParameterRequest<Int>] = []
@@ -39,7 +39,7 @@ struct DeliveryTests {
     }
 
     @Test func discreteDeliveryWaitsForTheNewestValueToSettle() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(100))),
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(100))),
                                             clock: clock)
         let first = try parameter.request(1)
         await clock.advance(by: .milliseconds(60))
@@ -113,7 +113,7 @@ struct DeliveryTests {
     }
 
     @Test func anApplicatorThatNeverReturnsFailsWithTheDeliveryTimeout() async throws {
-        let config = ProcessingConfig(deliveryTimeout: .seconds(2))
+        let config = DeliveryConfiguration(deliveryTimeout: .seconds(2))
         let parameter = ProcessingParameter(0, config: config, clock: clock)
         let never = Gate()
         let called = Gate()
@@ -144,7 +144,7 @@ struct DeliveryTests {
     }
 
     @Test func applyThrowsSupersededWhenANewerValueWins() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryStyle: .discrete()), clock: clock)
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryStyle: .discrete()), clock: clock)
         let older = Task { try await parameter.apply(1) }
         while parameter.bufferedValueCount == 0 { await Task.yield() }
         let newer = try parameter.request(2)
@@ -155,18 +155,18 @@ struct DeliveryTests {
     }
 
     @Test func switchingToContinuousDeliversASettlingValueAtOnce() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryStyle: .discrete()), clock: clock)
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryStyle: .discrete()), clock: clock)
         let request = try parameter.request(1)
 
-        parameter.config = ProcessingConfig(deliveryStyle: .continuous)
+        parameter.config = DeliveryConfiguration(deliveryStyle: .continuous)
 
         #expect(await allStates(request) == ["pending(1)", "applied(1)"])
         #expect(clock.elapsed == .zero)
     }
 
     @Test func aNewSettleTimeAppliesToLaterValues() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryStyle: .discrete()), clock: clock)
-        parameter.config = ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(20)))
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryStyle: .discrete()), clock: clock)
+        parameter.config = DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(20)))
         let request = try parameter.request(1)
 
         await clock.advance(by: .milliseconds(20))

@@ -103,7 +103,7 @@ struct InvalidationTests {
 
     @Test func aReadThatNeverAnswersTimesOutAndIsTreatedAsUnknown() async throws {
         let stuck = StuckReadHandler()
-        let controller = ProcessingController(handler: stuck, config: ProcessingConfig(deliveryTimeout: .seconds(4)),
+        let controller = ProcessingController(handler: stuck, config: DeliveryConfiguration(deliveryTimeout: .seconds(4)),
                                               clock: clock)
         _ = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
         let recovery = Task { await controller.invalidate(parameters: [.intensity]) }

@@ -9,7 +9,7 @@ import Testing
 struct OverlappingDeliveryTests {
     let clock = ManualClock()
 
-    private func streamingParameter(_ engine: FakeStreamingEngine, config: ProcessingConfig = .default)
+    private func streamingParameter(_ engine: FakeStreamingEngine, config: DeliveryConfiguration = .default)
         -> (ProcessingParameter<Int>, ParameterApplicator<Int>)
     {
         let parameter = ProcessingParameter(0, config: config, clock: clock)
@@ -267,7 +267,7 @@ struct OverlappingDeliveryTests {
 
     @Test func discreteDeliveryHandsOverOneSettledValueAtATime() async throws {
         let engine = FakeStreamingEngine()
-        let config = ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(10)))
+        let config = DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(10)))
         let (parameter, applicator) = streamingParameter(engine, config: config)
         let first = try parameter.request(1)
         await clock.advance(by: .milliseconds(10))

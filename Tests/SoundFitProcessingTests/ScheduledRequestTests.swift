@@ -12,7 +12,7 @@ struct ScheduledRequestTests {
     let clock = ManualClock()
 
     @Test func aScheduledValueIsHandedOverWithItsMomentAndItsTimeoutCountsFromThen() async throws {
-        let parameter = ProcessingParameter(0, config: ProcessingConfig(deliveryTimeout: .milliseconds(200)), clock: clock)
+        let parameter = ProcessingParameter(0, config: DeliveryConfiguration(deliveryTimeout: .milliseconds(200)), clock: clock)
         let handedOver = Mutex<[EngineTime?]>([])
         let applicator = parameter.addStreamingApplicator(scheduling: { _, time in
             handedOver.withLock { $0.append(time) }

@@ -12,7 +12,7 @@ import Testing
     private func makeRuntime(timeout: Duration = .seconds(20)) throws -> SoundFitRuntime {
         SoundFitRuntime(
             engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
-            config: ProcessingConfig(deliveryTimeout: timeout))
+            config: DeliveryConfiguration(deliveryTimeout: timeout))
     }
 
     private func terminalState(_ request: ParameterRequest<ParameterValue>) async -> ParameterUpdateState<ParameterValue>? {
@@ -83,7 +83,7 @@ import Testing
         let runtime = try makeRuntime(timeout: .milliseconds(100))
         let gain = try #require(runtime.parameter(at: "/output/gain"))
         let older = try gain.request(.float(-6), origin: nil)
-        runtime.config = ProcessingConfig(deliveryTimeout: .seconds(30))
+        runtime.config = DeliveryConfiguration(deliveryTimeout: .seconds(30))
         let newer = try gain.request(.float(-12), origin: nil)
 
         // No cycle runs: the older one times out while the newer one is in flight.

@@ -21,7 +21,7 @@ import Testing
                 "/filter/enabled": .bool(true), "/filter/type": .choice("peak"), "/filter/cutoff": .float(1234.5),
                 "/filter/q": .float(0.3333), "/filter/gain": .float(-7.25), "/output/gain": .float(-12.5),
             ]),
-            delivery: ProcessingConfig(deliveryStyle: .discrete(settleTime: .milliseconds(350)), deliveryTimeout: .milliseconds(2500)),
+            delivery: DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(350)), deliveryTimeout: .milliseconds(2500)),
             session: .fineTuning(fitting: fitting),
             currentPatch: CurrentPatch(number: -3, name: "Evening", isModified: true),
             hearingProfile: profile,

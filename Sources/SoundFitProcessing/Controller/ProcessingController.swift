@@ -22,7 +22,7 @@ public final class ProcessingController: Sendable {
     private struct State {
         var session: ProcessingSession?
         var held = HeldValues()
-        var config: ProcessingConfig
+        var config: DeliveryConfiguration
         var activations: UInt64 = 0
         var parameters: [WeakParameter] = []
         /// See `persistAppliedValues(with:)`.
@@ -46,7 +46,7 @@ public final class ProcessingController: Sendable {
     ///   - config: the initial delivery configuration (continuous, 10 s timeout by default).
     ///   - clock: the clock for settle times and timeouts; a virtual clock in tests.
     public init(handler: (any ProcessingHandler)? = nil, presetSource: (any PresetSource)? = nil,
-                config: ProcessingConfig = .default, clock: any Clock<Duration> = ContinuousClock()) {
+                config: DeliveryConfiguration = .default, clock: any Clock<Duration> = ContinuousClock()) {
         self.state = Mutex(State(config: config))
         self.handler = handler
         self.presetSource = presetSource
@@ -132,8 +132,8 @@ public final class ProcessingController: Sendable {
     /// The delivery configuration: style (continuous or discrete with a settle time) and
     /// delivery timeout. Setting it applies at once to the active session's parameters, to the
     /// parameters made by `makeParameter`, and to later sessions. Validate values from users
-    /// with `ProcessingConfig.validate()` first.
-    public var config: ProcessingConfig {
+    /// with `DeliveryConfiguration.validate()` first.
+    public var config: DeliveryConfiguration {
         get { state.withLock { $0.config } }
         set {
             state.withLock { state in
@@ -215,12 +215,12 @@ public final class ProcessingController: Sendable {
 
 /// A parameter whose config follows the controller's.
 protocol ConfigurableParameter: AnyObject, Sendable {
-    func setConfig(_ config: ProcessingConfig)
+    func setConfig(_ config: DeliveryConfiguration)
     func persistAppliedValues(with persist: (@Sendable () async -> Void)?)
 }
 
 extension ProcessingParameter: ConfigurableParameter {
-    func setConfig(_ config: ProcessingConfig) { self.config = config }
+    func setConfig(_ config: DeliveryConfiguration) { self.config = config }
 }
 
 private struct WeakParameter {

@@ -4,7 +4,7 @@
 /// The controller installs the handler as an applicator of the session's writable parameters:
 /// a value counts as applied only when `set` returned. Reads happen when the handler
 /// invalidates parameters. Every call is asynchronous and bounded by the delivery timeout
-/// (`ProcessingConfig.deliveryTimeout`, 10 s by default): a call that takes longer fails with
+/// (`DeliveryConfiguration.deliveryTimeout`, 10 s by default): a call that takes longer fails with
 /// `ProcessingParameterError.deliveryTimeoutExceeded` (writes) or
 /// `ProcessingError.readTimeoutExceeded` (reads) and is cancelled.
 ///

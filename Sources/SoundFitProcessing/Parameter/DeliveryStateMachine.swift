@@ -54,7 +54,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     static var defaultMaximumOverlap: Int { 8 }
 
     let maximumOverlap: Int
-    private(set) var style: ProcessingConfig.DeliveryStyle
+    private(set) var style: DeliveryConfiguration.DeliveryStyle
     /// The deliveries in flight, oldest first: one, or several that all overlap.
     private(set) var deliveries: [Request] = []
     /// Whether the deliveries in flight overlap, so that another overlapping one may join them.
@@ -68,7 +68,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     private(set) var isSynchronizationRequested = false
     private(set) var isClosed = false
 
-    init(style: ProcessingConfig.DeliveryStyle, maximumOverlap: Int = Self.defaultMaximumOverlap) {
+    init(style: DeliveryConfiguration.DeliveryStyle, maximumOverlap: Int = Self.defaultMaximumOverlap) {
         precondition(maximumOverlap >= 1, "at least one delivery must be able to run")
         self.style = style
         self.maximumOverlap = maximumOverlap
@@ -148,7 +148,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     /// discrete (or another settle time): values already waiting keep their deadline (or stay
     /// ready); the new settle time applies to values submitted from now on. Deliveries already
     /// overlapping finish; no new one joins them while the style is discrete.
-    mutating func changeStyle(to style: ProcessingConfig.DeliveryStyle, mayOverlap: (Value) -> Bool) -> Transition {
+    mutating func changeStyle(to style: DeliveryConfiguration.DeliveryStyle, mayOverlap: (Value) -> Bool) -> Transition {
         self.style = style
         guard case .continuous = style else { return Transition() }
         settleDeadline = nil

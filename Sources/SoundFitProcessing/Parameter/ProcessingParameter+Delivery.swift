@@ -45,7 +45,7 @@ extension ProcessingParameter {
     struct State {
         var value: Value
         var updateState: ParameterUpdateState<Value>
-        var config: ProcessingConfig
+        var config: DeliveryConfiguration
         var machine: Machine
         var applicators: [ApplicatorEntry] = []
         /// Where each request that has not ended reports its states.
@@ -76,7 +76,7 @@ extension ProcessingParameter {
         /// ...and those the running one will resume.
         var runningSynchronizations: [CheckedContinuation<Void, any Error>] = []
 
-        init(value: Value, config: ProcessingConfig) {
+        init(value: Value, config: DeliveryConfiguration) {
             self.value = value
             self.updateState = .applied(value)
             self.config = config

@@ -78,7 +78,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     public init(
         _ initialValue: Value,
         address: String = "",
-        config: ProcessingConfig = .default,
+        config: DeliveryConfiguration = .default,
         clock: any Clock<Duration> = ContinuousClock(),
         validate: (@Sendable (Value) throws -> Void)? = nil,
         load: (@Sendable (Value) async throws -> Value)? = nil
@@ -127,7 +127,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// overlap the deliveries in flight); switching to discrete lets overlapping deliveries
     /// finish and starts no new one beside them; a new settle time applies to
     /// values requested from then on; a new timeout applies to deliveries that start afterwards.
-    public var config: ProcessingConfig {
+    public var config: DeliveryConfiguration {
         get { state.withLock { $0.config } }
         set {
             state.withLock { state in

@@ -43,7 +43,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     let presetToRegenerate: PresetVariant?
     private let active = Atomic<Bool>(true)
 
-    init(id: UInt64, configuration: ProcessingConfiguration, held: HeldValues, config: ProcessingConfig,
+    init(id: UInt64, configuration: ProcessingConfiguration, held: HeldValues, config: DeliveryConfiguration,
          clock: any Clock<Duration>, handler: (any ProcessingHandler)?, presetSource: (any PresetSource)?,
          interruptions: Interruptions) {
         self.id = id
@@ -213,7 +213,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
         }
     }
 
-    func updateConfig(_ config: ProcessingConfig) {
+    func updateConfig(_ config: DeliveryConfiguration) {
         isEnabled.config = config
         intensity.config = config
         preset.config = config

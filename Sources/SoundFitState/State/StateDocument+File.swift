@@ -120,12 +120,12 @@ extension StateDocument {
         return mappings.sorted()
     }
 
-    private static func decodeDelivery(_ root: JSONObject, reader: inout DocumentReader) -> ProcessingConfig? {
+    private static func decodeDelivery(_ root: JSONObject, reader: inout DocumentReader) -> DeliveryConfiguration? {
         guard let object = reader.object(root, "delivery") else { return nil }
         let prefix = "delivery."
         reader.rejectUnknownKeys(object, known: ["style", "settle_seconds", "timeout_seconds"], prefix: prefix)
         let timeout = reader.number(object, "timeout_seconds", in: timeoutRange, prefix: prefix)
-        let style: ProcessingConfig.DeliveryStyle?
+        let style: DeliveryConfiguration.DeliveryStyle?
         switch reader.string(object, "style", prefix: prefix) {
         case "continuous"?:
             style = .continuous
@@ -143,7 +143,7 @@ extension StateDocument {
             style = nil
         }
         guard let style, let timeout else { return nil }
-        return ProcessingConfig(deliveryStyle: style, deliveryTimeout: .seconds(exactly: timeout))
+        return DeliveryConfiguration(deliveryStyle: style, deliveryTimeout: .seconds(exactly: timeout))
     }
 
     private static func decodeSession(_ root: JSONObject, reader: inout DocumentReader) -> ProcessingConfiguration? {

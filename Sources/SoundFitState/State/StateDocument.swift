@@ -55,7 +55,7 @@ public struct StateDocument: Sendable, Equatable {
     /// Address → value of every writable parameter.
     public var parameters: [String: ParameterValue]
     /// Delivery style (with settle time) and delivery timeout.
-    public var delivery: ProcessingConfig
+    public var delivery: DeliveryConfiguration
     /// Personalization mode and tech level of the processing session.
     public var session: ProcessingConfiguration
     public var currentPatch: CurrentPatch?
@@ -73,7 +73,7 @@ public struct StateDocument: Sendable, Equatable {
     /// next session (key `recommendation_pending`).
     public var recommendationPending = false
 
-    public init(parameters: [String: ParameterValue], delivery: ProcessingConfig = .default,
+    public init(parameters: [String: ParameterValue], delivery: DeliveryConfiguration = .default,
                 session: ProcessingConfiguration, currentPatch: CurrentPatch? = nil,
                 hearingProfile: HearingProfile? = nil, presets: [PresetPayload] = []) {
         self.parameters = parameters

@@ -25,7 +25,7 @@ final class SurfaceHarness {
     init(exposure: OSCExposure = .loopback) async throws {
         runtime = SoundFitRuntime(
             engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
-            config: ProcessingConfig(deliveryTimeout: .seconds(20)))
+            config: DeliveryConfiguration(deliveryTimeout: .seconds(20)))
         var logger = Logger(label: "soundfit.osc.tests")
         logger.logLevel = .critical
         let surface = OSCControlSurface(runtime: runtime, transport: transport, logger: logger, exposure: exposure) {

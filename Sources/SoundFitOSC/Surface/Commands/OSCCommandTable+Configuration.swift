@@ -55,7 +55,7 @@ extension OSCCommandTable {
         guard case .string(let style) = arguments[0], arguments.count <= 2 else {
             return .reject("expects ,s continuous or ,s discrete [,f settle_seconds]")
         }
-        let deliveryStyle: ProcessingConfig.DeliveryStyle
+        let deliveryStyle: DeliveryConfiguration.DeliveryStyle
         switch (style, arguments.count) {
         case ("continuous", 1):
             deliveryStyle = .continuous
@@ -114,7 +114,7 @@ extension OSCCommandTable {
     /// The unit that ends the reply of `/config/max_output`.
     static let splUnit = "dB SPL"
 
-    static func deliveryArguments(_ config: ProcessingConfig) -> [OSCArgument] {
+    static func deliveryArguments(_ config: DeliveryConfiguration) -> [OSCArgument] {
         switch config.deliveryStyle {
         case .continuous: [.string("continuous"), .float(0), .string(secondsUnit)]
         case .discrete(let settle): [.string("discrete"), .float(Float(settle.seconds)), .string(secondsUnit)]

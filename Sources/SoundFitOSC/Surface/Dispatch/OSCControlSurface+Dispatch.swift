@@ -89,7 +89,7 @@ extension OSCControlSurface {
     /// to take effect at `time` (nil: now). Each set is under way (`pending`) from its place in
     /// the packet, so a `/sync` after it in the same bundle waits for it.
     private func perform(_ routes: [RoutedMessage], from sender: OSCSender, at time: EngineTime?) {
-        var sets: [(RoutedParameterRequest, PendingRequests.Ticket)] = []
+        var sets: [(ParameterSet, PendingRequests.Ticket)] = []
         for routed in routes {
             switch routed {
             case .reply:

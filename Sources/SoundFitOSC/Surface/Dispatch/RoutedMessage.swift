@@ -10,9 +10,9 @@ enum RoutedMessage: Sendable {
     /// An address pattern's query: every matching parameter's value, in model order.
     case queries([ParameterQuery])
     /// A validated parameter set, requested together with the other sets of its packet.
-    case set(RoutedParameterRequest)
+    case set(ParameterSet)
     /// An address pattern's set: every matching parameter that accepts the value.
-    case sets([RoutedParameterRequest])
+    case sets([ParameterSet])
     /// Rejected: answered with `/error ,s address ,s reason`, then, for a fader (a normalized
     /// set), with the parameter's current position (`snapBack`) so the fader jumps back to it.
     case rejected(address: String, reason: String, snapBack: ParameterQuery? = nil)

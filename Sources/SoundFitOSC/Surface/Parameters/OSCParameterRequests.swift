@@ -71,7 +71,7 @@ struct OSCParameterRequests: Sendable {
         } catch {
             return .rejected(address: message.address, reason: error.description)
         }
-        var queries: [ParameterQuery] = [], sets: [RoutedParameterRequest] = [], refusals: [String] = []
+        var queries: [ParameterQuery] = [], sets: [ParameterSet] = [], refusals: [String] = []
         for match in matches {
             switch route(message, at: match.address, to: match.control, normalized: match.normalized) {
             case .query(let query): queries.append(query)
@@ -124,13 +124,13 @@ struct OSCParameterRequests: Sendable {
         } catch {
             return .rejected(address: address, reason: "\(error)")
         }
-        return .set(RoutedParameterRequest(control: control, address: address, value: value, requestID: requestID,
+        return .set(ParameterSet(control: control, address: address, value: value, requestID: requestID,
                                            position: position))
     }
 
     /// Whether `set` can take effect at a later moment (kernel parameters can; the processing
     /// session's take effect at once only).
-    func isSchedulable(_ set: RoutedParameterRequest) -> Bool { runtime.isSchedulable(set.control) }
+    func isSchedulable(_ set: ParameterSet) -> Bool { runtime.isSchedulable(set.control) }
 
     /// Whether the engine has room for one more scheduled bundle now.
     var canSchedule: Bool { runtime.canSchedule }
@@ -180,7 +180,7 @@ struct OSCParameterRequests: Sendable {
     /// one to subscribers.
     /// With `time`, the sets take effect at that moment (a bundle with a future timetag): each
     /// reports `applying` at once and ends when the audio cycle containing it acknowledged it.
-    func request(_ sets: [(RoutedParameterRequest, PendingRequests.Ticket)], from sender: OSCSender,
+    func request(_ sets: [(ParameterSet, PendingRequests.Ticket)], from sender: OSCSender,
                  feedback: SubscriberFeedback, at time: EngineTime? = nil) {
         let changes = sets.map { ($0.0.control, $0.0.value) }
         let results = time.map { runtime.requestBatch(changes, origin: RequestOrigin(sender), at: $0) }
@@ -206,7 +206,7 @@ struct OSCParameterRequests: Sendable {
     /// sender gets `/error ,s address ,s "not persisted: <reason>"` right after `applied`, and
     /// subscribers' `/state … applied <value>` carries `"not persisted: <reason>"` as its error.
     /// The request stays under way (`ticket`) until its terminal state was sent.
-    private func report(_ request: ParameterRequest<ParameterValue>, of routed: RoutedParameterRequest,
+    private func report(_ request: ParameterRequest<ParameterValue>, of routed: ParameterSet,
                         to sender: OSCSender, feedback: SubscriberFeedback, ticket: PendingRequests.Ticket) {
         let requestID = routed.requestID
         Task { [replies, persistence, pending] in
@@ -273,7 +273,7 @@ struct ParameterQuery: Sendable {
 }
 
 /// A validated parameter set from one message, waiting to be requested with its packet.
-struct RoutedParameterRequest: Sendable {
+struct ParameterSet: Sendable {
     fileprivate let control: any ControlParameter
     /// The address the message used (the parameter's own, or its `/normalized` form).
     let address: String

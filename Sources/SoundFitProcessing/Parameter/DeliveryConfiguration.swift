@@ -3,7 +3,7 @@
 /// Set it on `ProcessingController.config` (it then applies to every session parameter and to
 /// every parameter the controller made), or on one `ProcessingParameter.config`. Changes take
 /// effect at run time; see `ProcessingParameter.config` for what happens to values in flight.
-public struct ProcessingConfig: Sendable, Hashable, CustomStringConvertible {
+public struct DeliveryConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// When a requested value is delivered.
     public enum DeliveryStyle: Sendable, Hashable, CustomStringConvertible {
         /// Deliver each value as it arrives (the default), "in a continuous stream": to streaming
@@ -25,7 +25,7 @@ public struct ProcessingConfig: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The default: continuous delivery, 10 s delivery timeout.
-    public static let `default` = ProcessingConfig()
+    public static let `default` = DeliveryConfiguration()
 
     /// When a requested value is delivered.
     public var deliveryStyle: DeliveryStyle
