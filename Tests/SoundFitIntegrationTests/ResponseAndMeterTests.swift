@@ -157,33 +157,32 @@ extension SoundFitIntegration {
         /// of its own; the reading it leads to is the event waited on.
         static func waitForInputMeters(_ osc: OSCTestClient, timeout: Duration = .seconds(10),
                                        _ condition: ([Double]) -> Bool) throws {
-            let deadline = ContinuousClock.now + timeout
-            var last: [Double] = []
-            while ContinuousClock.now < deadline {
-                let remaining = deadline - ContinuousClock.now
-                guard let message = try? osc.waitFor("/meters/input", timeout: remaining, where: { $0.address == "/meters/input" }).match
-                else { break }
-                last = message.arguments.compactMap(\.number)
-                if condition(last) { return }
-            }
-            throw IntegrationError("the input meters did not reach the expected reading within \(timeout); last: \(last)")
+            try waitForMeters(osc, "input", timeout: timeout, where: { $0.address == "/meters/input" },
+                              values: { $0.arguments.compactMap(\.number) }, condition)
         }
 
         /// Reads the meter stream until channel 1's `/meters/reduction` satisfies `condition`
         /// (its per-band values), or throws at `timeout`.
         static func waitForReduction(_ osc: OSCTestClient, timeout: Duration = .seconds(10),
                                      _ condition: ([Double]) -> Bool) throws {
+            try waitForMeters(osc, "reduction", timeout: timeout, where: { $0.address == "/meters/reduction" && $0.number(0) == 1 },
+                              values: { Array($0.arguments.dropFirst().compactMap(\.number)) }, condition)
+        }
+
+        /// Reads meter messages that `matches` until the `values` of one satisfy `condition`, or
+        /// throws at `timeout` naming `meters` and the last reading.
+        private static func waitForMeters(_ osc: OSCTestClient, _ meters: String, timeout: Duration,
+                                          where matches: (OSCTestMessage) -> Bool,
+                                          values: (OSCTestMessage) -> [Double], _ condition: ([Double]) -> Bool) throws {
             let deadline = ContinuousClock.now + timeout
             var last: [Double] = []
             while ContinuousClock.now < deadline {
                 let remaining = deadline - ContinuousClock.now
-                guard let message = try? osc.waitFor("/meters/reduction", timeout: remaining, where: {
-                    $0.address == "/meters/reduction" && $0.number(0) == 1
-                }).match else { break }
-                last = Array(message.arguments.dropFirst().compactMap(\.number))
+                guard let message = try? osc.waitFor("/meters/\(meters)", timeout: remaining, where: matches).match else { break }
+                last = values(message)
                 if condition(last) { return }
             }
-            throw IntegrationError("the reduction meters did not reach the expected reading within \(timeout); last: \(last)")
+            throw IntegrationError("the \(meters) meters did not reach the expected reading within \(timeout); last: \(last)")
         }
 
         @Test("Meters: a −20 dBFS tone reads −20 peak / −23 RMS at the input and −6 dB less at the output; silence reads −120")
