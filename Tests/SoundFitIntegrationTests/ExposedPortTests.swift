@@ -34,9 +34,11 @@ extension SoundFitIntegration {
             let repeats = try requester.sync().filter { $0.address == "/subscribe/pending" }  // all answered before /synced
             #expect(repeats.count == 10, "every repeat is answered /subscribe/pending: \(repeats.count)")
             expectApplied(try requester.set("/filter/cutoff", .float(2000)), "/filter/cutoff", .float(2000))
-            // Listening: what must not reach the target (feedback) has no event; the challenge is
-            // in its socket already (sent before the requester's /subscribe/pending).
-            let beforeConfirmation = target.collect(for: .milliseconds(600))
+            // The challenge is in the target's socket already (sent before the requester's
+            // /subscribe/pending); /synced follows the change's terminal /state to every
+            // subscriber, so the target would hold that feedback now had it been subscribed.
+            try requester.sync()
+            let beforeConfirmation = target.collect(for: .zero)
             let bytes = OSCTestClient.wireBytes(beforeConfirmation)
             report("bytes at a third-party target per /subscribe byte, 11 requests", Double(bytes) / Double(request.count), unit: "x")
             #expect(beforeConfirmation.map(\.address) == ["/subscribe/challenge"], "\(beforeConfirmation)")
@@ -166,9 +168,10 @@ extension SoundFitIntegration {
             try idle.sync()  // its snapshot, sent with its /subscribed: before /synced
             _ = try rig.osc.setWithID("/output/gain", .float(-6), id: 1)
             _ = try renewing.waitFor("feedback to the renewed subscription") { $0.address == "/output/gain" }
-            // Listening: the idle client subscribes to nothing now, so no marker can reach it, and
-            // feedback is flushed on its own task, which /sync does not order.
-            #expect(idle.collect(for: .milliseconds(300)).isEmpty, "feedback after the lease ended")
+            // /synced follows the change's terminal /state to every subscriber: the idle client
+            // would hold it now had its subscription outlived the lease.
+            try rig.osc.sync()
+            #expect(idle.collect(for: .zero).isEmpty, "feedback after the lease ended")
             _ = try rig.osc.waitForStatus(timeout: .seconds(10)) { $0["subscribers"]?.number == 0 }
             #expect(try rig.osc.status()["subscribers"]?.number == 0)
         }

@@ -29,8 +29,10 @@ extension SoundFitIntegration {
             #expect(answer.address == "/subscribe/pending", "\(answer)")
             // Another client's change: B would get it as feedback, and a snapshot before, if subscribed.
             expectApplied(try rig.osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
-            // Listening: B is another socket; what must not reach it has no event.
-            let atB = instanceB.collect(for: .milliseconds(600))
+            // /synced follows the change's terminal /state to every subscriber: had B been
+            // subscribed, it would hold it (and the snapshot before it) now.
+            try rig.osc.sync()
+            let atB = instanceB.collect(for: .zero)
             #expect(atB.map(\.address) == ["/subscribe/challenge"], "B got more than the challenge: \(atB.prefix(4))")
             #expect(try rig.osc.status()["subscribers"]?.number == 0)
 
@@ -44,7 +46,8 @@ extension SoundFitIntegration {
             #expect(again.address == "/error" && again.string(1)?.contains("another transport") == true, "\(again)")
             expectApplied(try rig.osc.set("/filter/cutoff", .float(3000)), "/filter/cutoff", .float(3000))
             _ = try tcp.waitFor("feedback over TCP") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3000)] }
-            let laterAtB = instanceB.collect(for: .milliseconds(400))  // listening: absence at another socket
+            try rig.osc.sync()  // after the change's feedback to every subscriber, B included had it been one
+            let laterAtB = instanceB.collect(for: .zero)
             #expect(laterAtB.isEmpty, "B got \(laterAtB.prefix(4))")
             #expect(try rig.osc.status()["subscribers"]?.number == 1)
 
@@ -58,7 +61,7 @@ extension SoundFitIntegration {
             let refusal = try tcp.waitFor("/unsubscribe answer") { $0.address == "/unsubscribed" || $0.address == "/error" }
             #expect(refusal.address == "/error" && refusal.string(1)?.contains("another transport") == true, "\(refusal)")
             #expect(try rig.osc.status()["subscribers"]?.number == 1)
-            _ = instanceB.collect(for: .milliseconds(300))  // listening: absence at another socket
+            _ = try instanceB.sync()  // B's snapshot, sent before its /subscribe ended: read up to /synced
             expectApplied(try rig.osc.set("/filter/cutoff", .float(3500)), "/filter/cutoff", .float(3500))
             _ = try instanceB.waitFor("feedback to B") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3500)] }
         }

@@ -54,8 +54,10 @@ extension SoundFitIntegration {
                 #expect(isClose(timeout.arguments.first, 10, tolerance: 1e-4), "\(timeout)")
                 expectApplied(try alsoAllowed.set("/filter/gain", .float(outsiderAddress == loopbackAddress(1) ? 3 : 4)),
                               "/filter/gain", .float(outsiderAddress == loopbackAddress(1) ? 3 : 4))
-                // Listening: feedback is flushed on its own task, ordered with nothing the outsider can ask.
-                #expect(outsider.collect(for: .milliseconds(300)).isEmpty, "the outsider received feedback")
+                // /synced follows the change's terminal /state to every subscriber: the outsider
+                // would hold it now had a subscription been made for it.
+                try alsoAllowed.sync()
+                #expect(outsider.collect(for: .zero).isEmpty, "the outsider received feedback")
                 // The allowed client's own subscription state is untouched: it was never subscribed.
                 expectErrorReply(try allowed.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
             }

@@ -34,7 +34,7 @@ extension SoundFitIntegration {
 
             // Below the limit: unity gain, a 0.05 tone comes out at its level, nothing limited.
             expectApplied(try osc.set("/output/gain", .float(0)), "/output/gain", .float(0))
-            Thread.sleep(forTimeInterval: 0.2)  // the gain's 20 ms ramp and the limiter's release are over
+            try rig.audio().waitForAudio(seconds: 0.2)  // the gain's 20 ms ramp and the limiter's release, in JACK cycles
             _ = try osc.status()
             let quiet = try rig.audio().capture([Capture.tone(1000, amplitude: 0.05)], frames: Capture.captureFrames)
             let level = Capture.toneLevel(quiet[0], frequency: 1000, reference: 0.05)

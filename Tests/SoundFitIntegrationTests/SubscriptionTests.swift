@@ -120,9 +120,10 @@ extension SoundFitIntegration {
                     "\(unsubscribed)")
             let last = try maker.setWithID("/filter/cutoff", .float(4000), id: 11)
             #expect(last.last?.string(1) == "applied")
-            // Listening: the watcher subscribes to nothing now, so no marker can reach it, and
-            // feedback is flushed on its own task, which /sync does not order.
-            let afterUnsubscribe = watcher.collect(for: .milliseconds(400))
+            // /synced follows the change's terminal /state to every subscriber: the watcher
+            // would hold it now had it stayed subscribed.
+            try maker.sync()
+            let afterUnsubscribe = watcher.collect(for: .zero)
             #expect(afterUnsubscribe.isEmpty, "feedback after /unsubscribe: \(afterUnsubscribe)")
             expectErrorReply(try watcher.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
         }

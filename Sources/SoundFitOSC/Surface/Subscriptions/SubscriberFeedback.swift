@@ -37,6 +37,10 @@ final class SubscriberFeedback: Sendable {
     private let transports = Mutex<[OSCPeer: any OSCTransport]>([:])
     /// Whether a flush of subscriber feedback is scheduled.
     private let flushScheduled = Atomic<Bool>(false)
+    /// Feedback queued and feedback sent, counted in enqueues, and what waits for a flush.
+    private let progress = Mutex(FlushProgress())
+    /// One flush at a time, so "sent through n" is only ever said of feedback already sent.
+    private let flushTurn = Mutex(())
     /// Subscriptions dropped (expired, unreachable) are logged at most a few times per interval.
     private let drops: RateLimitedLog<String>
     /// Yielded when a subscription or a pending confirmation is added: wakes `sweepExpired`,
@@ -220,10 +224,32 @@ final class SubscriberFeedback: Sendable {
     /// scheduled, schedules one.
     func enqueue(_ enqueue: (SharedSubscriberRegistry) -> Bool) {
         guard enqueue(registry) else { return }
+        // Counted after the registry took it: a flush that reads the count takes the feedback.
+        progress.withLock { $0.queued += 1 }
         guard !flushScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Task { [self] in
             try? await Task.sleep(for: Self.flushDelay)
             flushScheduled.store(false, ordering: .releasing)
+            flush()
+        }
+    }
+
+    /// Runs `body` once every piece of feedback queued before now was sent: at once when none
+    /// waits. `/sync` answers through it, so a client that reads `/synced` knows the feedback
+    /// its earlier requests caused already left, to every subscriber. Any thread.
+    func afterFlush(_ body: @escaping @Sendable () -> Void) {
+        let now = progress.withLock { progress -> Bool in
+            guard progress.sent < progress.queued else { return true }
+            progress.waiters.append(FlushProgress.Waiter(through: progress.queued, body: body))
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Sends what is queued, then runs the `afterFlush` bodies it covered. In the flush task.
+    private func flush() {
+        let due = flushTurn.withLock { _ in
+            let through = progress.withLock { $0.queued }
             let dropped = registry.flush { target, message in
                 transport(to: target).send(OSCCodec.encode(message), to: target)
             }
@@ -231,7 +257,9 @@ final class SubscriberFeedback: Sendable {
             for subscriber in dropped {
                 drops.log("send failures", "dropped subscriber \(subscriber.target): sends kept failing")
             }
+            return progress.withLock { $0.sent(through: through) }
         }
+        for waiter in due { waiter.body() }
     }
 
     /// Sends a subscription's challenge to its target. On an exposed port it is outside the
@@ -263,5 +291,27 @@ final class SubscriberFeedback: Sendable {
         transports.withLock { transports in
             for subscriber in subscribers { transports[subscriber.target] = nil }
         }
+    }
+}
+
+/// How far subscriber feedback was sent: `queued` and `sent` count enqueues that queued
+/// something; `afterFlush` bodies wait until `sent` reaches the count they saw.
+private struct FlushProgress {
+    struct Waiter {
+        let through: UInt64
+        let body: @Sendable () -> Void
+    }
+
+    var queued: UInt64 = 0
+    var sent: UInt64 = 0
+    var waiters: [Waiter] = []
+
+    /// Records a flush that took everything queued through `through`; returns the waiters it
+    /// satisfied.
+    mutating func sent(through: UInt64) -> [Waiter] {
+        sent = max(sent, through)
+        let due = waiters.filter { $0.through <= sent }
+        waiters.removeAll { $0.through <= sent }
+        return due
     }
 }
