@@ -113,6 +113,14 @@ extension SoundFitIntegration {
             expectApplied(try maker.set("/output/gain", .float(-4)), "/output/gain", .float(-4))
             try watcher.waitForChangeFeedback("/output/gain", .float(-4))
 
+            // What the absence check below relies on: /synced follows the feedback of the maker's
+            // change, so the watcher holds the terminal /state by then.
+            expectApplied(try maker.set("/output/gain", .float(-5)), "/output/gain", .float(-5))
+            try maker.sync()
+            let atOnce = watcher.collect(for: .zero)
+            #expect(atOnce.contains { $0.address == "/state" && $0.string(0) == "/output/gain" && $0.string(1) == "applied" },
+                    "the watcher's feedback was not in before the maker's /synced: \(atOnce)")
+
             // Unsubscribed: no more feedback.
             let unsubscribed = try watcher.ask("/unsubscribe", reply: "/unsubscribed")
             #expect(unsubscribed.address == "/unsubscribed"

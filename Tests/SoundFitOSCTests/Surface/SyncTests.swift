@@ -56,6 +56,24 @@ import Testing
         }
     }
 
+    /// Subscriber feedback is flushed by its own task a few milliseconds after it is queued:
+    /// without waiting for that flush, `/synced` would overtake what other subscribers are sent,
+    /// and a client could not tell that another socket got nothing.
+    @Test func itComesAfterTheFeedbackToOtherSubscribers() async throws {
+        try await withSurface { surface in
+            let subscriber = OSCPeer(host: "127.0.0.1", port: 9002)!
+            surface.send(OSCMessage("/subscribe"), from: subscriber)
+            _ = await surface.messages(to: subscriber, through: "/subscribed")
+            _ = await surface.everything(to: subscriber, within: .zero)  // the snapshot
+            surface.send(OSCMessage("/output/gain", [.float(-6)]))
+            surface.send(OSCMessage("/sync", [.int32(5)]))
+            _ = await surface.messages(through: "/synced")
+            let sentBefore = await surface.everything(to: subscriber, within: .zero)
+            #expect(Self.terminalState(of: "/output/gain", in: sentBefore) != nil,
+                    "the subscriber's feedback was not sent before /synced: \(sentBefore)")
+        }
+    }
+
     /// Another client's `/sync` does not wait for this one's requests.
     @Test func itWaitsOnlyForItsOwnSender() async throws {
         try await withSurface { surface in
