@@ -4,7 +4,7 @@ import SoundFitModel
 import SoundFitEngine
 import SoundFitHearing
 import SoundFitProcessing
-import SoundFitRuntime
+@testable import SoundFitRuntime
 import Synchronization
 import Testing
 
@@ -76,19 +76,41 @@ import Testing
         #expect(runtime.controller.session == nil)
     }
 
+    /// Exactly `capacity` requested operations wait while one holds the queue; the rest are
+    /// refused, and the audio system's own operations never are. (Through the runtime the
+    /// queue drains while it fills, so only the queue itself shows the exact bound.)
     @Test func requestedSessionOperationsAreBounded() async throws {
+        let operations = SessionOperations()
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let holder = operations.enqueue(requested: false) { for await _ in gate { break } }
+        var accepted: [Task<Void, Never>] = []
+        var refused = 0
+        for _ in 0..<40 {
+            if let task = operations.enqueue({}) { accepted.append(task) } else { refused += 1 }
+        }
+        #expect(accepted.count == SessionOperations.capacity && refused == 40 - SessionOperations.capacity)
+        #expect(operations.enqueue(requested: false) {} != nil, "the audio system's operation was refused")
+        open.yield()
+        await holder?.value
+        for task in accepted { await task.value }
+        #expect(operations.enqueue({}) != nil, "no room once the waiting operations were answered")
+    }
+
+    /// Through the runtime: every request is answered, a refused one with the busy error.
+    @Test func requestedSessionOperationsAreAnsweredBusyWhenRefused() async throws {
         let runtime = try makeRuntime()
         let refused = Mutex(0)
         let answered = Mutex(0)
-        // Without an audio system every activation fails, but each waits its turn first.
         for _ in 0..<40 {
             runtime.deactivateSession { error in
-                if error != nil { refused.withLock { $0 += 1 } }
+                if let error {
+                    #expect("\(error)" == "\(SessionOperations.busy)")
+                    refused.withLock { $0 += 1 }
+                }
                 answered.withLock { $0 += 1 }
             }
         }
         while answered.withLock({ $0 }) < 40 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(refused.withLock { $0 } > 0)
-        #expect(refused.withLock { $0 } <= 40 - 16)
+        #expect(refused.withLock { $0 } <= 40 - SessionOperations.capacity)
     }
 }
