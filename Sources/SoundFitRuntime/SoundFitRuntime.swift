@@ -330,13 +330,6 @@ public final class SoundFitRuntime: Sendable {
     /// The control parameter at `address`.
     public func parameter(at address: String) -> (any ControlParameter)? { byAddress[address] }
 
-    /// Every parameter's descriptor, in address-space order.
-    public var descriptors: [ParameterDescriptor] { Self.descriptors }
-
-    /// The address space without a runtime (for files and docs): the session's parameters,
-    /// then the kernels'.
-    public static var descriptors: [ParameterDescriptor] { ParameterModel.all }
-
     // MARK: Lifecycle
 
     /// The configuration the session is (or will be) activated with.

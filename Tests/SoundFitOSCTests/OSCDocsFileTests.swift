@@ -1,13 +1,13 @@
 import Foundation
+import SoundFitModel
 import SoundFitOSC
-import SoundFitRuntime
 import Testing
 
 /// docs/OSC.md is generated from the parameter registry and the command catalog; this keeps the
 /// file in sync. Regenerate with `SOUNDFIT_WRITE_DOCS=1 swift test --filter OSCDocsFileTests`.
 @Suite struct OSCDocsFileTests {
     private var expected: String {
-        OSCDocumentation.markdown(parameters: SoundFitRuntime.descriptors,
+        OSCDocumentation.markdown(parameters: ParameterModel.all,
                                   maximumPacketBytes: OSCControlSurface.maximumPacketBytes)
     }
 

@@ -51,7 +51,7 @@ import Testing
     /// The runtime (OSC dispatch and `/list`) serves every entry, with the entry itself.
     @Test func theRuntimeServesEveryEntry() throws {
         let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
-        #expect(runtime.descriptors == ParameterModel.all)
+        #expect(runtime.parameters.map(\.descriptor) == ParameterModel.all)
         for entry in ParameterModel.all {
             #expect(runtime.parameter(at: entry.address)?.descriptor == entry, "\(entry.address) is not dispatched")
         }

@@ -28,7 +28,7 @@ import Testing
 
     @Test func theAddressSpaceHasTheContractsParameters() throws {
         let runtime = try makeRuntime()
-        let addresses = runtime.descriptors.map(\.address)
+        let addresses = runtime.parameters.map(\.descriptor.address)
         #expect(addresses == [
             "/processing/enabled", "/processing/intensity", "/processing/preset", "/processing/can_enable",
             "/processing/fitting", "/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
@@ -215,7 +215,7 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let guide = try String(contentsOf: root.appendingPathComponent("docs/osc-guide.md"), encoding: .utf8)
-        #expect(guide.contains(ParameterTable.markdown(SoundFitRuntime.descriptors)),
+        #expect(guide.contains(ParameterTable.markdown(ParameterModel.all)),
                 "docs/osc-guide.md's parameter table is out of date: paste the output of `soundfit parameters`")
     }
 }

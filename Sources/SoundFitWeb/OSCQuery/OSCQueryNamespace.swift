@@ -41,7 +41,7 @@ public struct OSCQueryNamespace: Sendable {
 
     /// The path of every leaf node: the parameters, then the command nodes.
     private var leafPaths: [String] {
-        runtime.descriptors.map(\.address) + (patchNodes == nil ? [] : OSCQueryPatchNodes.paths) + meterNodes.paths
+        ParameterModel.all.map(\.address) + (patchNodes == nil ? [] : OSCQueryPatchNodes.paths) + meterNodes.paths
     }
 
     /// Whether `path` is a node of the namespace (the root, a container, a parameter or a command).

@@ -20,7 +20,7 @@ import Testing
                            "/*/*", "/*/*/normalized", "/filter/cut?ff", "/*", "/patch/*", "/session/*", "/filter/[",
                            "/x/{a", "/filter/[]", "/nothing/*", "/" + String(repeating: "*a", count: 30)]
     static let addresses = ParameterModel.all.map(\.address) + ParameterModel.all.map(\.normalizedAddress)
-        + OSCCommandTable.commandAddresses + replyAddresses + patterns + ["/x", "/filter", "/filter/cutoff/x", "/"]
+        + OSCControlSurface.commandAddresses + replyAddresses + patterns + ["/x", "/filter", "/filter/cutoff/x", "/"]
     static let strings = ["lowpass", "highpass", "peak", "fine_tuning", "single_preset", "continuous", "discrete", "both",
                           "left", "right", "default", "up", "none", "native", "normalized", "applied",
                           "osc.udp://127.0.0.1:9999", "osc.tcp://127.0.0.1:1", "/filter/cutoff", "/filter/*", "", "x",

@@ -75,7 +75,7 @@ extension OSCCommandTable {
             let descriptors: [ParameterDescriptor]
             switch request.arguments.count {
             case 0:
-                descriptors = request.surface.runtime.descriptors
+                descriptors = ParameterModel.all
             case 1:
                 guard case .string(let text) = request.arguments[0] else {
                     return .reject("/list takes one optional string, an address pattern; got ,\(request.message.typeTags)")
@@ -83,7 +83,7 @@ extension OSCCommandTable {
                 do throws(OSCAddressPattern.Problem) {
                     let pattern = try OSCAddressPattern(text)
                     var matching: [ParameterDescriptor] = []
-                    for descriptor in request.surface.runtime.descriptors
+                    for descriptor in ParameterModel.all
                     where try pattern.matchesAddressOrContainer(of: descriptor.address) {
                         matching.append(descriptor)
                     }

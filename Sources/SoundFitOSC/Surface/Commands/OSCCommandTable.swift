@@ -16,9 +16,6 @@ enum OSCCommandTable {
 
     /// The command answering `address`, if it is one.
     static func command(at address: String) -> OSCCommand? { commandsByAddress[address] }
-
-    /// The addresses of every command (not the reports), in documentation order.
-    static var commandAddresses: [String] { entries.filter { $0.prepare != nil }.map(\.address) }
 }
 
 extension OSCCommandDescription {
@@ -28,6 +25,7 @@ extension OSCCommandDescription {
 }
 
 extension OSCControlSurface {
-    /// The command addresses this surface answers (besides the parameters).
-    public static let commandAddresses = OSCCommandTable.commandAddresses
+    /// The command addresses this surface answers (besides the parameters): every command of
+    /// the table (not the reports), in documentation order.
+    public static let commandAddresses = OSCCommandTable.entries.filter { $0.prepare != nil }.map(\.address)
 }

@@ -60,7 +60,7 @@ struct OSCParameterRequests: Sendable {
             }
             guard !found.isEmpty else {
                 var commands: [String] = []
-                for address in OSCCommandTable.commandAddresses where try pattern.matches(address) {
+                for address in OSCControlSurface.commandAddresses where try pattern.matches(address) {
                     commands.append(address)
                 }
                 return .rejected(address: message.address, reason: commands.isEmpty
