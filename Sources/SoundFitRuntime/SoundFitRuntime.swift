@@ -449,7 +449,9 @@ public final class SoundFitRuntime: Sendable {
     /// active session. Later reconnections use this configuration. Runs in its turn among the
     /// session operations; `answer` is called inside that turn, so the outcome it is given is
     /// this request's own (a deactivation requested after it runs only afterwards). Refused
-    /// at once when `SessionOperations.capacity` operations are waiting.
+    /// at once when `SessionOperations.capacity` operations are waiting. One form only, with
+    /// an answer: the request must take its turn when it is made (on the OSC receive thread,
+    /// that is arrival order), which an `async` call made from a new task would not.
     public func activateSession(_ configuration: ProcessingConfiguration,
                                 answer: @escaping @Sendable (Result<ProcessingSession, any Error>) -> Void) {
         let queued = operations.enqueue { [self] in
@@ -465,13 +467,6 @@ public final class SoundFitRuntime: Sendable {
         if queued == nil { answer(.failure(SessionOperations.busy)) }
     }
 
-    /// `activateSession(_:answer:)`, awaited.
-    public func activateSession(_ configuration: ProcessingConfiguration) async throws -> ProcessingSession {
-        try await withCheckedThrowingContinuation { continuation in
-            activateSession(configuration) { continuation.resume(with: $0) }
-        }
-    }
-
     /// Deactivates the session on request (`/session/deactivate`); it stays inactive across
     /// reconnections until activated again. Runs in its turn among the session operations;
     /// `answer` is called inside it. Refused (`answer` gets the error) when
@@ -483,15 +478,6 @@ public final class SoundFitRuntime: Sendable {
             answer(nil)
         }
         if queued == nil { answer(SessionOperations.busy) }
-    }
-
-    /// `deactivateSession(answer:)`, awaited.
-    public func deactivateSession() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            deactivateSession { error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-            }
-        }
     }
 
     /// The audio system went away: deactivates the session (its values are kept) and marks the

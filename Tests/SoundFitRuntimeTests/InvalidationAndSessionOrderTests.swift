@@ -15,6 +15,22 @@ import Testing
         SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
     }
 
+    /// Requests an activation and waits for its answer.
+    private func activate(_ runtime: SoundFitRuntime, _ configuration: ProcessingConfiguration) async throws -> ProcessingSession {
+        try await withCheckedThrowingContinuation { continuation in
+            runtime.activateSession(configuration) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Requests a deactivation and waits for its answer.
+    private func deactivate(_ runtime: SoundFitRuntime) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            runtime.deactivateSession { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
+    }
+
     private func profile(_ shift: Double = 0) throws -> HearingProfile {
         let levels: [(Double, Double)] = [(250, 35), (500, 35), (1000, 40), (1500, 45), (2000, 50), (3000, 55), (4000, 60), (6000, 65)]
         return try HearingProfile(left: try Audiogram(levels.map { ($0.0, $0.1 + shift) }), right: nil)
@@ -35,8 +51,8 @@ import Testing
         #expect(await next(&invalidations) == ParameterInvalidation(
             addresses: ["/processing/preset", "/processing/can_enable"], cause: .hearingProfileReplaced))
 
-        try await runtime.deactivateSession()
-        let session = try await runtime.activateSession(.fineTuning(fitting: try .techLevel(4)))
+        try await deactivate(runtime)
+        let session = try await activate(runtime, .fineTuning(fitting: try .techLevel(4)))
         #expect(await next(&invalidations) == ParameterInvalidation(
             addresses: ["/processing/preset", "/processing/can_enable", "/processing/fitting"], cause: .techLevelChanged))
         #expect(session.preset.value?.fitting.techLevel == 4)
@@ -60,7 +76,7 @@ import Testing
         let loop = RenderLoop(engine: runtime.engine)
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
-        try await runtime.deactivateSession()
+        try await deactivate(runtime)
         let answers = Mutex<[String]>([])
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             runtime.activateSession(.singlePreset(fitting: try! .techLevel(2))) { outcome in
