@@ -45,7 +45,11 @@ extension SoundFitIntegration {
             try rig.start()
             osc = try rig.osc
             #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            Thread.sleep(forTimeInterval: 1)  // what a second recommendation would have changed by now
+            // Session requests take their turns in order, after the start's activation, which
+            // follows a pending recommendation within its own turn: once this one is answered
+            // (refused: a session is active), a second recommendation would have been applied.
+            let turn = try osc.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session")
+            #expect(turn.address == "/error" && turn.string(1)?.contains("already active") == true, "\(turn)")
             #expect(isClose(try osc.query("/processing/intensity"), 0.3, tolerance: 1e-6))
             #expect(try osc.query("/processing/preset") == .string("default"))
         }
