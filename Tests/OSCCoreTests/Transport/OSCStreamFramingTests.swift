@@ -1,4 +1,4 @@
-@testable import SoundFitOSC
+@testable import OSCCore
 import Testing
 
 /// SLIP (RFC 1055, OSC 1.1) and length-prefixed framing of OSC packets on a stream.

@@ -1,4 +1,4 @@
-@testable import SoundFitOSC
+@testable import OSCCore
 import Testing
 
 /// OSC 1.0 address patterns: the spec's cases, `/` never crossed, malformed patterns named, and

@@ -1,4 +1,4 @@
-import SoundFitOSC
+import OSCCore
 import Testing
 
 /// Each source's share of the receive thread.

@@ -1,4 +1,4 @@
-import SoundFitOSC
+import OSCCore
 import Testing
 
 /// The per-source answer budget of an exposed port: a token bucket per address, bounded table.

@@ -13,15 +13,15 @@ import Synchronization
 ///
 /// Thread rules: any thread except the JACK process callback; the lock covers the budget
 /// bookkeeping only, never the send.
-final class BudgetedTransport: OSCTransport {
-    let base: any OSCTransport
+public final class BudgetedTransport: OSCTransport {
+    public let base: any OSCTransport
     private let bytesPerSecond: Int
     private let budgets: Mutex<SourceBudgets>
     private let now: @Sendable () -> Duration
     private let drops: RateLimitedLog<String>
     private let confirmations = Mutex(SourceConfirmations())
 
-    init(_ base: any OSCTransport, budgets: SourceBudgets = SourceBudgets(),
+    public init(_ base: any OSCTransport, budgets: SourceBudgets = SourceBudgets(),
          log: @escaping @Sendable (String) -> Void) {
         self.base = base
         bytesPerSecond = budgets.bytesPerSecond
@@ -32,10 +32,10 @@ final class BudgetedTransport: OSCTransport {
         drops = RateLimitedLog(emit: log)
     }
 
-    var name: String { base.name }
+    public var name: String { base.name }
 
     @discardableResult
-    func send(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
+    public func send(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
         send(packet, to: peer, confirmed: isConfirmed(peer.address))
     }
 
@@ -43,7 +43,7 @@ final class BudgetedTransport: OSCTransport {
     /// per pending target), to a source that may not have sent anything: within the rate budget
     /// only.
     @discardableResult
-    func sendOutsideRatio(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
+    public func sendOutsideRatio(_ packet: [UInt8], to peer: OSCPeer) -> Bool {
         send(packet, to: peer, confirmed: true)
     }
 
@@ -63,7 +63,7 @@ final class BudgetedTransport: OSCTransport {
     }
 
     /// Every packet received earns its source answers (and keeps a confirmed one confirmed).
-    func startReceiving(maximumPacketBytes: Int,
+    public func startReceiving(maximumPacketBytes: Int,
                         onPacket: @escaping @Sendable ([UInt8], OSCPeer) -> Void,
                         onOversized: @escaping @Sendable (Int, OSCPeer) -> Void) {
         base.startReceiving(maximumPacketBytes: maximumPacketBytes, onPacket: { [self] bytes, peer in
@@ -75,44 +75,44 @@ final class BudgetedTransport: OSCTransport {
     }
 
     /// Whether `address` (network byte order) confirmed it receives here, or is 127.0.0.1.
-    func isConfirmed(_ address: UInt32) -> Bool {
+    public func isConfirmed(_ address: UInt32) -> Bool {
         guard UInt32(bigEndian: address) != 0x7F00_0001 else { return true }
         let time = now()
         return confirmations.withLock { $0.isConfirmed(address, at: time) }
     }
 
     /// The token `peer`'s address echoes to confirm itself.
-    func confirmationToken(for peer: OSCPeer) -> String {
+    public func confirmationToken(for peer: OSCPeer) -> String {
         let time = now()
         return confirmations.withLock { $0.token(for: peer.address, at: time) }
     }
 
     /// Confirms `peer`'s address when `token` is its token; false when it is not.
-    func confirm(_ token: String, from peer: OSCPeer) -> Bool {
+    public func confirm(_ token: String, from peer: OSCPeer) -> Bool {
         let time = now()
         return confirmations.withLock { $0.confirm(token, from: peer.address, at: time) }
     }
 
     /// Confirms `address`: it echoed the token of a subscription's challenge.
-    func confirm(_ address: UInt32) {
+    public func confirm(_ address: UInt32) {
         let time = now()
         confirmations.withLock { $0.confirm(address, at: time) }
     }
 
-    func isOwnEndpoint(_ peer: OSCPeer) -> Bool { base.isOwnEndpoint(peer) }
+    public func isOwnEndpoint(_ peer: OSCPeer) -> Bool { base.isOwnEndpoint(peer) }
 
-    func reportUnreachable(to handler: @escaping @Sendable (OSCPeer) -> Void) {
+    public func reportUnreachable(to handler: @escaping @Sendable (OSCPeer) -> Void) {
         base.reportUnreachable(to: handler)
     }
 
     /// Datagrams dropped for being over budget (or over the ratio), and the addresses tracked.
-    var droppedCount: Int { budgets.withLock { $0.droppedCount } }
-    var droppedForRatioCount: Int { budgets.withLock { $0.droppedForRatioCount } }
-    var confirmedSourceCount: Int { confirmations.withLock { $0.confirmedCount } }
-    var trackedSourceCount: Int { budgets.withLock { $0.trackedSourceCount } }
+    public var droppedCount: Int { budgets.withLock { $0.droppedCount } }
+    public var droppedForRatioCount: Int { budgets.withLock { $0.droppedForRatioCount } }
+    public var confirmedSourceCount: Int { confirmations.withLock { $0.confirmedCount } }
+    public var trackedSourceCount: Int { budgets.withLock { $0.trackedSourceCount } }
 
     /// Writes the counts of drop lines held back in ended windows.
-    func flushSuppressedLogLines() { drops.flushSuppressed() }
+    public func flushSuppressedLogLines() { drops.flushSuppressed() }
 }
 
 /// Whether SoundFit's OSC port can be reached from beyond this host, which decides whether

@@ -1,4 +1,4 @@
-import SoundFitOSC
+import OSCCore
 import Testing
 
 @Suite struct OSCAllowListTests {

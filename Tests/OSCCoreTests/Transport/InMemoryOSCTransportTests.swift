@@ -1,4 +1,4 @@
-import SoundFitOSC
+import OSCCore
 import Synchronization
 import Testing
 

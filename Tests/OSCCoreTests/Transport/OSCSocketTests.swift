@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import SoundFitOSC
+import OSCCore
 import Synchronization
 import Testing
 

@@ -1,4 +1,4 @@
-import SoundFitOSC
+import OSCCore
 import Testing
 
 /// An unconfirmed source is answered at most 3× what it sent; a source confirms its

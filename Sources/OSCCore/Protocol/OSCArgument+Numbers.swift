@@ -1,6 +1,6 @@
 extension OSCArgument {
     /// The argument as a number: float, double, int32 or int64; nil for anything else.
-    var numericValue: Double? {
+    public var numericValue: Double? {
         switch self {
         case .float(let v): Double(v)
         case .double(let v): v
@@ -12,7 +12,7 @@ extension OSCArgument {
 
     /// The argument as an integer: int32, int64, or a float with an integral value; nil for
     /// anything else.
-    var integerValue: Int? {
+    public var integerValue: Int? {
         switch self {
         case .int32(let v): Int(v)
         case .int64(let v): Int(clamping: v)

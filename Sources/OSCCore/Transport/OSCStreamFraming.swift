@@ -1,3 +1,4 @@
+// Why not liblo: it frames streams only inside its own lo_server sockets and exports no SLIP or size-prefix codec.
 /// How OSC packets are delimited on a stream (TCP), and the state machine that cuts a byte
 /// stream into packets. Pure: no sockets, no clocks, no locks.
 ///

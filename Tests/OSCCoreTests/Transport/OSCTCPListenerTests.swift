@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Logging
-@testable import SoundFitOSC
+@testable import OSCCore
 import Synchronization
 import Testing
 

@@ -5,8 +5,8 @@ import Glibc
 /// machine the wall clock would charge a source for its neighbours).
 ///
 /// Thread rules: any thread except the JACK process callback (it is a system call).
-enum ThreadTime {
-    static func now() -> Duration {
+public enum ThreadTime {
+    public static func now() -> Duration {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)

@@ -1,6 +1,6 @@
 import Glibc
-import SoundFitModel
 
+// Why not liblo: lo_timetag knows no Unix time (only lo_timetag_diff) and lo_timetag_now reads gettimeofday.
 /// An OSC bundle's timetag: NTP 64-bit fixed point, seconds since 1900-01-01 UTC in the high
 /// 32 bits and the fraction of a second in the low 32; the value 1 means "immediately".
 /// (NTP era 0 only: timetags up to February 2036.)
@@ -43,15 +43,6 @@ public struct OSCTimetag: Sendable, Hashable, CustomStringConvertible {
     /// past, nil for "immediately".
     public func secondsAhead(ofWallClock wallClockNow: Double) -> Double? {
         isImmediate ? nil : unixSeconds - wallClockNow
-    }
-
-    /// The moment on the engine clock that this timetag names, given the wall clock and the
-    /// engine clock read at the same instant: the timetag's distance from the wall clock, laid
-    /// onto the engine clock. (Both clocks run at the same rate to within the system's clock
-    /// discipline, tens of ppm: well under a frame over the scheduling horizon.) Nil for
-    /// "immediately".
-    public func engineTime(wallClockNow: Double, engineNow: EngineTime) -> EngineTime? {
-        secondsAhead(ofWallClock: wallClockNow).map { engineNow.advanced(bySeconds: $0) }
     }
 
     public var description: String {

@@ -1,3 +1,4 @@
+// Why not liblo: lo_pattern_match has no step bound and cannot say why a pattern is malformed.
 /// An OSC 1.0 address pattern: `?` (any one character), `*` (any run of characters), `[abc]`,
 /// `[a-z]`, `[!…]` (one character of, or not of, a set), `{foo,bar}` (one of the literal
 /// strings). None of them crosses a `/`: a pattern selects addresses part by part.
@@ -8,15 +9,15 @@
 /// than let a crafted packet (`/*a*a*a*a…`) hold the receive thread.
 ///
 /// Thread rules: a value; any thread.
-struct OSCAddressPattern: Sendable {
+public struct OSCAddressPattern: Sendable {
     /// Why a pattern cannot be used: answered with `/error ,s pattern ,s reason`.
-    enum Problem: Error, Equatable, CustomStringConvertible {
+    public enum Problem: Error, Equatable, CustomStringConvertible {
         case unclosed(Character, position: Int)
         case emptySet(position: Int)
         case nested(Character, position: Int)
         case tooComplex
 
-        var description: String {
+        public var description: String {
             switch self {
             case .unclosed(let opening, let position):
                 "malformed address pattern: '\(opening)' at position \(position) is never closed"
@@ -31,25 +32,25 @@ struct OSCAddressPattern: Sendable {
     }
 
     /// Backtracking steps allowed per address matched.
-    static let maximumSteps = 10_000
+    public static let maximumSteps = 10_000
 
-    let text: String
+    public let text: String
     /// How many parts (`/`) the addresses it matches have: nothing in a pattern matches a `/`,
     /// so an address with another count is never a match.
-    let partCount: Int
+    public let partCount: Int
     private let bytes: [UInt8]
     /// For each `[` and `{`, the position of its closing bracket; unused elsewhere.
     private let closing: [Int]
 
     /// Whether `address` uses any pattern character. Addresses that do not are looked up as
     /// they are (the fast path); only the others are built into a pattern.
-    static func isPattern(_ address: String) -> Bool {
+    public static func isPattern(_ address: String) -> Bool {
         address.utf8.contains { byte in
             byte == .asterisk || byte == .question || byte == .openBracket || byte == .openBrace
         }
     }
 
-    init(_ text: String) throws(Problem) {
+    public init(_ text: String) throws(Problem) {
         self.text = text
         bytes = Array(text.utf8)
         partCount = Self.partCount(of: text)
@@ -85,13 +86,13 @@ struct OSCAddressPattern: Sendable {
     }
 
     /// The number of parts (`/`) of `address`.
-    static func partCount(of address: String) -> Int {
+    public static func partCount(of address: String) -> Int {
         address.utf8.reduce(0) { $1 == .slash ? $0 + 1 : $0 }
     }
 
     /// Whether `address` matches the whole pattern. Throws `.tooComplex` when it takes more
     /// than `maximumSteps` steps.
-    func matches(_ address: String) throws(Problem) -> Bool {
+    public func matches(_ address: String) throws(Problem) -> Bool {
         guard Self.partCount(of: address) == partCount else { return false }
         var steps = 0
         let result = address.utf8.withContiguousStorageIfAvailable { candidate in
@@ -107,7 +108,7 @@ struct OSCAddressPattern: Sendable {
 
     /// Whether the pattern matches `address` or one of its containers (`/filter` for
     /// `/filter/cutoff`): how `/list` selects a subtree.
-    func matchesAddressOrContainer(of address: String) throws(Problem) -> Bool {
+    public func matchesAddressOrContainer(of address: String) throws(Problem) -> Bool {
         if try matches(address) { return true }
         var container = Substring(address)
         while let slash = container.lastIndex(of: "/"), slash > container.startIndex {

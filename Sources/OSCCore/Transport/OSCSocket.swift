@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
+// Why not liblo: a lo_server reads no ICMP errors (IP_RECVERR), which say a subscriber is gone.
 /// A bound UDP socket with a receive thread: SoundFit's datagram `OSCTransport`. Raw packets
 /// go to `onPacket` on that thread; `send` may be called from any thread.
 public final class OSCSocket: OSCTransport {

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Synchronization
 
+// Why not liblo: a lo_server caps no connections, idle time or queued replies, nor checks an allow-list.
 /// OSC over TCP (OSC 1.1): a listening socket and its connections, served by one thread that
 /// polls them all. Each connection is a peer; packets are SLIP-framed or length-prefixed, as
 /// the client's first byte says (`OSCStreamFraming`), and replies go back over the connection
