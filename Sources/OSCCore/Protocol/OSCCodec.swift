@@ -2,8 +2,8 @@ import CLiblo
 import Foundation
 
 /// Encodes and decodes OSC packets. Messages go through liblo (`lo_message_deserialise`,
-/// `lo_message_serialise`); bundles are split here, with their timetags, so their messages can
-/// be applied together.
+/// `lo_message_serialise`), those with the two tags liblo lacks (`r`, arrays) too, retagged;
+/// bundles are split here, with their timetags, so their messages can be applied together.
 public enum OSCCodec {
     /// Why a packet could not be decoded.
     public struct DecodingError: Error, Equatable, CustomStringConvertible {
@@ -21,6 +21,8 @@ public enum OSCCodec {
 
     private static func decode(_ bytes: ArraySlice<UInt8>, depth: Int) throws(DecodingError) -> OSCPacket {
         if bytes.starts(with: bundleTag) {
+            // Why not liblo: liblo 0.31 has no bundle deserialiser (lo_server_dispatch_data hands
+            // bundles to a server's handlers, and holds future timetags in its own queue).
             guard depth < maximumBundleDepth else { throw DecodingError(message: "bundles nested too deeply") }
             guard bytes.count >= 16 else { throw DecodingError(message: "truncated bundle header") }
             let timetag = bytes[bytes.startIndex + 8..<bytes.startIndex + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -48,19 +50,29 @@ public enum OSCCodec {
         let address = String(decoding: bytes[..<end], as: UTF8.self)
         var mutableBytes = bytes
         var result: Int32 = 0
-        let decoded = mutableBytes.withUnsafeMutableBytes { raw in
+        if let arguments = decodeWithLiblo(&mutableBytes, result: &result) { return OSCMessage(address, arguments) }
+        // liblo refuses some well-formed messages (arrays, RGBA colours): those are retagged for
+        // it, so `/ping` echoes a colour and every other address answers a type error naming it.
+        if let arguments = OSCTypeTagScanner.arguments(of: bytes, addressEnd: end) {
+            return OSCMessage(address, arguments)
+        }
+        throw DecodingError(message: "malformed OSC message for \(address) (liblo error \(result))")
+    }
+
+    /// The arguments liblo reads from the message in `bytes`; nil when it refuses it (its error
+    /// code in `result`).
+    static func decodeWithLiblo(_ bytes: inout [UInt8], result: inout Int32) -> [OSCArgument]? {
+        let decoded = bytes.withUnsafeMutableBytes { raw in
             lo_message_deserialise(raw.baseAddress, raw.count, &result)
         }
-        guard let message = decoded else {
-            // liblo refuses some well-formed messages (arrays, RGBA colours): those are read here,
-            // so `/ping` echoes a colour and every other address answers a type error naming it.
-            if let arguments = OSCTypeTagScanner.arguments(of: bytes, addressEnd: end) {
-                return OSCMessage(address, arguments)
-            }
-            throw DecodingError(message: "malformed OSC message for \(address) (liblo error \(result))")
-        }
+        guard let message = decoded else { return nil }
         defer { lo_message_free(message) }
-        return OSCMessage(address, arguments(of: message))
+        return arguments(of: message)
+    }
+
+    static func decodeWithLiblo(_ bytes: inout [UInt8]) -> [OSCArgument]? {
+        var result: Int32 = 0
+        return decodeWithLiblo(&bytes, result: &result)
     }
 
     private static func arguments(of message: lo_message) -> [OSCArgument] {
@@ -112,8 +124,8 @@ public enum OSCCodec {
         guard let lo = lo_message_new() else { return [] }
         defer { lo_message_free(lo) }
         // What liblo cannot write goes out as the int32 with the same four bytes, and its type
-        // tag is changed afterwards: an RGBA colour (liblo has no `r`), an empty blob (liblo
-        // refuses blobs of 0 bytes; on the wire one is its size word, 0).
+        // tag is changed afterwards: an RGBA colour, an empty blob (on the wire its size word, 0).
+        // Why not liblo: it has no `r`, and lo_blob_new refuses 0 bytes.
         var retagged: [(index: Int, tag: Character)] = []
         var tagCount = 0
         for argument in message.arguments {

@@ -57,6 +57,13 @@ import Testing
         #expect(colour == .message(OSCMessage("/filter/cutoff", [.rgba(red: 255, green: 0, blue: 0, alpha: 255), .int32(9),
                                                                   .timetag(0x0102_0304_0506_0708)])))
         #expect(throws: OSCCodec.DecodingError.self) { try OSCCodec.decode(message("[i", [0, 0, 0, 1])) }
+        #expect(throws: OSCCodec.DecodingError.self) { try OSCCodec.decode(message("i]", [0, 0, 0, 1])) }
+        // liblo reads these too (retagged), so they are held to its checks: bytes beyond the
+        // arguments or a truncated argument refuse a colour or an array like any message.
+        for (tags, data) in [("r", [UInt8](repeating: 1, count: 8)), ("[i]", [0, 0, 0, 1, 9, 9, 9, 9]), ("ir", [0, 0, 0, 1, 2])] {
+            #expect(throws: OSCCodec.DecodingError.self, "\(tags)") { try OSCCodec.decode(message(tags, data)) }
+        }
+        #expect(throws: OSCCodec.DecodingError.self) { try OSCCodec.decode(message("i", [UInt8](repeating: 1, count: 8))) }
     }
 
     @Test("Every argument type encodes as OSC lays it out and decodes back, alone and all together")
