@@ -33,7 +33,11 @@ import PackageDescription
 /// - `SoundFitRuntime`: the control plane: the processing model wired to the audio engine, and
 ///   the address space surfaces use.
 /// - `SoundFitJack`: the JACK host adapter (client, process callback, private server).
-/// - `SoundFitOSC`: the liblo OSC surface.
+/// - `OSCCore`: OSC itself, imports nothing of SoundFit: messages, bundles, timetags, address
+///   patterns, the codec (liblo, `CLiblo`), UDP and TCP transports and their framing, per-source
+///   budgets, the allow list.
+/// - `SoundFitOSC`: SoundFit's OSC surface on `OSCCore`: the command table, subscriptions, the
+///   generated OSC documentation.
 /// - `SoundFitWeb`: the HTTP and WebSocket port (SwiftNIO): OSCQuery, the page, OSC over WebSocket.
 /// - `SoundFit`: the library everything above composes into.
 /// - `SoundFitCLI`: the `soundfit` executable.
@@ -92,16 +96,17 @@ let package = Package(
                 "SoundFitDSP", "SoundFitEngine", "CJack", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .target(name: "OSCCore", dependencies: ["CLiblo", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "SoundFitOSC",
             dependencies: [
-                "SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "CLiblo",
+                "OSCCore", "SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitRuntime", "SoundFitProcessing", "SoundFitHearing", "SoundFitState",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "SoundFitWeb",
             dependencies: [
-                "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitRuntime", "SoundFitOSC",
+                "OSCCore", "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitRuntime", "SoundFitOSC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -112,7 +117,7 @@ let package = Package(
             name: "SoundFit",
             dependencies: [
                 "SoundFitModel", "SoundFitJSON", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing", "SoundFitState", "SoundFitRuntime",
-                "SoundFitJack", "SoundFitOSC", "SoundFitWeb", "CRealtimeSupport",
+                "SoundFitJack", "OSCCore", "SoundFitOSC", "SoundFitWeb", "CRealtimeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -140,6 +145,7 @@ let package = Package(
 
         // Tests.
         .target(name: "SoundFitTestSupport", dependencies: ["SoundFitHearing", "SoundFitEngine"], path: "Tests/SoundFitTestSupport"),
+        .target(name: "OSCTestSupport", dependencies: ["OSCCore"], path: "Tests/OSCTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", "SoundFitJack", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
@@ -150,10 +156,11 @@ let package = Package(
         .testTarget(
             name: "SoundFitHearingTests",
             dependencies: ["SoundFitModel", "SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
+        .testTarget(name: "OSCCoreTests", dependencies: ["OSCCore", "OSCTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "SoundFitOSCTests",
             dependencies: [
-                "SoundFitModel", "SoundFitOSC", "SoundFitEngine", "SoundFitProcessing", "SoundFitRuntime", "SoundFitTestSupport",
+                "OSCCore", "OSCTestSupport", "SoundFitModel", "SoundFitOSC", "SoundFitEngine", "SoundFitProcessing", "SoundFitRuntime", "SoundFitTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

@@ -7,6 +7,10 @@ toolchain (Foundation, Glibc, Synchronization, Testing, ...) need no declaration
 another package counts as the module of the same name. A test target may declare an
 executable target without importing it: that builds the executable for the test to run.
 
+Some targets are held to a boundary (`BOUNDARIES`): `OSCCore`, the OSC library, its tests and
+their test support import nothing of SoundFit, only the modules listed for them (toolchain
+modules included).
+
 Usage: scripts/check-imports.py [PACKAGE_DIR]   (reads `swift package dump-package`)
 """
 import json
@@ -20,6 +24,15 @@ TOOLCHAIN_MODULES = {
     "Synchronization", "Foundation", "FoundationEssentials", "FoundationInternationalization",
     "FoundationNetworking", "FoundationXML", "Dispatch", "Glibc", "Musl", "Darwin", "Android",
     "WinSDK", "ucrt", "CRT", "os", "Testing", "XCTest", "CxxStdlib", "SwiftShims",
+}
+
+# Target -> every module it may import (toolchain ones too). OSCCore is OSC itself, usable
+# without SoundFit, and its tests need no jackd.
+OSC_CORE_MODULES = {"Foundation", "Glibc", "Synchronization", "Logging", "CLiblo"}
+BOUNDARIES = {
+    "OSCCore": OSC_CORE_MODULES,
+    "OSCTestSupport": OSC_CORE_MODULES | {"OSCCore"},
+    "OSCCoreTests": OSC_CORE_MODULES | {"OSCCore", "OSCTestSupport", "Testing"},
 }
 
 IMPORT = re.compile(
@@ -77,8 +90,16 @@ def main():
         imports = imported_modules(directory, package_dir)
         if not imports and not any(f.endswith(".swift") for _, _, fs in os.walk(directory) for f in fs):
             continue  # a C target: its dependencies are headers, not imports
+        for module, where in sorted(imports.items()):
+            if name in BOUNDARIES and module != name and module not in BOUNDARIES[name]:
+                problems.append(f"{name} imports {module} ({where}), beyond its boundary: it may import only "
+                                f"{', '.join(sorted(BOUNDARIES[name]))}")
         imports = {m: where for m, where in imports.items() if m not in TOOLCHAIN_MODULES and m != name}
         declared = declared_modules(target)
+        for module in sorted(declared):
+            if name in BOUNDARIES and module not in BOUNDARIES[name]:
+                problems.append(f"{name} declares {module}, beyond its boundary: remove it from the "
+                                f"dependencies of {name} in Package.swift")
         for module, where in sorted(imports.items()):
             if module not in declared:
                 problems.append(f"{name} imports {module} ({where}) but does not declare it: "

@@ -1,5 +1,6 @@
 // `import SoundFit` brings the whole library: the layers below, and the composition root that
 // wires them into a running SoundFit.
+@_exported import OSCCore
 @_exported import SoundFitModel
 @_exported import SoundFitDSP
 @_exported import SoundFitEngine

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OSCCore
 import ServiceLifecycle
 import SoundFitDSP
 import SoundFitEngine

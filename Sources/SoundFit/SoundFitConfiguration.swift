@@ -1,4 +1,5 @@
 import Foundation
+import OSCCore
 import SoundFitHearing
 import SoundFitJack
 import SoundFitOSC

@@ -1,4 +1,5 @@
 import Foundation
+import OSCCore
 import SoundFitModel
 import SoundFitRuntime
 

@@ -1,4 +1,5 @@
 import Logging
+import OSCCore
 import SoundFitModel
 import SoundFitProcessing
 import SoundFitRuntime

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitJSON
 import SoundFitOSC
 import Synchronization

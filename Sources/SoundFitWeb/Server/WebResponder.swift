@@ -1,5 +1,6 @@
 import Logging
 import NIOHTTP1
+import OSCCore
 import SoundFitOSC
 
 /// Answers every HTTP request: a route of the table when one takes the path, else the OSCQuery

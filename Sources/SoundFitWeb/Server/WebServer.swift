@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import OSCCore
 import SoundFitJSON
 import SoundFitModel
 import SoundFitOSC

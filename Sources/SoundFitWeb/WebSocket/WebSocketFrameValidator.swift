@@ -1,5 +1,6 @@
 import NIOCore
 import NIOWebSocket
+import OSCCore
 import SoundFitOSC
 
 /// The RFC 6455 checks NIO's frame decoder leaves to the server, on each frame as it arrives

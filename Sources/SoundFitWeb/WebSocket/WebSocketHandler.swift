@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOWebSocket
+import OSCCore
 import SoundFitJSON
 import SoundFitOSC
 

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitTestSupport
 import Logging
 import SoundFitEngine

@@ -1,3 +1,5 @@
+import OSCCore
+import OSCTestSupport
 import SoundFitEngine
 import SoundFitModel
 @testable import SoundFitOSC
@@ -67,11 +69,11 @@ import Testing
     @Test func elementsOfNestedBundlesAreCountedInOrder() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }
-        let inner = OSCCodecFuzzTests.bundle([
+        let inner = OSCWirePackets.bundle([
             OSCCodec.encode(OSCMessage("/filter/cutoff", [.float(500)])),
             OSCCodec.encode(OSCMessage("/output/gain", [.float(99)])),
         ])
-        surface.transport.receive(OSCCodecFuzzTests.bundle([OSCCodec.encode(OSCMessage("/filter/q", [.float(2)])), inner]),
+        surface.transport.receive(OSCWirePackets.bundle([OSCCodec.encode(OSCMessage("/filter/q", [.float(2)])), inner]),
                                   from: SurfaceHarness.client)
         let answers = await Self.answers(surface)
         #expect(answers.count == 1 && answers.first?.arguments.first == .string("/output/gain"), "\(answers)")

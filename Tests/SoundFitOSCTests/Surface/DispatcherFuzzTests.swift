@@ -1,3 +1,5 @@
+import OSCCore
+import OSCTestSupport
 import SoundFitModel
 @testable import SoundFitOSC
 import SoundFitTestSupport
@@ -50,7 +52,7 @@ import Testing
             let arguments = (0..<Int.random(in: 0...3, using: &random)).map { _ in randomArgument(&random) }
             return OSCCodec.encode(OSCMessage(address, arguments))
         }
-        let raw = OSCCodecFuzzTests.randomMessage(&random)
+        let raw = OSCWirePackets.randomMessage(&random)
         let addressEnd = (raw.firstIndex(of: 0)! / 4 + 1) * 4
         var padded = Array(address.utf8) + [0]
         while padded.count % 4 != 0 { padded.append(0) }
@@ -72,9 +74,9 @@ import Testing
         func bundle() -> [UInt8] {
             var elements = (0..<Int.random(in: 1...5, using: &random)).map { _ in randomMessage(&random) }
             if Int.random(in: 0..<4, using: &random) == 0 {
-                elements.insert(OSCCodecFuzzTests.bundle([randomMessage(&random), randomMessage(&random)]), at: 0)
+                elements.insert(OSCWirePackets.bundle([randomMessage(&random), randomMessage(&random)]), at: 0)
             }
-            return OSCCodecFuzzTests.bundle(elements)
+            return OSCWirePackets.bundle(elements)
         }
         switch round % 6 {
         case 0, 1: return randomMessage(&random)

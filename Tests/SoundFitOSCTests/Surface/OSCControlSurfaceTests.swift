@@ -1,4 +1,5 @@
 import Logging
+import OSCCore
 import SoundFitEngine
 @testable import SoundFitOSC
 import Testing

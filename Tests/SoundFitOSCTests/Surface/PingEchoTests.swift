@@ -1,3 +1,5 @@
+import OSCCore
+import OSCTestSupport
 @testable import SoundFitOSC
 import Testing
 
@@ -7,7 +9,7 @@ import Testing
     @Test func pingEchoesEveryArgumentType() async throws {
         let surface = try await SurfaceHarness()
         defer { surface.stop() }
-        let arguments = OSCCodecFuzzTests.everyType.map(\.0)
+        let arguments = OSCWirePackets.everyType.map(\.0)
         surface.send(OSCMessage("/ping", arguments))
         #expect(await surface.next() == OSCMessage("/pong", arguments))
     }

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitEngine
 @testable import SoundFitOSC
 import Testing

@@ -1,3 +1,5 @@
+import OSCCore
+
 /// One entry of the OSC command table: the address, the message forms it accepts and the
 /// ones it sends, what it does, and how the documentation describes it, in one place.
 /// Reports (`/state`, `/error`) are entries without requests or a `prepare` step.

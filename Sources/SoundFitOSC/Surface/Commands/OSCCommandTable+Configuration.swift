@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitHearing
 import SoundFitModel
 import SoundFitProcessing

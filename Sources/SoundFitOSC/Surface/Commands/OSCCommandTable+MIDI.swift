@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitModel
 import SoundFitRuntime
 

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitDSP
 import SoundFitEngine
 

@@ -1,3 +1,5 @@
+import OSCCore
+
 /// Recognising SoundFit's own replies when they arrive, so they are never answered in turn.
 ///
 /// An OSC server that answered replies would bounce messages with any other server that does

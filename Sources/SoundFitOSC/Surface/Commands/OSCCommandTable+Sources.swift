@@ -1,3 +1,5 @@
+import OSCCore
+
 /// `/source/confirm`: a source proves it receives at its address, which an exposed port
 /// requires before large answers (`SourceConfirmations`).
 extension OSCCommandTable {

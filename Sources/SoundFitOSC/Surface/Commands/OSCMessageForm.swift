@@ -1,3 +1,5 @@
+import OSCCore
+
 /// The shape of a message at one address: what a command accepts (its request forms) or what
 /// it sends (its reply forms). Request forms are loose (the handler validates the arguments
 /// exactly and answers `/error`); reply forms at an address that requests use too are exact,

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitModel
 
 /// Receiving a packet and answering it: the ingress admits it, every message is routed through

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitModel
 
 /// When a routed packet takes effect: a bundle's timetag, mapped from NTP (wall clock) onto the

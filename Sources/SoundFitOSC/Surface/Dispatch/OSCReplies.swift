@@ -1,4 +1,5 @@
 import Logging
+import OSCCore
 
 /// Sends answers back to a request's sender, over the transport the request came from.
 ///

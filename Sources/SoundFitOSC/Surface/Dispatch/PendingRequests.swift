@@ -1,3 +1,4 @@
+import OSCCore
 import Synchronization
 
 /// The requests of each sender still on their way to a terminal state, and the `/sync`s

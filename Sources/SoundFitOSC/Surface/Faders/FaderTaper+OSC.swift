@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitModel
 
 /// The OSC form of fader positions: `<address>/normalized`.

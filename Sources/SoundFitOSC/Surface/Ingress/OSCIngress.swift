@@ -1,4 +1,5 @@
 import Logging
+import OSCCore
 
 /// The gate every received packet passes before anything answers it: packets from SoundFit's
 /// own endpoint and from senders outside `--osc-allow` are dropped, oversized ones too, and

@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitEngine
 import Synchronization
 

@@ -1,3 +1,4 @@
+import OSCCore
 import Synchronization
 import SoundFitModel
 import SoundFitProcessing

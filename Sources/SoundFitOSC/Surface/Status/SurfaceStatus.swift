@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitProcessing
 
 /// What `/status` reports besides the engine's own state; provided by the host program.

@@ -1,3 +1,5 @@
+import OSCCore
+
 /// Why an OSC URL (`/subscribe ,s url`) was rejected. The description is the `/error` message.
 public struct OSCURLError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String

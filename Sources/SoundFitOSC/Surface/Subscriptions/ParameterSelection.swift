@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitModel
 
 /// The parameters a subscription follows: those an OSC address pattern selects, the pattern

@@ -1,4 +1,5 @@
 import Logging
+import OSCCore
 import Synchronization
 
 /// Subscriptions and the feedback sent to them. Messages queue per subscriber and are sent

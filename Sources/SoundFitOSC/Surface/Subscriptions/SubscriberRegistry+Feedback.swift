@@ -1,3 +1,4 @@
+import OSCCore
 import SoundFitModel
 
 /// One message for one peer, as `drain()` returns them.

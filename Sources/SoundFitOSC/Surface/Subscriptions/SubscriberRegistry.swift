@@ -1,3 +1,5 @@
+import OSCCore
+
 /// Who receives value feedback, terminal `/state` reports and notifications, and what is
 /// waiting to be sent to each of them.
 ///

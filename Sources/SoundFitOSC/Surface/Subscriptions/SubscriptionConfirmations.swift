@@ -1,3 +1,5 @@
+import OSCCore
+
 /// Subscriptions that wait for their target's confirmation. Value feedback is byte for byte a
 /// set, so it must never reach a target that did not ask for it: a `/subscribe ,s url` other
 /// than the requester's own address and port only sends the target one

@@ -1,3 +1,5 @@
+import OSCCore
+
 /// Which form of value feedback a subscriber receives.
 public enum FeedbackForm: String, Sendable, CaseIterable {
     /// `<address> <value>` in native units (the default).

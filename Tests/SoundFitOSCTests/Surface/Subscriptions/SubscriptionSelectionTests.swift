@@ -1,3 +1,4 @@
+import OSCCore
 @testable import SoundFitOSC
 import Testing
 
