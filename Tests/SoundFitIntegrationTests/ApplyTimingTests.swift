@@ -40,83 +40,83 @@ extension SoundFitIntegration {
         /// new level exactly.
         @Test("A gain reported applied is in the recorded output no later than the next period")
         func appliedIsAudibleByTheNextPeriod() throws {
-            try Rig.run(.process(channels: 2)) { rig in
-                let clients = try TimedAudioClients(server: rig.server.name, channels: 2)
-                defer { clients.close() }
-                try clients.connect(through: rig.ready.client)
-                let dc: Float = 0.5
-                try clients.play([Float](repeating: dc, count: 4800))
-                try clients.waitForAudio(seconds: 0.1)  // lead-in of DC through the graph
+            let rig = try Rig.start(.process(channels: 2))
+            defer { rig.stop() }
+            let clients = try TimedAudioClients(server: rig.server.name, channels: 2)
+            defer { clients.close() }
+            try clients.connect(through: rig.ready.client)
+            let dc: Float = 0.5
+            try clients.play([Float](repeating: dc, count: 4800))
+            try clients.waitForAudio(seconds: 0.1)  // lead-in of DC through the graph
 
-                let period = clients.period
-                let rampFrames = 960  // OutputGain.gainRampSeconds (20 ms) at 48 kHz
-                var current: Float = 0
-                var distances: [Int] = []
-                var requestID: Int32 = 100
-                for target: Float in [-20, 0, -6, -20, 3, 0] {
-                    guard let (recording, (cyclesBeforeSending, receivedFrame)) = try clients.glitchFreeRecording(
-                        restoringGain: current, through: rig.osc, { _ in
-                            requestID += 1
-                            try clients.startRecording(frames: 24000)
-                            try clients.waitForAudio(seconds: 0.12)  // lead-in: the recording holds time before the change
-                            let cyclesBeforeSending = clients.cyclesRecorded
-                            rig.osc.send("/output/gain", .float(target), .int(requestID))
-                            let terminal = try rig.osc.waitFor("applied for request \(requestID)") {
-                                $0.isTerminalState && $0.requestID == requestID
-                            }.match
-                            let receivedFrame = clients.frameTime
-                            let recording = try clients.finishRecording()
-                            #expect(terminal.string(1) == "applied", "\(terminal)")
-                            return (recording, (cyclesBeforeSending, receivedFrame))
-                        }) else { return }
-                    let before = dc * Float(pow(10, Double(current) / 20))
-                    let after = dc * Float(pow(10, Double(target) / 20))
-                    for (channel, samples) in recording.channels.enumerated() {
-                        // The first 64 samples must be the old steady level, bit for bit.
-                        #expect(samples.prefix(64).allSatisfy { abs($0 - before) <= 1e-6 },
-                                "ch\(channel + 1): not at the old level \(before) before the change: \(samples.prefix(4))")
-                        guard let onset = samples.firstIndex(where: { $0 != samples[0] }) else {
-                            Issue.record("ch\(channel + 1): no change recorded for \(current) → \(target) dB")
-                            continue
-                        }
-                        let onsetFrame = recording.frameTime(ofSample: onset)
-                        let distance = frameDistance(onsetFrame, receivedFrame)
-                        if channel == 0 { distances.append(distance) }
-                        report("gain \(current) → \(target) dB: first changed sample − applied arrival, ch\(channel + 1)",
-                               Double(distance), unit: "frames")
-                        #expect(distance <= period,
-                                "ch\(channel + 1): audible \(distance) frames after applied arrived (bound: \(period))")
-                        // Not in a cycle rendered before the request was sent.
-                        let firstPossible = cyclesBeforeSending < recording.cycleStarts.count
-                            ? recording.cycleStarts[cyclesBeforeSending] : samples.count
-                        #expect(onset >= firstPossible,
-                                "ch\(channel + 1): the output changed at sample \(onset), in one of the \(cyclesBeforeSending) cycles recorded before the request was sent")
-                        // The ramp lands exactly on the new level and stays there.
-                        let settled = samples[min(samples.count, onset + rampFrames + 16)...]
-                        #expect(settled.count > 4800, "too little recorded after the change")
-                        let worst = settled.map { abs($0 - after) }.max() ?? .infinity
-                        #expect(worst <= 2e-6 + after * 1e-5,
-                                "ch\(channel + 1): level after the ramp off by \(worst) (expected \(after))")
+            let period = clients.period
+            let rampFrames = 960  // OutputGain.gainRampSeconds (20 ms) at 48 kHz
+            var current: Float = 0
+            var distances: [Int] = []
+            var requestID: Int32 = 100
+            for target: Float in [-20, 0, -6, -20, 3, 0] {
+                guard let (recording, (cyclesBeforeSending, receivedFrame)) = try clients.glitchFreeRecording(
+                    restoringGain: current, through: rig.osc, { _ in
+                        requestID += 1
+                        try clients.startRecording(frames: 24000)
+                        try clients.waitForAudio(seconds: 0.12)  // lead-in: the recording holds time before the change
+                        let cyclesBeforeSending = clients.cyclesRecorded
+                        rig.osc.send("/output/gain", .float(target), .int(requestID))
+                        let terminal = try rig.osc.waitFor("applied for request \(requestID)") {
+                            $0.isTerminalState && $0.requestID == requestID
+                        }.match
+                        let receivedFrame = clients.frameTime
+                        let recording = try clients.finishRecording()
+                        #expect(terminal.string(1) == "applied", "\(terminal)")
+                        return (recording, (cyclesBeforeSending, receivedFrame))
+                    }) else { return }
+                let before = dc * Float(pow(10, Double(current) / 20))
+                let after = dc * Float(pow(10, Double(target) / 20))
+                for (channel, samples) in recording.channels.enumerated() {
+                    // The first 64 samples must be the old steady level, bit for bit.
+                    #expect(samples.prefix(64).allSatisfy { abs($0 - before) <= 1e-6 },
+                            "ch\(channel + 1): not at the old level \(before) before the change: \(samples.prefix(4))")
+                    guard let onset = samples.firstIndex(where: { $0 != samples[0] }) else {
+                        Issue.record("ch\(channel + 1): no change recorded for \(current) → \(target) dB")
+                        continue
                     }
-                    current = target
+                    let onsetFrame = recording.frameTime(ofSample: onset)
+                    let distance = frameDistance(onsetFrame, receivedFrame)
+                    if channel == 0 { distances.append(distance) }
+                    report("gain \(current) → \(target) dB: first changed sample − applied arrival, ch\(channel + 1)",
+                           Double(distance), unit: "frames")
+                    #expect(distance <= period,
+                            "ch\(channel + 1): audible \(distance) frames after applied arrived (bound: \(period))")
+                    // Not in a cycle rendered before the request was sent.
+                    let firstPossible = cyclesBeforeSending < recording.cycleStarts.count
+                        ? recording.cycleStarts[cyclesBeforeSending] : samples.count
+                    #expect(onset >= firstPossible,
+                            "ch\(channel + 1): the output changed at sample \(onset), in one of the \(cyclesBeforeSending) cycles recorded before the request was sent")
+                    // The ramp lands exactly on the new level and stays there.
+                    let settled = samples[min(samples.count, onset + rampFrames + 16)...]
+                    #expect(settled.count > 4800, "too little recorded after the change")
+                    let worst = settled.map { abs($0 - after) }.max() ?? .infinity
+                    #expect(worst <= 2e-6 + after * 1e-5,
+                            "ch\(channel + 1): level after the ramp off by \(worst) (expected \(after))")
                 }
-                if let worst = distances.max() {
-                    report("worst first-changed-sample − applied arrival over \(distances.count) changes (period \(period))",
-                           Double(worst), unit: "frames")
-                }
-                // Stricter: `applied` follows the audio thread's acknowledgement, so the change is
-                // already in the output when it arrives: the distance is at most 0 (measured −5 …
-                // −200), give or take the jitter of `jack_frame_time`. An `applied` sent on
-                // submission, before the cycle took the change, would spread the distances evenly
-                // over 0 … one period. Judged on the median of the changes against an eighth of a
-                // period (such an `applied` passes that with a chance under 0.3 %): one estimate
-                // in a late cycle of the non-real-time server was once 209 frames off, and the
-                // median holds through such an outlier.
-                if distances.count >= 3 {
-                    let median = distances.sorted()[distances.count / 2]
-                    report("median first-changed-sample − applied arrival over \(distances.count) changes", Double(median), unit: "frames")
-                    #expect(median <= period / 8, "the output changed a median \(median) frames after applied arrived: reported before the audio had it? \(distances)")
-                }
+                current = target
+            }
+            if let worst = distances.max() {
+                report("worst first-changed-sample − applied arrival over \(distances.count) changes (period \(period))",
+                       Double(worst), unit: "frames")
+            }
+            // Stricter: `applied` follows the audio thread's acknowledgement, so the change is
+            // already in the output when it arrives: the distance is at most 0 (measured −5 …
+            // −200), give or take the jitter of `jack_frame_time`. An `applied` sent on
+            // submission, before the cycle took the change, would spread the distances evenly
+            // over 0 … one period. Judged on the median of the changes against an eighth of a
+            // period (such an `applied` passes that with a chance under 0.3 %): one estimate
+            // in a late cycle of the non-real-time server was once 209 frames off, and the
+            // median holds through such an outlier.
+            if distances.count >= 3 {
+                let median = distances.sorted()[distances.count / 2]
+                report("median first-changed-sample − applied arrival over \(distances.count) changes", Double(median), unit: "frames")
+                #expect(median <= period / 8, "the output changed a median \(median) frames after applied arrived: reported before the audio had it? \(distances)")
             }
         }
 

@@ -8,27 +8,27 @@ extension SoundFitIntegration {
     @Suite("Audio path") struct AudioPath {
         @Test("--channels 3 registers soundfit:input_1…3 and soundfit:output_1…3")
         func portsExist() throws {
-            try Rig.run(.process(channels: 3)) { rig in
-                #expect(rig.ready.channels == 3)
-                #expect(rig.ready.client == "soundfit")
-                #expect(rig.ready.server == rig.server.name)
+            let rig = try Rig.start(.process(channels: 3))
+            defer { rig.stop() }
+            #expect(rig.ready.channels == 3)
+            #expect(rig.ready.client == "soundfit")
+            #expect(rig.ready.server == rig.server.name)
 
-                let audio = try rig.audio()
-                let ports = Set(audio.ports(matching: "^soundfit:"))
-                let inputs = (1...3).map { "soundfit:input_\($0)" }
-                let outputs = (1...3).map { "soundfit:output_\($0)" }
-                #expect(ports == Set(inputs + outputs + ["soundfit:midi_in"]))
-                for port in inputs {
-                    #expect(audio.portFlags(port).map { $0 & Int32(JackPortIsInput.rawValue) != 0 } == true, "\(port)")
-                }
-                for port in outputs {
-                    #expect(audio.portFlags(port).map { $0 & Int32(JackPortIsOutput.rawValue) != 0 } == true, "\(port)")
-                }
-                // And the status agrees.
-                let status = try rig.osc.status()
-                #expect(status["connected"] == .int(1))
-                #expect(status["sample_rate"]?.number == 48000)
+            let audio = try rig.audio()
+            let ports = Set(audio.ports(matching: "^soundfit:"))
+            let inputs = (1...3).map { "soundfit:input_\($0)" }
+            let outputs = (1...3).map { "soundfit:output_\($0)" }
+            #expect(ports == Set(inputs + outputs + ["soundfit:midi_in"]))
+            for port in inputs {
+                #expect(audio.portFlags(port).map { $0 & Int32(JackPortIsInput.rawValue) != 0 } == true, "\(port)")
             }
+            for port in outputs {
+                #expect(audio.portFlags(port).map { $0 & Int32(JackPortIsOutput.rawValue) != 0 } == true, "\(port)")
+            }
+            // And the status agrees.
+            let status = try rig.osc.status()
+            #expect(status["connected"] == .int(1))
+            #expect(status["sample_rate"]?.number == 48000)
         }
 
         @Test("Default settings pass a −20 dBFS 1 kHz sine at unity, bit-exact on every channel")

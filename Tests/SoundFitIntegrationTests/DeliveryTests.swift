@@ -20,59 +20,59 @@ extension SoundFitIntegration {
 
         @Test("Discrete delivery: 50 values within 100 ms → one applied (the last, one settle time later), 49 superseded")
         func discreteBurst() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let style = try rig.osc.ask("/config/delivery", [.string("discrete"), .float(0.2)], reply: "/config/delivery")
-                #expect(style.string(0) == "discrete", "\(style)")
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let style = try rig.osc.ask("/config/delivery", [.string("discrete"), .float(0.2)], reply: "/config/delivery")
+            #expect(style.string(0) == "discrete", "\(style)")
 
-                var received: [OSCTestMessage] = []
-                let start = ContinuousClock.now
-                var lastSent = start
-                for index in 1...50 {
-                    // Paced over ~98 ms: message i leaves at 2 ms · (i − 1).
-                    let due = start + .milliseconds(2 * (index - 1))
-                    // Pacing: the send times are the stimulus.
-                    while ContinuousClock.now < due { received += rig.osc.collect(for: .zero); Thread.sleep(forTimeInterval: 0.0002) }
-                    rig.osc.send("/filter/cutoff", .float(Float(1000 + 10 * index)), .int(Int32(index)))
-                    lastSent = ContinuousClock.now
-                }
-                let burst = lastSent - start
-                let applied = try rig.osc.waitFor("applied for the last value", timeout: .seconds(5)) {
-                    $0.isTerminalState && $0.requestID == 50
-                }
-                let settle = ContinuousClock.now - lastSent
-                // A request ends after its last report was sent, so every report of the 50 requests,
-                // one after a terminal state too (a failure looked for), comes before /synced.
-                received += applied.before + [applied.match] + (try rig.osc.sync())
-                report("discrete burst: 50 values sent within", seconds(burst) * 1000, unit: "ms")
-                report("discrete burst: last message → applied", seconds(settle) * 1000, unit: "ms")
-                #expect(burst <= .milliseconds(110), "the burst took \(burst)")
-
-                let byID = statesByID(received)
-                #expect(byID.count == 50, "requests with /state reports: \(byID.count) of 50")
-                var appliedIDs: [Int32] = [], supersededIDs: [Int32] = []
-                for id in Int32(1)...50 {
-                    let reports = byID[id] ?? []
-                    let terminal = reports.filter(\.isTerminalState)
-                    #expect(terminal.count == 1, "request \(id): \(terminal.count) terminal states: \(reports)")
-                    #expect(reports.first?.string(1) == "pending", "request \(id) did not start pending: \(reports)")
-                    #expect(reports.last?.isTerminalState == true, "request \(id): a report after its terminal state: \(reports)")
-                    for report in reports {
-                        #expect(report.arguments[2] == .float(Float(1000 + 10 * Int(id))), "request \(id): wrong value in \(report)")
-                    }
-                    switch terminal.first?.string(1) {
-                    case "applied": appliedIDs.append(id)
-                    case "superseded": supersededIDs.append(id)
-                    default: break
-                    }
-                }
-                #expect(appliedIDs == [50], "applied: \(appliedIDs)")
-                #expect(supersededIDs.count == 49, "superseded: \(supersededIDs.count)")
-                // About one settle time after the last message (the settle clock starts when
-                // soundfit receives it, just after it was sent).
-                #expect(settle >= .milliseconds(190) && settle <= .milliseconds(600), "applied \(settle) after the last message")
-                #expect(!received.contains { $0.address == "/error" }, "\(received.filter { $0.address == "/error" })")
-                #expect(try rig.osc.query("/filter/cutoff") == .float(1500))
+            var received: [OSCTestMessage] = []
+            let start = ContinuousClock.now
+            var lastSent = start
+            for index in 1...50 {
+                // Paced over ~98 ms: message i leaves at 2 ms · (i − 1).
+                let due = start + .milliseconds(2 * (index - 1))
+                // Pacing: the send times are the stimulus.
+                while ContinuousClock.now < due { received += rig.osc.collect(for: .zero); Thread.sleep(forTimeInterval: 0.0002) }
+                rig.osc.send("/filter/cutoff", .float(Float(1000 + 10 * index)), .int(Int32(index)))
+                lastSent = ContinuousClock.now
             }
+            let burst = lastSent - start
+            let applied = try rig.osc.waitFor("applied for the last value", timeout: .seconds(5)) {
+                $0.isTerminalState && $0.requestID == 50
+            }
+            let settle = ContinuousClock.now - lastSent
+            // A request ends after its last report was sent, so every report of the 50 requests,
+            // one after a terminal state too (a failure looked for), comes before /synced.
+            received += applied.before + [applied.match] + (try rig.osc.sync())
+            report("discrete burst: 50 values sent within", seconds(burst) * 1000, unit: "ms")
+            report("discrete burst: last message → applied", seconds(settle) * 1000, unit: "ms")
+            #expect(burst <= .milliseconds(110), "the burst took \(burst)")
+
+            let byID = statesByID(received)
+            #expect(byID.count == 50, "requests with /state reports: \(byID.count) of 50")
+            var appliedIDs: [Int32] = [], supersededIDs: [Int32] = []
+            for id in Int32(1)...50 {
+                let reports = byID[id] ?? []
+                let terminal = reports.filter(\.isTerminalState)
+                #expect(terminal.count == 1, "request \(id): \(terminal.count) terminal states: \(reports)")
+                #expect(reports.first?.string(1) == "pending", "request \(id) did not start pending: \(reports)")
+                #expect(reports.last?.isTerminalState == true, "request \(id): a report after its terminal state: \(reports)")
+                for report in reports {
+                    #expect(report.arguments[2] == .float(Float(1000 + 10 * Int(id))), "request \(id): wrong value in \(report)")
+                }
+                switch terminal.first?.string(1) {
+                case "applied": appliedIDs.append(id)
+                case "superseded": supersededIDs.append(id)
+                default: break
+                }
+            }
+            #expect(appliedIDs == [50], "applied: \(appliedIDs)")
+            #expect(supersededIDs.count == 49, "superseded: \(supersededIDs.count)")
+            // About one settle time after the last message (the settle clock starts when
+            // soundfit receives it, just after it was sent).
+            #expect(settle >= .milliseconds(190) && settle <= .milliseconds(600), "applied \(settle) after the last message")
+            #expect(!received.contains { $0.address == "/error" }, "\(received.filter { $0.address == "/error" })")
+            #expect(try rig.osc.query("/filter/cutoff") == .float(1500))
         }
 
         @Test("Continuous flood: 10 000 paced sets → one terminal state each, final value applied, memory bounded, no extra xruns")

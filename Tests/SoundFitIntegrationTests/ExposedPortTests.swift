@@ -19,82 +19,82 @@ extension SoundFitIntegration {
 
         @Test("A third-party /subscribe sends its target one challenge (≤ 3× the request) and nothing else until the target confirms")
         func thirdPartyConfirmation() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let requester = rig.osc
-                let target = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(2))
-                let request = OSCWire.encode(OSCTestMessage("/subscribe", [.string(target.url)]))
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let requester = rig.osc
+            let target = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(2))
+            let request = OSCWire.encode(OSCTestMessage("/subscribe", [.string(target.url)]))
 
-                requester.sendRaw(request)
-                let pending = try requester.waitFor("/subscribe/pending") { $0.address == "/subscribe/pending" || $0.address == "/error" }.match
-                #expect(pending.address == "/subscribe/pending" && pending.string(0) == target.url && pending.string(1) == "native"
-                        && pending.number(2) == 30, "\(pending)")
-                // Repeating it, and a change the target would get as feedback if it were subscribed.
-                for _ in 0..<10 { requester.sendRaw(request) }
-                let repeats = try requester.sync().filter { $0.address == "/subscribe/pending" }  // all answered before /synced
-                #expect(repeats.count == 10, "every repeat is answered /subscribe/pending: \(repeats.count)")
-                expectApplied(try requester.set("/filter/cutoff", .float(2000)), "/filter/cutoff", .float(2000))
-                // Listening: what must not reach the target (feedback) has no event; the challenge is
-                // in its socket already (sent before the requester's /subscribe/pending).
-                let beforeConfirmation = target.collect(for: .milliseconds(600))
-                let bytes = OSCTestClient.wireBytes(beforeConfirmation)
-                report("bytes at a third-party target per /subscribe byte, 11 requests", Double(bytes) / Double(request.count), unit: "x")
-                #expect(beforeConfirmation.map(\.address) == ["/subscribe/challenge"], "\(beforeConfirmation)")
-                #expect(bytes <= 3 * request.count, "\(bytes) bytes for a \(request.count)-byte /subscribe")
-                let token = try #require(beforeConfirmation.first?.string(0))
-                #expect(token.count == 32 && token.allSatisfy(\.isHexDigit), "\(token)")
-                let status = try requester.status()
-                #expect(status["subscribers"]?.number == 0 && status["pending_confirmations"]?.number == 1, "\(status)")
+            requester.sendRaw(request)
+            let pending = try requester.waitFor("/subscribe/pending") { $0.address == "/subscribe/pending" || $0.address == "/error" }.match
+            #expect(pending.address == "/subscribe/pending" && pending.string(0) == target.url && pending.string(1) == "native"
+                    && pending.number(2) == 30, "\(pending)")
+            // Repeating it, and a change the target would get as feedback if it were subscribed.
+            for _ in 0..<10 { requester.sendRaw(request) }
+            let repeats = try requester.sync().filter { $0.address == "/subscribe/pending" }  // all answered before /synced
+            #expect(repeats.count == 10, "every repeat is answered /subscribe/pending: \(repeats.count)")
+            expectApplied(try requester.set("/filter/cutoff", .float(2000)), "/filter/cutoff", .float(2000))
+            // Listening: what must not reach the target (feedback) has no event; the challenge is
+            // in its socket already (sent before the requester's /subscribe/pending).
+            let beforeConfirmation = target.collect(for: .milliseconds(600))
+            let bytes = OSCTestClient.wireBytes(beforeConfirmation)
+            report("bytes at a third-party target per /subscribe byte, 11 requests", Double(bytes) / Double(request.count), unit: "x")
+            #expect(beforeConfirmation.map(\.address) == ["/subscribe/challenge"], "\(beforeConfirmation)")
+            #expect(bytes <= 3 * request.count, "\(bytes) bytes for a \(request.count)-byte /subscribe")
+            let token = try #require(beforeConfirmation.first?.string(0))
+            #expect(token.count == 32 && token.allSatisfy(\.isHexDigit), "\(token)")
+            let status = try requester.status()
+            #expect(status["subscribers"]?.number == 0 && status["pending_confirmations"]?.number == 1, "\(status)")
 
-                // A wrong token, or the right one from another host, confirms nothing.
-                expectErrorReply(try target.ask("/subscribe/confirm", [.string(String(repeating: "0", count: 32))], reply: "/subscribed"),
-                                 for: "/subscribe/confirm", hint: "token")
-                let stranger = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(3))
-                expectErrorReply(try stranger.ask("/subscribe/confirm", [.string(token)], reply: "/subscribed"),
-                                 for: "/subscribe/confirm", hint: "its host")
-                // A confirmation would send /subscribed and the snapshot to the target while it is
-                // handled, before the stranger's answer; SoundFit sends them from the socket that
-                // answers the target's /sync, so they would come before /synced.
-                let afterRefusals = try target.sync()
-                #expect(afterRefusals.isEmpty, "\(afterRefusals)")
+            // A wrong token, or the right one from another host, confirms nothing.
+            expectErrorReply(try target.ask("/subscribe/confirm", [.string(String(repeating: "0", count: 32))], reply: "/subscribed"),
+                             for: "/subscribe/confirm", hint: "token")
+            let stranger = try OSCTestClient(port: rig.ready.oscPort, localAddress: loopbackAddress(3))
+            expectErrorReply(try stranger.ask("/subscribe/confirm", [.string(token)], reply: "/subscribed"),
+                             for: "/subscribe/confirm", hint: "its host")
+            // A confirmation would send /subscribed and the snapshot to the target while it is
+            // handled, before the stranger's answer; SoundFit sends them from the socket that
+            // answers the target's /sync, so they would come before /synced.
+            let afterRefusals = try target.sync()
+            #expect(afterRefusals.isEmpty, "\(afterRefusals)")
 
-                // The target confirms: /subscribed with the lease, the snapshot, then feedback.
-                target.send("/subscribe/confirm", .string(token))
-                let subscribed = try target.waitFor("/subscribed") { $0.address == "/subscribed" || $0.address == "/error" }.match
-                #expect(subscribed.arguments == [.string(target.url), .string("native"), .int(90)], "\(subscribed)")
-                let snapshot = try target.sync()  // sent with the answer to its /subscribe/confirm: before /synced
-                #expect(snapshot.contains { $0.address == "/filter/cutoff" && $0.arguments == [.float(2000)] }, "\(snapshot.prefix(4))")
-                // (Changes of the requester, the subscription's owner, are not echoed to it; another client's are.)
-                _ = try stranger.setWithID("/filter/cutoff", .float(3000), id: 2)
-                _ = try target.waitFor("feedback after confirmation") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3000)] }
-                expectErrorReply(try target.ask("/subscribe/confirm", [.string(token)], reply: "/subscribed"), for: "/subscribe/confirm",
-                                 hint: "token")
+            // The target confirms: /subscribed with the lease, the snapshot, then feedback.
+            target.send("/subscribe/confirm", .string(token))
+            let subscribed = try target.waitFor("/subscribed") { $0.address == "/subscribed" || $0.address == "/error" }.match
+            #expect(subscribed.arguments == [.string(target.url), .string("native"), .int(90)], "\(subscribed)")
+            let snapshot = try target.sync()  // sent with the answer to its /subscribe/confirm: before /synced
+            #expect(snapshot.contains { $0.address == "/filter/cutoff" && $0.arguments == [.float(2000)] }, "\(snapshot.prefix(4))")
+            // (Changes of the requester, the subscription's owner, are not echoed to it; another client's are.)
+            _ = try stranger.setWithID("/filter/cutoff", .float(3000), id: 2)
+            _ = try target.waitFor("feedback after confirmation") { $0.address == "/filter/cutoff" && $0.arguments == [.float(3000)] }
+            expectErrorReply(try target.ask("/subscribe/confirm", [.string(token)], reply: "/subscribed"), for: "/subscribe/confirm",
+                             hint: "token")
 
-                // The requester renews it: /subscribed to the requester, nothing more to the target.
-                // First a marker: once its feedback is in, the late feedback of the above is too.
-                _ = try stranger.setWithID("/filter/q", .float(2), id: 3)
-                try target.waitForChangeFeedback("/filter/q", .float(2))
-                let renewed = try requester.ask("/subscribe", [.string(target.url)], reply: "/subscribed")
-                #expect(renewed.arguments == [.string(target.url), .string("native"), .int(90)], "\(renewed)")
-                // A renewal would send the target /subscribed and a snapshot while it is handled,
-                // before the requester's answer, so before the target's /synced (see above).
-                let afterRenewal = try target.sync()
-                #expect(afterRenewal.isEmpty, "a renewal re-sent something to the target: \(afterRenewal)")
+            // The requester renews it: /subscribed to the requester, nothing more to the target.
+            // First a marker: once its feedback is in, the late feedback of the above is too.
+            _ = try stranger.setWithID("/filter/q", .float(2), id: 3)
+            try target.waitForChangeFeedback("/filter/q", .float(2))
+            let renewed = try requester.ask("/subscribe", [.string(target.url)], reply: "/subscribed")
+            #expect(renewed.arguments == [.string(target.url), .string("native"), .int(90)], "\(renewed)")
+            // A renewal would send the target /subscribed and a snapshot while it is handled,
+            // before the requester's answer, so before the target's /synced (see above).
+            let afterRenewal = try target.sync()
+            #expect(afterRenewal.isEmpty, "a renewal re-sent something to the target: \(afterRenewal)")
 
-                // A same-host URL (oscdump on another port) is challenged too: nothing but the
-                // challenge until its host confirms, from any port (oscsend sends from a new one).
-                let dump = try OSCTestClient(port: rig.ready.oscPort)
-                requester.send("/subscribe", .string(dump.url))
-                let challenge = try dump.waitFor("/subscribe/challenge at a same-host URL") { $0.address == "/subscribe/challenge" }
-                #expect(challenge.before.isEmpty, "\(challenge.before)")
-                // Whatever the /subscribe sends its URL is sent while it is handled: once the
-                // requester's /synced is in, all of it came before the URL's own /synced.
-                try requester.sync()
-                let afterChallenge = try dump.sync()
-                #expect(afterChallenge.isEmpty, "a same-host URL got more than its challenge: \(afterChallenge)")
-                let confirmer = try OSCTestClient(port: rig.ready.oscPort)
-                confirmer.send("/subscribe/confirm", .string(challenge.match.string(0) ?? ""))
-                _ = try dump.waitFor("/subscribed at a same-host URL") { $0.address == "/subscribed" }
-            }
+            // A same-host URL (oscdump on another port) is challenged too: nothing but the
+            // challenge until its host confirms, from any port (oscsend sends from a new one).
+            let dump = try OSCTestClient(port: rig.ready.oscPort)
+            requester.send("/subscribe", .string(dump.url))
+            let challenge = try dump.waitFor("/subscribe/challenge at a same-host URL") { $0.address == "/subscribe/challenge" }
+            #expect(challenge.before.isEmpty, "\(challenge.before)")
+            // Whatever the /subscribe sends its URL is sent while it is handled: once the
+            // requester's /synced is in, all of it came before the URL's own /synced.
+            try requester.sync()
+            let afterChallenge = try dump.sync()
+            #expect(afterChallenge.isEmpty, "a same-host URL got more than its challenge: \(afterChallenge)")
+            let confirmer = try OSCTestClient(port: rig.ready.oscPort)
+            confirmer.send("/subscribe/confirm", .string(challenge.match.string(0) ?? ""))
+            _ = try dump.waitFor("/subscribed at a same-host URL") { $0.address == "/subscribed" }
         }
 
         @Test("--osc-allow: a /subscribe of a URL outside the list is refused")

@@ -8,52 +8,52 @@ extension SoundFitIntegration {
     @Suite("Invalidation notifications") struct InvalidationNotifications {
         @Test("A subscriber hears which values a profile replacement, a tech-level change and a calibration change made stale")
         func subscribersHearOfStaleValues() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-                try subscriber.subscribeDrainingValues()
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
+            try subscriber.subscribeDrainingValues()
 
-                // The first profile replaces nothing; the second does.
-                _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
-                // Listening: subscriber feedback, flushed on its own task; its absence has no event.
-                #expect(!subscriber.collect(for: .milliseconds(500)).contains { $0.address == "/invalidated" })
-                _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n2.oscArguments(ear: "both"), reply: "/profile/presets")
-                let replaced = try waitForInvalidation(subscriber)
-                #expect(replaced.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),
-                                               .string("hearing_profile_replaced")], "\(replaced)")
+            // The first profile replaces nothing; the second does.
+            _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
+            #expect(!subscriber.collect(for: .milliseconds(500)).contains { $0.address == "/invalidated" })
+            _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n2.oscArguments(ear: "both"), reply: "/profile/presets")
+            let replaced = try waitForInvalidation(subscriber)
+            #expect(replaced.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),
+                                           .string("hearing_profile_replaced")], "\(replaced)")
 
-                #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
-                #expect(try rig.osc.ask("/session/activate", [.string("fine_tuning"), .int(2)], reply: "/session").string(0) == "active")
-                let techLevel = try waitForInvalidation(subscriber)
-                #expect(techLevel.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),
-                                                .string("/processing/fitting"), .string("tech_level_changed")], "\(techLevel)")
-                #expect(try rig.osc.query("/processing/fitting") == .int(2))
+            #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
+            #expect(try rig.osc.ask("/session/activate", [.string("fine_tuning"), .int(2)], reply: "/session").string(0) == "active")
+            let techLevel = try waitForInvalidation(subscriber)
+            #expect(techLevel.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),
+                                            .string("/processing/fitting"), .string("tech_level_changed")], "\(techLevel)")
+            #expect(try rig.osc.query("/processing/fitting") == .int(2))
 
-                let calibration = try rig.osc.ask("/config/calibration", [.float(105)], reply: "/config/calibration")
-                #expect(calibration.arguments == [.float(105), .string("dB SPL")], "\(calibration)")
-                let calibrated = try waitForInvalidation(subscriber)
-                #expect(calibrated.arguments == [.string("/processing/preset"), .string("calibration_changed")], "\(calibrated)")
-            }
+            let calibration = try rig.osc.ask("/config/calibration", [.float(105)], reply: "/config/calibration")
+            #expect(calibration.arguments == [.float(105), .string("dB SPL")], "\(calibration)")
+            let calibrated = try waitForInvalidation(subscriber)
+            #expect(calibrated.arguments == [.string("/processing/preset"), .string("calibration_changed")], "\(calibrated)")
         }
 
         @Test("A JACK server lost and back invalidates every parameter")
         func serverLostAndBack() throws {
-            try Rig.run(.launched(channels: 1)) { rig in
-                let ready = try rig.soundfit.waitForReady()
-                let osc = try OSCTestClient(port: ready.oscPort)
-                try osc.waitForSession()
-                let subscriber = try OSCTestClient(port: ready.oscPort)
-                try subscriber.subscribeDrainingValues()
-                let addresses = try listedAddresses(osc)
-                #expect(addresses.count == 15, "\(addresses)")
+            let rig = try Rig.start(.launched(channels: 1))
+            defer { rig.stop() }
+            let ready = try rig.soundfit.waitForReady()
+            let osc = try OSCTestClient(port: ready.oscPort)
+            try osc.waitForSession()
+            let subscriber = try OSCTestClient(port: ready.oscPort)
+            try subscriber.subscribeDrainingValues()
+            let addresses = try listedAddresses(osc)
+            #expect(addresses.count == 15, "\(addresses)")
 
-                rig.server.kill(signal: SIGKILL)
-                _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
-                // Listening: subscriber feedback, flushed on its own task; its absence has no event.
-                #expect(!subscriber.collect(for: .milliseconds(300)).contains { $0.address == "/invalidated" })
-                try rig.server.start()
-                let invalidated = try subscriber.waitFor("/invalidated", timeout: .seconds(30)) { $0.address == "/invalidated" }.match
-                #expect(invalidated.arguments == addresses.map(OSCValue.string) + [.string("server_lost_and_back")], "\(invalidated)")
-            }
+            rig.server.kill(signal: SIGKILL)
+            _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
+            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
+            #expect(!subscriber.collect(for: .milliseconds(300)).contains { $0.address == "/invalidated" })
+            try rig.server.start()
+            let invalidated = try subscriber.waitFor("/invalidated", timeout: .seconds(30)) { $0.address == "/invalidated" }.match
+            #expect(invalidated.arguments == addresses.map(OSCValue.string) + [.string("server_lost_and_back")], "\(invalidated)")
         }
 
         /// The addresses `/list` names, in its order.

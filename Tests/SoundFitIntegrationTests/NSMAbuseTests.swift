@@ -93,38 +93,38 @@ extension SoundFitIntegration.NSMSession {
 
     @Test("A switch whose SoundFit cannot start (JACK refuses its client id) is answered with /error; the previous path opens again with its values")
     func failedStartReopensThePrevious() throws {
-        try Rig.run(.nsm(directory: "nsm-fallback")) { rig in
-            let path = rig.root.appendingPathComponent("SoundFit.nBACK")
-            let ready = try open(rig.nsm, rig.process, path: path, clientID: "SoundFit.nBACK")
-            let osc = try OSCTestClient.inSession(port: ready.oscPort)
-            expectApplied(try osc.set("/filter/cutoff", .float(3100)), "/filter/cutoff", .float(3100))
+        let rig = try Rig.start(.nsm(directory: "nsm-fallback"))
+        defer { rig.stop() }
+        let path = rig.root.appendingPathComponent("SoundFit.nBACK")
+        let ready = try open(rig.nsm, rig.process, path: path, clientID: "SoundFit.nBACK")
+        let osc = try OSCTestClient.inSession(port: ready.oscPort)
+        expectApplied(try osc.set("/filter/cutoff", .float(3100)), "/filter/cutoff", .float(3100))
 
-            // A client id equal to the JACK server's name: the path passes every check, and JACK
-            // joining refuses it (before any client is opened) once the old SoundFit has stopped.
-            let answer = try requestOpen(rig.nsm, path: rig.root.appendingPathComponent("SoundFit.nNEW").path, clientID: rig.server.name)
-            #expect(answer.address == "/error" && answer.arguments.count == 3 && answer.arguments[1] == .int(-1), "\(answer)")
-            #expect(answer.string(2)?.contains("SoundFit could not start") == true, "\(answer)")
-            // The previous path and client id come back (a ready line, no second answer to the open).
-            let back = try #require(readyLine(rig.process, 1), "no ready line after the failed switch; \(rig.process.standardError)")
-            #expect(back.fields["client"] == "SoundFit.nBACK")
-            #expect(rig.process.isRunning)
-            let oscBack = try OSCTestClient.inSession(port: back.oscPort)
-            #expect(try oscBack.query("/filter/cutoff").number == 3100)
-            #expect(try JackTools.run("jack_lsp", server: rig.server.name).contains("SoundFit.nBACK:input_1"))
-            // Listening: a second answer has no event that would precede it.
-            #expect(!rig.nsm.collect(for: .milliseconds(300)).contains { $0.string(0) == "/nsm/client/open" }, "a second answer to the open")
-            // And it is a working session again: it saves.
-            try rig.nsm.send("/nsm/client/save")
-            let saved = try rig.nsm.waitFor("/reply to save") { ($0.address == "/reply" || $0.address == "/error") && $0.string(0) == "/nsm/client/save" }.match
-            #expect(saved.address == "/reply", "\(saved)")
+        // A client id equal to the JACK server's name: the path passes every check, and JACK
+        // joining refuses it (before any client is opened) once the old SoundFit has stopped.
+        let answer = try requestOpen(rig.nsm, path: rig.root.appendingPathComponent("SoundFit.nNEW").path, clientID: rig.server.name)
+        #expect(answer.address == "/error" && answer.arguments.count == 3 && answer.arguments[1] == .int(-1), "\(answer)")
+        #expect(answer.string(2)?.contains("SoundFit could not start") == true, "\(answer)")
+        // The previous path and client id come back (a ready line, no second answer to the open).
+        let back = try #require(readyLine(rig.process, 1), "no ready line after the failed switch; \(rig.process.standardError)")
+        #expect(back.fields["client"] == "SoundFit.nBACK")
+        #expect(rig.process.isRunning)
+        let oscBack = try OSCTestClient.inSession(port: back.oscPort)
+        #expect(try oscBack.query("/filter/cutoff").number == 3100)
+        #expect(try JackTools.run("jack_lsp", server: rig.server.name).contains("SoundFit.nBACK:input_1"))
+        // Listening: a second answer has no event that would precede it.
+        #expect(!rig.nsm.collect(for: .milliseconds(300)).contains { $0.string(0) == "/nsm/client/open" }, "a second answer to the open")
+        // And it is a working session again: it saves.
+        try rig.nsm.send("/nsm/client/save")
+        let saved = try rig.nsm.waitFor("/reply to save") { ($0.address == "/reply" || $0.address == "/error") && $0.string(0) == "/nsm/client/save" }.match
+        #expect(saved.address == "/reply", "\(saved)")
 
-            // An open of the path it runs on (its own lock) reopens it, with its values.
-            let same = try requestOpen(rig.nsm, path: path.path, clientID: "SoundFit.nBACK")
-            #expect(same.address == "/reply", "\(same); \(rig.process.standardError)")
-            let reopened = try #require(readyLine(rig.process, 2), "no ready line after reopening; \(rig.process.standardError)")
-            let oscSame = try OSCTestClient.inSession(port: reopened.oscPort)
-            #expect(try oscSame.query("/filter/cutoff").number == 3100)
-        }
+        // An open of the path it runs on (its own lock) reopens it, with its values.
+        let same = try requestOpen(rig.nsm, path: path.path, clientID: "SoundFit.nBACK")
+        #expect(same.address == "/reply", "\(same); \(rig.process.standardError)")
+        let reopened = try #require(readyLine(rig.process, 2), "no ready line after reopening; \(rig.process.standardError)")
+        let oscSame = try OSCTestClient.inSession(port: reopened.oscPort)
+        #expect(try oscSame.query("/filter/cutoff").number == 3100)
     }
 
     @Test("A first open with a relative path is refused with /error and exit 1; nothing is written")

@@ -28,93 +28,93 @@ extension SoundFitIntegration {
 
         @Test("Announce, open a new path as the JACK client id, dirty, save, clean, restart from the saved path")
         func openSaveRestart() throws {
-            try Rig.run(.nsm(directory: "nsm-session")) { rig in
-                let path = rig.root.appendingPathComponent("SoundFit.nTEST1")
-                let clientID = "SoundFit.nTEST1"
+            let rig = try Rig.start(.nsm(directory: "nsm-session"))
+            defer { rig.stop() }
+            let path = rig.root.appendingPathComponent("SoundFit.nTEST1")
+            let clientID = "SoundFit.nTEST1"
 
-                #expect(rig.announce.arguments.map(\.description).count == 6, "\(rig.announce)")
-                #expect(rig.announce.string(0) == "SoundFit")
-                #expect(rig.announce.string(1) == ":switch:dirty:optional-gui:")
-                #expect(rig.announce.string(2).map { URL(fileURLWithPath: $0).lastPathComponent } == "soundfit", "\(rig.announce)")
-                #expect(rig.announce.arguments[3] == .int(1) && rig.announce.arguments[4] == .int(2), "\(rig.announce)")
-                #expect(rig.announce.arguments[5] == .int(Int32(rig.process.pid)), "\(rig.announce) pid \(rig.process.pid)")
-                // Nothing joins JACK before the session opened.
-                #expect(try !JackTools.run("jack_lsp", server: rig.server.name).contains("\(clientID):"))
+            #expect(rig.announce.arguments.map(\.description).count == 6, "\(rig.announce)")
+            #expect(rig.announce.string(0) == "SoundFit")
+            #expect(rig.announce.string(1) == ":switch:dirty:optional-gui:")
+            #expect(rig.announce.string(2).map { URL(fileURLWithPath: $0).lastPathComponent } == "soundfit", "\(rig.announce)")
+            #expect(rig.announce.arguments[3] == .int(1) && rig.announce.arguments[4] == .int(2), "\(rig.announce)")
+            #expect(rig.announce.arguments[5] == .int(Int32(rig.process.pid)), "\(rig.announce) pid \(rig.process.pid)")
+            // Nothing joins JACK before the session opened.
+            #expect(try !JackTools.run("jack_lsp", server: rig.server.name).contains("\(clientID):"))
 
-                let ready = try open(rig.nsm, rig.process, path: path, clientID: clientID)
-                #expect(ready.fields["client"] == clientID)
-                let ports = try JackTools.run("jack_lsp", server: rig.server.name)
-                #expect(ports.contains("\(clientID):input_1") && ports.contains("\(clientID):output_2"), "\(ports)")
+            let ready = try open(rig.nsm, rig.process, path: path, clientID: clientID)
+            #expect(ready.fields["client"] == clientID)
+            let ports = try JackTools.run("jack_lsp", server: rig.server.name)
+            #expect(ports.contains("\(clientID):input_1") && ports.contains("\(clientID):output_2"), "\(ports)")
 
-                let osc = try OSCTestClient.inSession(port: ready.oscPort)
-                // Opening is clean: nothing reported dirty yet.
-                // Listening: what SoundFit sends the NSM server is not ordered by any request of ours.
-                #expect(!rig.nsm.collect(for: .milliseconds(500)).contains { $0.address == "/nsm/client/is_dirty" })
+            let osc = try OSCTestClient.inSession(port: ready.oscPort)
+            // Opening is clean: nothing reported dirty yet.
+            // Listening: what SoundFit sends the NSM server is not ordered by any request of ours.
+            #expect(!rig.nsm.collect(for: .milliseconds(500)).contains { $0.address == "/nsm/client/is_dirty" })
 
-                expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
-                _ = try rig.nsm.waitFor("/nsm/client/is_dirty") { $0.address == "/nsm/client/is_dirty" }
+            expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            _ = try rig.nsm.waitFor("/nsm/client/is_dirty") { $0.address == "/nsm/client/is_dirty" }
 
-                // A forged save from another port of this host is ignored: no reply, no save.
-                let forger = try OSCTestClient(port: UInt16(bigEndian: try #require(rig.nsm.client).sin_port))
-                forger.send("/nsm/client/save")
-                // Listening: an ignored packet gets nothing, so nothing can end the wait.
-                #expect(!rig.nsm.collect(for: .milliseconds(500)).contains { $0.address == "/reply" })
+            // A forged save from another port of this host is ignored: no reply, no save.
+            let forger = try OSCTestClient(port: UInt16(bigEndian: try #require(rig.nsm.client).sin_port))
+            forger.send("/nsm/client/save")
+            // Listening: an ignored packet gets nothing, so nothing can end the wait.
+            #expect(!rig.nsm.collect(for: .milliseconds(500)).contains { $0.address == "/reply" })
 
-                try rig.nsm.send("/nsm/client/save")
-                let saved = try rig.nsm.waitFor("/reply to save") { $0.address == "/reply" || $0.address == "/error" }.match
-                #expect(saved.address == "/reply" && saved.string(0) == "/nsm/client/save", "\(saved)")
-                _ = try rig.nsm.waitFor("/nsm/client/is_clean") { $0.address == "/nsm/client/is_clean" }
-                #expect(savedNumber(path, "/filter/cutoff") == 2500, "\(String(describing: savedParameters(path)))")
-                #expect(FileManager.default.fileExists(atPath: path.appendingPathComponent("document.json").path))
+            try rig.nsm.send("/nsm/client/save")
+            let saved = try rig.nsm.waitFor("/reply to save") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(saved.address == "/reply" && saved.string(0) == "/nsm/client/save", "\(saved)")
+            _ = try rig.nsm.waitFor("/nsm/client/is_clean") { $0.address == "/nsm/client/is_clean" }
+            #expect(savedNumber(path, "/filter/cutoff") == 2500, "\(String(describing: savedParameters(path)))")
+            #expect(FileManager.default.fileExists(atPath: path.appendingPathComponent("document.json").path))
 
-                // A change back to the saved value is clean again without a save.
-                expectApplied(try osc.set("/filter/cutoff", .float(1200)), "/filter/cutoff", .float(1200))
-                _ = try rig.nsm.waitFor("/nsm/client/is_dirty") { $0.address == "/nsm/client/is_dirty" }
-                expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
-                _ = try rig.nsm.waitFor("/nsm/client/is_clean") { $0.address == "/nsm/client/is_clean" }
+            // A change back to the saved value is clean again without a save.
+            expectApplied(try osc.set("/filter/cutoff", .float(1200)), "/filter/cutoff", .float(1200))
+            _ = try rig.nsm.waitFor("/nsm/client/is_dirty") { $0.address == "/nsm/client/is_dirty" }
+            expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            _ = try rig.nsm.waitFor("/nsm/client/is_clean") { $0.address == "/nsm/client/is_clean" }
 
-                // :switch: — an open while running moves SoundFit to the new path and client id in
-                // the same process: the old JACK client is gone, the new one has the defaults.
-                let otherPath = rig.root.appendingPathComponent("SoundFit.nTEST2")
-                let readyLines = rig.process.standardOutput.components(separatedBy: "soundfit ready").count
-                try rig.nsm.send("/nsm/client/open", .string(otherPath.path), .string("SoundFit"), .string("SoundFit.nTEST2"))
-                let switched = try rig.nsm.waitFor("/reply to the switch") { $0.address == "/reply" || $0.address == "/error" }.match
-                #expect(switched.address == "/reply" && switched.string(0) == "/nsm/client/open", "\(switched); \(rig.process.standardError)")
-                let secondReady = rig.process.waitForOutput(timeout: .seconds(30)) { output -> ReadyLine? in
-                    let parts = output.components(separatedBy: "soundfit ready")
-                    return parts.count > readyLines ? ReadyLine.find(in: "soundfit ready" + parts[readyLines]) : nil
-                }
-                let switchedReady = try #require(secondReady, "no second ready line; \(rig.process.standardError)")
-                #expect(switchedReady.fields["client"] == "SoundFit.nTEST2")
-                #expect(rig.process.isRunning)
-                let switchedPorts = try JackTools.run("jack_lsp", server: rig.server.name)
-                #expect(switchedPorts.contains("SoundFit.nTEST2:input_1") && !switchedPorts.contains("\(clientID):"), "\(switchedPorts)")
-                let oscSwitched = try OSCTestClient.inSession(port: switchedReady.oscPort)
-                #expect(try oscSwitched.query("/filter/cutoff").number == 1000)
-                #expect(FileManager.default.fileExists(atPath: otherPath.appendingPathComponent("soundfit.lock").path))
-                // And back: the first path comes with its saved value (its lock was released).
-                try rig.nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string(clientID))
-                let back = try rig.nsm.waitFor("/reply to the switch back") { $0.address == "/reply" || $0.address == "/error" }.match
-                #expect(back.address == "/reply" && back.string(0) == "/nsm/client/open", "\(back); \(rig.process.standardError)")
-                let thirdReady = rig.process.waitForOutput(timeout: .seconds(30)) { output -> ReadyLine? in
-                    let parts = output.components(separatedBy: "soundfit ready")
-                    return parts.count > readyLines + 1 ? ReadyLine.find(in: "soundfit ready" + parts[readyLines + 1]) : nil
-                }
-                let backReady = try #require(thirdReady, "no third ready line; \(rig.process.standardError)")
-                #expect(backReady.fields["client"] == clientID)
-                let oscBack = try OSCTestClient.inSession(port: backReady.oscPort)
-                #expect(try oscBack.query("/filter/cutoff").number == 2500)
-
-                // The session manager ends the client with SIGTERM and starts it again on the same path.
-                rig.process.stop()
-                let nsm2 = try TestNSMServer()
-                let second = try launch(nsm2, server: rig.server)
-                defer { second.stop() }
-                _ = try nsm2.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
-                let again = try open(nsm2, second, path: path, clientID: clientID)
-                let osc2 = try OSCTestClient.inSession(port: again.oscPort)
-                #expect(try osc2.query("/filter/cutoff").number == 2500)
+            // :switch: — an open while running moves SoundFit to the new path and client id in
+            // the same process: the old JACK client is gone, the new one has the defaults.
+            let otherPath = rig.root.appendingPathComponent("SoundFit.nTEST2")
+            let readyLines = rig.process.standardOutput.components(separatedBy: "soundfit ready").count
+            try rig.nsm.send("/nsm/client/open", .string(otherPath.path), .string("SoundFit"), .string("SoundFit.nTEST2"))
+            let switched = try rig.nsm.waitFor("/reply to the switch") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(switched.address == "/reply" && switched.string(0) == "/nsm/client/open", "\(switched); \(rig.process.standardError)")
+            let secondReady = rig.process.waitForOutput(timeout: .seconds(30)) { output -> ReadyLine? in
+                let parts = output.components(separatedBy: "soundfit ready")
+                return parts.count > readyLines ? ReadyLine.find(in: "soundfit ready" + parts[readyLines]) : nil
             }
+            let switchedReady = try #require(secondReady, "no second ready line; \(rig.process.standardError)")
+            #expect(switchedReady.fields["client"] == "SoundFit.nTEST2")
+            #expect(rig.process.isRunning)
+            let switchedPorts = try JackTools.run("jack_lsp", server: rig.server.name)
+            #expect(switchedPorts.contains("SoundFit.nTEST2:input_1") && !switchedPorts.contains("\(clientID):"), "\(switchedPorts)")
+            let oscSwitched = try OSCTestClient.inSession(port: switchedReady.oscPort)
+            #expect(try oscSwitched.query("/filter/cutoff").number == 1000)
+            #expect(FileManager.default.fileExists(atPath: otherPath.appendingPathComponent("soundfit.lock").path))
+            // And back: the first path comes with its saved value (its lock was released).
+            try rig.nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string(clientID))
+            let back = try rig.nsm.waitFor("/reply to the switch back") { $0.address == "/reply" || $0.address == "/error" }.match
+            #expect(back.address == "/reply" && back.string(0) == "/nsm/client/open", "\(back); \(rig.process.standardError)")
+            let thirdReady = rig.process.waitForOutput(timeout: .seconds(30)) { output -> ReadyLine? in
+                let parts = output.components(separatedBy: "soundfit ready")
+                return parts.count > readyLines + 1 ? ReadyLine.find(in: "soundfit ready" + parts[readyLines + 1]) : nil
+            }
+            let backReady = try #require(thirdReady, "no third ready line; \(rig.process.standardError)")
+            #expect(backReady.fields["client"] == clientID)
+            let oscBack = try OSCTestClient.inSession(port: backReady.oscPort)
+            #expect(try oscBack.query("/filter/cutoff").number == 2500)
+
+            // The session manager ends the client with SIGTERM and starts it again on the same path.
+            rig.process.stop()
+            let nsm2 = try TestNSMServer()
+            let second = try launch(nsm2, server: rig.server)
+            defer { second.stop() }
+            _ = try nsm2.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
+            let again = try open(nsm2, second, path: path, clientID: clientID)
+            let osc2 = try OSCTestClient.inSession(port: again.oscPort)
+            #expect(try osc2.query("/filter/cutoff").number == 2500)
         }
 
         @Test("The optional GUI is the web surface: initially hidden, show opens its page with xdg-open, hide reports it hidden; without the HTTP port none is announced")

@@ -293,54 +293,54 @@ extension SoundFitIntegration {
 
         @Test("/list describes every parameter of the contract; /status has its keys; /ping without arguments")
         func discovery() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                rig.osc.send("/ping")
-                #expect(try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match.arguments.isEmpty)
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            rig.osc.send("/ping")
+            #expect(try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match.arguments.isEmpty)
 
-                rig.osc.send("/list")
-                let end = try rig.osc.waitFor("/list/end") { $0.address == "/list/end" }
-                let params = end.before.filter { $0.address == "/list/param" }
-                #expect(end.match.arguments == [.int(Int32(params.count))])
-                let byAddress = Dictionary(params.map { ($0.string(0) ?? "", $0) }, uniquingKeysWith: { a, _ in a })
-                #expect(byAddress.count == params.count, "an address is listed twice")
-                let contract = ["/processing/enabled", "/processing/intensity", "/processing/preset", "/processing/can_enable",
-                                "/processing/fitting", "/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q",
-                                "/filter/gain", "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"]
-                for address in contract {
-                    #expect(byAddress[address] != nil, "/list lacks \(address)")
-                }
-                let cutoff = try #require(byAddress["/filter/cutoff"])
-                #expect(cutoff.arguments.count == 7 && cutoff.string(1) == "float" && cutoff.arguments[3] == .float(20)
-                        && cutoff.arguments[4] == .float(20000) && cutoff.arguments[5] == .float(1000)
-                        && cutoff.string(6) == "Hz", "\(cutoff)")
-                let gain = try #require(byAddress["/output/gain"])
-                #expect(gain.arguments.count == 7 && gain.arguments[3] == .float(-60) && gain.arguments[4] == .float(12)
-                        && gain.arguments[5] == .float(0) && gain.string(6) == "dB", "\(gain)")
-                let type = try #require(byAddress["/filter/type"])
-                #expect(type.string(3) == "lowpass highpass bandpass notch peak lowshelf highshelf allpass"
-                        && type.string(4) == "lowpass", "\(type)")
-                let fitting = try #require(byAddress["/processing/fitting"])
-                let canEnable = try #require(byAddress["/processing/can_enable"])
-                #expect(fitting.string(2) != cutoff.string(2) && canEnable.string(2) == fitting.string(2),
-                        "read-only parameters must be listed with another access than read-write ones: \(fitting) \(cutoff)")
-                // Every listed parameter answers a query at its address.
-                for address in byAddress.keys.sorted() where address.hasPrefix("/") {
-                    rig.osc.send(address)
-                    let reply = try rig.osc.waitFor("query \(address)") {
-                        ($0.address == address && $0.arguments.count == 1) || ($0.address == "/error" && $0.string(0) == address)
-                    }.match
-                    #expect(reply.address == address, "listed \(address) does not answer a query: \(reply)")
-                }
-
-                let status = try rig.osc.status()
-                #expect(status["sample_rate"]?.number == 48000)
-                #expect(status["buffer_size"]?.number == 256)
-                #expect(status["xruns"]?.number.map { $0 >= 0 } == true, "\(status)")
-                #expect(status["callback_load"]?.number.map { $0 >= 0 && $0 < 1 } == true, "\(status)")
-                #expect(status["session"] == .string("active"))
-                #expect((status["version"]?.stringValue ?? "").isEmpty == false, "\(status)")
-                #expect(status["cycles"]?.number.map { $0 > 0 } == true, "\(status)")
+            rig.osc.send("/list")
+            let end = try rig.osc.waitFor("/list/end") { $0.address == "/list/end" }
+            let params = end.before.filter { $0.address == "/list/param" }
+            #expect(end.match.arguments == [.int(Int32(params.count))])
+            let byAddress = Dictionary(params.map { ($0.string(0) ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+            #expect(byAddress.count == params.count, "an address is listed twice")
+            let contract = ["/processing/enabled", "/processing/intensity", "/processing/preset", "/processing/can_enable",
+                            "/processing/fitting", "/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q",
+                            "/filter/gain", "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"]
+            for address in contract {
+                #expect(byAddress[address] != nil, "/list lacks \(address)")
             }
+            let cutoff = try #require(byAddress["/filter/cutoff"])
+            #expect(cutoff.arguments.count == 7 && cutoff.string(1) == "float" && cutoff.arguments[3] == .float(20)
+                    && cutoff.arguments[4] == .float(20000) && cutoff.arguments[5] == .float(1000)
+                    && cutoff.string(6) == "Hz", "\(cutoff)")
+            let gain = try #require(byAddress["/output/gain"])
+            #expect(gain.arguments.count == 7 && gain.arguments[3] == .float(-60) && gain.arguments[4] == .float(12)
+                    && gain.arguments[5] == .float(0) && gain.string(6) == "dB", "\(gain)")
+            let type = try #require(byAddress["/filter/type"])
+            #expect(type.string(3) == "lowpass highpass bandpass notch peak lowshelf highshelf allpass"
+                    && type.string(4) == "lowpass", "\(type)")
+            let fitting = try #require(byAddress["/processing/fitting"])
+            let canEnable = try #require(byAddress["/processing/can_enable"])
+            #expect(fitting.string(2) != cutoff.string(2) && canEnable.string(2) == fitting.string(2),
+                    "read-only parameters must be listed with another access than read-write ones: \(fitting) \(cutoff)")
+            // Every listed parameter answers a query at its address.
+            for address in byAddress.keys.sorted() where address.hasPrefix("/") {
+                rig.osc.send(address)
+                let reply = try rig.osc.waitFor("query \(address)") {
+                    ($0.address == address && $0.arguments.count == 1) || ($0.address == "/error" && $0.string(0) == address)
+                }.match
+                #expect(reply.address == address, "listed \(address) does not answer a query: \(reply)")
+            }
+
+            let status = try rig.osc.status()
+            #expect(status["sample_rate"]?.number == 48000)
+            #expect(status["buffer_size"]?.number == 256)
+            #expect(status["xruns"]?.number.map { $0 >= 0 } == true, "\(status)")
+            #expect(status["callback_load"]?.number.map { $0 >= 0 && $0 < 1 } == true, "\(status)")
+            #expect(status["session"] == .string("active"))
+            #expect((status["version"]?.stringValue ?? "").isEmpty == false, "\(status)")
+            #expect(status["cycles"]?.number.map { $0 > 0 } == true, "\(status)")
         }
     }
 }

@@ -35,27 +35,27 @@ extension SoundFitIntegration {
 
         @Test("/sync is answered once every earlier request of the client ended: sets, a session parameter, a patch load, a change timed ahead")
         func syncWaitsForEarlierRequests() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                try rig.osc.waitForSession()
-                let start = ContinuousClock.now
-                rig.osc.send("/output/gain", .float(-6))
-                rig.osc.send("/processing/intensity", .float(0.7))
-                rig.osc.send("/patch/load", .int(2))
-                rig.osc.sendBundle([OSCTestMessage("/ringmod/mix", [.float(0.25)])],
-                               timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.4))
-                let before = try rig.osc.sync(77)
-                let elapsed = ContinuousClock.now - start
-                report("/sync after a change timed 0.4 s ahead: answered after", elapsed / .seconds(1), unit: "s")
-                #expect(elapsed >= .milliseconds(380), "/synced before the timed change could apply")
-                let terminal: Set<String> = ["applied", "failed", "superseded"]
-                for address in ["/output/gain", "/processing/intensity", "/ringmod/mix"] {
-                    #expect(before.contains { $0.address == "/state" && $0.string(0) == address && terminal.contains($0.string(1) ?? "") },
-                            "no terminal /state for \(address) before /synced: \(before)")
-                }
-                #expect(before.contains { $0.address == "/patch/current" && $0.number(0) == 2 }, "the patch load's answer: \(before)")
-                // A client with nothing under way is answered at once, and the ids come back as sent.
-                #expect(try rig.osc.sync(-5).isEmpty)
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            try rig.osc.waitForSession()
+            let start = ContinuousClock.now
+            rig.osc.send("/output/gain", .float(-6))
+            rig.osc.send("/processing/intensity", .float(0.7))
+            rig.osc.send("/patch/load", .int(2))
+            rig.osc.sendBundle([OSCTestMessage("/ringmod/mix", [.float(0.25)])],
+                           timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.4))
+            let before = try rig.osc.sync(77)
+            let elapsed = ContinuousClock.now - start
+            report("/sync after a change timed 0.4 s ahead: answered after", elapsed / .seconds(1), unit: "s")
+            #expect(elapsed >= .milliseconds(380), "/synced before the timed change could apply")
+            let terminal: Set<String> = ["applied", "failed", "superseded"]
+            for address in ["/output/gain", "/processing/intensity", "/ringmod/mix"] {
+                #expect(before.contains { $0.address == "/state" && $0.string(0) == address && terminal.contains($0.string(1) ?? "") },
+                        "no terminal /state for \(address) before /synced: \(before)")
             }
+            #expect(before.contains { $0.address == "/patch/current" && $0.number(0) == 2 }, "the patch load's answer: \(before)")
+            // A client with nothing under way is answered at once, and the ids come back as sent.
+            #expect(try rig.osc.sync(-5).isEmpty)
         }
 
         @Test("Bad requests get /error with the address and a message; values stay unchanged")
@@ -169,33 +169,33 @@ extension SoundFitIntegration {
 
         @Test("/ping, /list and /status answer")
         func commands() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                rig.osc.send("/ping", .int(42))
-                #expect(try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match.arguments == [.int(42)])
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            rig.osc.send("/ping", .int(42))
+            #expect(try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match.arguments == [.int(42)])
 
-                rig.osc.send("/list")
-                let end = try rig.osc.waitFor("/list/end") { $0.address == "/list/end" }
-                let params = end.before.filter { $0.address == "/list/param" }.compactMap { $0.string(0) }
-                #expect(end.match.arguments == [.int(Int32(params.count))])
-                for address in ["/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
-                                "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"] {
-                    #expect(params.contains(address), "/list lacks \(address)")
-                }
-
-                let first = try rig.osc.status()
-                #expect(first["connected"] == .int(1))
-                #expect(first["sample_rate"]?.number == 48000)
-                #expect(first["xruns"]?.number != nil)
-                let cycles = try #require(first["cycles"]?.number)
-                // Cycles advance while the server runs.
-                let deadline = ContinuousClock.now + .seconds(10)
-                var later = cycles
-                while later <= cycles + 10 && ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
-                    later = try rig.osc.status()["cycles"]?.number ?? cycles
-                }
-                #expect(later > cycles + 10)
+            rig.osc.send("/list")
+            let end = try rig.osc.waitFor("/list/end") { $0.address == "/list/end" }
+            let params = end.before.filter { $0.address == "/list/param" }.compactMap { $0.string(0) }
+            #expect(end.match.arguments == [.int(Int32(params.count))])
+            for address in ["/filter/enabled", "/filter/type", "/filter/cutoff", "/filter/q", "/filter/gain",
+                            "/ringmod/enabled", "/ringmod/frequency", "/ringmod/mix", "/output/gain"] {
+                #expect(params.contains(address), "/list lacks \(address)")
             }
+
+            let first = try rig.osc.status()
+            #expect(first["connected"] == .int(1))
+            #expect(first["sample_rate"]?.number == 48000)
+            #expect(first["xruns"]?.number != nil)
+            let cycles = try #require(first["cycles"]?.number)
+            // Cycles advance while the server runs.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var later = cycles
+            while later <= cycles + 10 && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
+                later = try rig.osc.status()["cycles"]?.number ?? cycles
+            }
+            #expect(later > cycles + 10)
         }
     }
 }

@@ -21,124 +21,124 @@ extension SoundFitIntegration {
 
         @Test("ping, set, query, an error and a bundle over a SLIP connection are answered over it; /status and the ready line name the listener")
         func requestsOverSLIP() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let port = try tcpPort(rig)
-                try rig.osc.sync()  // what the start left for the UDP client, so it sees only what follows
-                let tcp = try OSCTCPTestClient(port: port)
-                try tcp.ping()
-                var roundTrips: [Double] = []
-                for _ in 0..<50 { roundTrips.append(Double(try tcp.ping().components.attoseconds) / 1e12) }
-                roundTrips.sort()
-                report("OSC over TCP (SLIP) /ping round trip median", roundTrips[25], unit: "us")
-                report("OSC over TCP (SLIP) /ping round trip max of 50", roundTrips[49], unit: "us")
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let port = try tcpPort(rig)
+            try rig.osc.sync()  // what the start left for the UDP client, so it sees only what follows
+            let tcp = try OSCTCPTestClient(port: port)
+            try tcp.ping()
+            var roundTrips: [Double] = []
+            for _ in 0..<50 { roundTrips.append(Double(try tcp.ping().components.attoseconds) / 1e12) }
+            roundTrips.sort()
+            report("OSC over TCP (SLIP) /ping round trip median", roundTrips[25], unit: "us")
+            report("OSC over TCP (SLIP) /ping round trip max of 50", roundTrips[49], unit: "us")
 
-                expectApplied(try tcp.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
-                tcp.send("/filter/cutoff")
-                #expect(try tcp.waitFor("query reply") { $0.address == "/filter/cutoff" }.arguments == [.float(2500)])
-                tcp.send("/no/such/address", .int(1))
-                expectErrorReply(try tcp.waitFor("/error") { $0.address == "/error" }, for: "/no/such/address")
+            expectApplied(try tcp.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            tcp.send("/filter/cutoff")
+            #expect(try tcp.waitFor("query reply") { $0.address == "/filter/cutoff" }.arguments == [.float(2500)])
+            tcp.send("/no/such/address", .int(1))
+            expectErrorReply(try tcp.waitFor("/error") { $0.address == "/error" }, for: "/no/such/address")
 
-                // A bundle: both changes land, both are reported over the connection.
-                tcp.sendPacket(OSCWire.encodeBundle([OSCTestMessage("/filter/q", [.float(2)]),
-                                                     OSCTestMessage("/output/gain", [.float(-6)])]))
-                // The two changes finish in either order (the gain needs no ramp), so take both
-                // terminal states as they come: waiting for one by name would discard the other.
-                let bundled: Set<String> = ["/filter/q", "/output/gain"]
-                var terminals: [String: OSCTestMessage] = [:]
-                while terminals.count < bundled.count {
-                    let terminal = try tcp.waitFor("terminal /state of \(bundled.subtracting(terminals.keys).sorted())") {
-                        $0.isTerminalState && bundled.contains($0.string(0) ?? "")
-                    }
-                    terminals[terminal.string(0) ?? ""] = terminal
+            // A bundle: both changes land, both are reported over the connection.
+            tcp.sendPacket(OSCWire.encodeBundle([OSCTestMessage("/filter/q", [.float(2)]),
+                                                 OSCTestMessage("/output/gain", [.float(-6)])]))
+            // The two changes finish in either order (the gain needs no ramp), so take both
+            // terminal states as they come: waiting for one by name would discard the other.
+            let bundled: Set<String> = ["/filter/q", "/output/gain"]
+            var terminals: [String: OSCTestMessage] = [:]
+            while terminals.count < bundled.count {
+                let terminal = try tcp.waitFor("terminal /state of \(bundled.subtracting(terminals.keys).sorted())") {
+                    $0.isTerminalState && bundled.contains($0.string(0) ?? "")
                 }
-                for (address, terminal) in terminals { #expect(terminal.string(1) == "applied", "\(address): \(terminal)") }
-                // Nothing meant for the TCP client went out over UDP. Every answer to the TCP requests
-                // was sent before their /synced; SoundFit sends every UDP datagram from its one socket,
-                // so one misrouted to this client would have come before the UDP client's /synced.
-                try tcp.sync()
-                let overUDP = try rig.osc.sync()
-                #expect(overUDP.isEmpty, "\(overUDP)")
-                #expect(try rig.osc.query("/filter/q") == .float(2))
-                #expect(try rig.osc.query("/output/gain") == .float(-6))
-                #expect(try rig.osc.query("/filter/cutoff") == .float(2500))
-
-                let status = try rig.osc.status()
-                #expect(status["osc_tcp"] == .string("tcp://127.0.0.1:\(port)"))
-                #expect(status["osc_udp"] == .string("udp://127.0.0.1:\(rig.ready.oscPort)"))
-                #expect(status["osc_tcp_connections"] == .int(1))
+                terminals[terminal.string(0) ?? ""] = terminal
             }
+            for (address, terminal) in terminals { #expect(terminal.string(1) == "applied", "\(address): \(terminal)") }
+            // Nothing meant for the TCP client went out over UDP. Every answer to the TCP requests
+            // was sent before their /synced; SoundFit sends every UDP datagram from its one socket,
+            // so one misrouted to this client would have come before the UDP client's /synced.
+            try tcp.sync()
+            let overUDP = try rig.osc.sync()
+            #expect(overUDP.isEmpty, "\(overUDP)")
+            #expect(try rig.osc.query("/filter/q") == .float(2))
+            #expect(try rig.osc.query("/output/gain") == .float(-6))
+            #expect(try rig.osc.query("/filter/cutoff") == .float(2500))
+
+            let status = try rig.osc.status()
+            #expect(status["osc_tcp"] == .string("tcp://127.0.0.1:\(port)"))
+            #expect(status["osc_udp"] == .string("udp://127.0.0.1:\(rig.ready.oscPort)"))
+            #expect(status["osc_tcp_connections"] == .int(1))
         }
 
         @Test("liblo's oscsend osc.tcp:// (length-prefixed) is understood; a length-prefixed client is answered length-prefixed")
         func lengthPrefixedStreams() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let port = try tcpPort(rig)
-                let oscsend = Process()
-                oscsend.executableURL = URL(fileURLWithPath: "/usr/bin/oscsend")
-                oscsend.arguments = ["osc.tcp://127.0.0.1:\(port)", "/filter/cutoff", "f", "3210"]
-                try oscsend.run()
-                oscsend.waitUntilExit()
-                #expect(oscsend.terminationStatus == 0)
-                let deadline = ContinuousClock.now + .seconds(10)
-                while try rig.osc.query("/filter/cutoff") != .float(3210), ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
-                }
-                #expect(try rig.osc.query("/filter/cutoff") == .float(3210), "oscsend osc.tcp:// set the cutoff")
-
-                let tcp = try OSCTCPTestClient(port: port, framing: .lengthPrefixed)
-                try tcp.ping()
-                expectApplied(try tcp.set("/filter/q", .float(3)), "/filter/q", .float(3))
-                tcp.send("/status")
-                #expect(try tcp.waitFor("/status") { $0.address == "/status" }.arguments.count > 10)
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let port = try tcpPort(rig)
+            let oscsend = Process()
+            oscsend.executableURL = URL(fileURLWithPath: "/usr/bin/oscsend")
+            oscsend.arguments = ["osc.tcp://127.0.0.1:\(port)", "/filter/cutoff", "f", "3210"]
+            try oscsend.run()
+            oscsend.waitUntilExit()
+            #expect(oscsend.terminationStatus == 0)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try rig.osc.query("/filter/cutoff") != .float(3210), ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
             }
+            #expect(try rig.osc.query("/filter/cutoff") == .float(3210), "oscsend osc.tcp:// set the cutoff")
+
+            let tcp = try OSCTCPTestClient(port: port, framing: .lengthPrefixed)
+            try tcp.ping()
+            expectApplied(try tcp.set("/filter/q", .float(3)), "/filter/q", .float(3))
+            tcp.send("/status")
+            #expect(try tcp.waitFor("/status") { $0.address == "/status" }.arguments.count > 10)
         }
 
         @Test("SLIP: END and ESC bytes inside a packet, a packet split across writes, several packets in one write")
         func slipFraming() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let tcp = try OSCTCPTestClient(port: try tcpPort(rig))
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let tcp = try OSCTCPTestClient(port: try tcpPort(rig))
 
-                // Every argument carries 0xC0 (END) and 0xDB (ESC) bytes; U+06C0 is 0xDB 0x80 in UTF-8.
-                let request = OSCWire.encode(OSCTestMessage("/ping", [
-                    .blob([0xC0, 0xDB, 0xDC, 0xDD, 0xC0, 0xC0]), .int(Int32(bitPattern: 0xC0DB_DBC0)), .string("\u{06C0}x\u{06C0}"),
-                    .float(Float(bitPattern: 0xC0DB_00C0)),
-                ]))
-                #expect(request.contains(0xC0) && request.contains(0xDB))
-                tcp.sendPacket(request)
-                _ = try tcp.waitFor("/pong") { $0.address == "/pong" }
-                let pong = try #require(tcp.packets.last)
-                #expect(Array(pong.dropFirst(8)) == Array(request.dropFirst(8)), "the echo differs from the request")
+            // Every argument carries 0xC0 (END) and 0xDB (ESC) bytes; U+06C0 is 0xDB 0x80 in UTF-8.
+            let request = OSCWire.encode(OSCTestMessage("/ping", [
+                .blob([0xC0, 0xDB, 0xDC, 0xDD, 0xC0, 0xC0]), .int(Int32(bitPattern: 0xC0DB_DBC0)), .string("\u{06C0}x\u{06C0}"),
+                .float(Float(bitPattern: 0xC0DB_00C0)),
+            ]))
+            #expect(request.contains(0xC0) && request.contains(0xDB))
+            tcp.sendPacket(request)
+            _ = try tcp.waitFor("/pong") { $0.address == "/pong" }
+            let pong = try #require(tcp.packets.last)
+            #expect(Array(pong.dropFirst(8)) == Array(request.dropFirst(8)), "the echo differs from the request")
 
-                // One packet, one byte per write.
-                for byte in TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(7)]))) {
-                    tcp.writeRaw([byte])
-                    Thread.sleep(forTimeInterval: 0.002)  // pacing: one byte per segment
-                }
-                #expect(try tcp.waitFor("/pong 7") { $0.address == "/pong" }.arguments == [.int(7)])
-
-                // Three packets in one write; also one without the leading END (RFC 1055's plain form).
-                var bytes: [UInt8] = []
-                for id in 1...3 { bytes += TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(Int32(id))]))) }
-                bytes += Array(TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(4)]))).dropFirst())
-                tcp.writeRaw(bytes)
-                var ids: [OSCValue] = []
-                for _ in 1...4 { ids += try tcp.waitFor("/pong") { $0.address == "/pong" }.arguments }
-                #expect(ids == [.int(1), .int(2), .int(3), .int(4)], "answered in order")
+            // One packet, one byte per write.
+            for byte in TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(7)]))) {
+                tcp.writeRaw([byte])
+                Thread.sleep(forTimeInterval: 0.002)  // pacing: one byte per segment
             }
+            #expect(try tcp.waitFor("/pong 7") { $0.address == "/pong" }.arguments == [.int(7)])
+
+            // Three packets in one write; also one without the leading END (RFC 1055's plain form).
+            var bytes: [UInt8] = []
+            for id in 1...3 { bytes += TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(Int32(id))]))) }
+            bytes += Array(TestStreamFraming.slip.frame(OSCWire.encode(OSCTestMessage("/ping", [.int(4)]))).dropFirst())
+            tcp.writeRaw(bytes)
+            var ids: [OSCValue] = []
+            for _ in 1...4 { ids += try tcp.waitFor("/pong") { $0.address == "/pong" }.arguments }
+            #expect(ids == [.int(1), .int(2), .int(3), .int(4)], "answered in order")
         }
 
         @Test("a packet over 16384 bytes is discarded and answered with /error; the connection goes on (SLIP and length-prefixed)")
         func oversizedPackets() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let port = try tcpPort(rig)
-                for framing in [TestStreamFraming.slip, .lengthPrefixed] {
-                    let tcp = try OSCTCPTestClient(port: port, framing: framing)
-                    tcp.send("/ping", .blob([UInt8](repeating: 0xC0, count: 20000)))
-                    let error = try tcp.waitFor("/error for the oversized packet") { $0.address == "/error" }
-                    #expect(error.string(0) == "" && (error.string(1) ?? "").contains("16384"), "\(framing): \(error)")
-                    try tcp.ping()
-                    #expect(tcp.packets.allSatisfy { $0.count < 1000 }, "nothing of the oversized packet was echoed")
-                }
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let port = try tcpPort(rig)
+            for framing in [TestStreamFraming.slip, .lengthPrefixed] {
+                let tcp = try OSCTCPTestClient(port: port, framing: framing)
+                tcp.send("/ping", .blob([UInt8](repeating: 0xC0, count: 20000)))
+                let error = try tcp.waitFor("/error for the oversized packet") { $0.address == "/error" }
+                #expect(error.string(0) == "" && (error.string(1) ?? "").contains("16384"), "\(framing): \(error)")
+                try tcp.ping()
+                #expect(tcp.packets.allSatisfy { $0.count < 1000 }, "nothing of the oversized packet was echoed")
             }
         }
 
@@ -207,19 +207,19 @@ extension SoundFitIntegration {
 
         @Test("/subscribe over a connection: confirmation, snapshot and feedback over it; the subscription ends with the connection")
         func subscriptionOverTCP() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                var tcp: OSCTCPTestClient? = try OSCTCPTestClient(port: try tcpPort(rig))
-                tcp?.send("/subscribe")
-                let confirmation = try #require(try tcp?.waitFor("/subscribed") { $0.address == "/subscribed" })
-                #expect(confirmation.string(0) == tcp?.url && confirmation.string(1) == "native", "\(confirmation)")
-                _ = try tcp?.waitFor("snapshot of /filter/cutoff") { $0.address == "/filter/cutoff" && $0.arguments == [.float(1000)] }
-                expectApplied(try rig.osc.set("/filter/cutoff", .float(4321)), "/filter/cutoff", .float(4321))
-                _ = try tcp?.waitFor("feedback of /filter/cutoff") { $0.address == "/filter/cutoff" && $0.arguments == [.float(4321)] }
-                try waitForStatus(rig, "subscribers", .int(1))
-                tcp = nil
-                try waitForStatus(rig, "subscribers", .int(0))
-                try waitForStatus(rig, "osc_tcp_connections", .int(0))
-            }
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            var tcp: OSCTCPTestClient? = try OSCTCPTestClient(port: try tcpPort(rig))
+            tcp?.send("/subscribe")
+            let confirmation = try #require(try tcp?.waitFor("/subscribed") { $0.address == "/subscribed" })
+            #expect(confirmation.string(0) == tcp?.url && confirmation.string(1) == "native", "\(confirmation)")
+            _ = try tcp?.waitFor("snapshot of /filter/cutoff") { $0.address == "/filter/cutoff" && $0.arguments == [.float(1000)] }
+            expectApplied(try rig.osc.set("/filter/cutoff", .float(4321)), "/filter/cutoff", .float(4321))
+            _ = try tcp?.waitFor("feedback of /filter/cutoff") { $0.address == "/filter/cutoff" && $0.arguments == [.float(4321)] }
+            try waitForStatus(rig, "subscribers", .int(1))
+            tcp = nil
+            try waitForStatus(rig, "subscribers", .int(0))
+            try waitForStatus(rig, "osc_tcp_connections", .int(0))
         }
 
         @Test("--osc-allow: a connection from outside the list is closed unanswered and changes nothing")
@@ -239,12 +239,12 @@ extension SoundFitIntegration {
 
         @Test("--no-osc-tcp: the ready line and /status say off, and nothing listens on TCP")
         func turnedOff() throws {
-            try Rig.run(.process(channels: 1, arguments: ["--no-osc-tcp"])) { rig in
-                #expect(rig.ready.fields["osc_tcp"] == "off" && rig.ready.oscTCPPort == nil)
-                let status = try rig.osc.status()
-                #expect(status["osc_tcp"] == .string("off"))
-                #expect(throws: IntegrationError.self) { try OSCTCPTestClient(port: rig.ready.oscPort) }
-            }
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--no-osc-tcp"]))
+            defer { rig.stop() }
+            #expect(rig.ready.fields["osc_tcp"] == "off" && rig.ready.oscTCPPort == nil)
+            let status = try rig.osc.status()
+            #expect(status["osc_tcp"] == .string("off"))
+            #expect(throws: IntegrationError.self) { try OSCTCPTestClient(port: rig.ready.oscPort) }
         }
     }
 }

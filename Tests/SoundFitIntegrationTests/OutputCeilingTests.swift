@@ -121,48 +121,48 @@ extension SoundFitIntegration {
 
         @Test("WebSocket (OSC over WebSocket): a raise is refused with the ceiling named; calibration 80 keeps −10 dBFS; lowering works")
         func overWebSocket() throws {
-            try Rig.run(.process(channels: 2, arguments: Self.startArguments)) { rig in
-                let audio = try rig.audio()
-                try Self.makeLoud(rig.osc)
+            let rig = try Rig.start(.process(channels: 2, arguments: Self.startArguments))
+            defer { rig.stop() }
+            let audio = try rig.audio()
+            try Self.makeLoud(rig.osc)
 
-                let raised = try Self.sendOverWebSocket(rig, ["/config/max_output,f:130", "/config/max_output"])
-                #expect(raised.count == 2, "\(raised)")
-                #expect(raised.first?.0 == "/error", "\(raised)")
-                #expect(raised.first.map { "\($0.1)".contains("above the ceiling 90 dB SPL") } == true, "\(raised)")
-                #expect(raised.last.map { $0.0 == "/config/max_output" && ($0.1.first as? NSNumber)?.doubleValue == 90 } == true, "\(raised)")
-                try Self.expectPeak(audio, at: Self.ceilingDBFS, "WebSocket: after a refused raise to 130")
+            let raised = try Self.sendOverWebSocket(rig, ["/config/max_output,f:130", "/config/max_output"])
+            #expect(raised.count == 2, "\(raised)")
+            #expect(raised.first?.0 == "/error", "\(raised)")
+            #expect(raised.first.map { "\($0.1)".contains("above the ceiling 90 dB SPL") } == true, "\(raised)")
+            #expect(raised.last.map { $0.0 == "/config/max_output" && ($0.1.first as? NSNumber)?.doubleValue == 90 } == true, "\(raised)")
+            try Self.expectPeak(audio, at: Self.ceilingDBFS, "WebSocket: after a refused raise to 130")
 
-                let calibrated = try Self.sendOverWebSocket(rig, ["/config/calibration,f:80"])
-                #expect(calibrated.first.map { $0.0 == "/config/calibration" && ($0.1.first as? NSNumber)?.doubleValue == 80 } == true,
-                        "\(calibrated)")
-                try Self.expectStatus(rig.osc, ceiling: 90, limit: Self.ceilingDBFS)
-                try Self.expectPeak(audio, at: Self.ceilingDBFS, "WebSocket: calibration lowered to 80")
+            let calibrated = try Self.sendOverWebSocket(rig, ["/config/calibration,f:80"])
+            #expect(calibrated.first.map { $0.0 == "/config/calibration" && ($0.1.first as? NSNumber)?.doubleValue == 80 } == true,
+                    "\(calibrated)")
+            try Self.expectStatus(rig.osc, ceiling: 90, limit: Self.ceilingDBFS)
+            try Self.expectPeak(audio, at: Self.ceilingDBFS, "WebSocket: calibration lowered to 80")
 
-                let lowered = try Self.sendOverWebSocket(rig, ["/config/max_output,f:65"])
-                #expect(lowered.first.map { $0.0 == "/config/max_output" && ($0.1.first as? NSNumber)?.doubleValue == 65 } == true,
-                        "\(lowered)")
-                try Self.expectPeak(audio, at: -15, "WebSocket: calibration 80, maximum output 65")
-            }
+            let lowered = try Self.sendOverWebSocket(rig, ["/config/max_output,f:65"])
+            #expect(lowered.first.map { $0.0 == "/config/max_output" && ($0.1.first as? NSNumber)?.doubleValue == 65 } == true,
+                    "\(lowered)")
+            try Self.expectPeak(audio, at: -15, "WebSocket: calibration 80, maximum output 65")
         }
 
         @Test("MIDI: the ceiling and the calibration cannot be mapped; a CC mapped to /output/gain at +12 dB stays at the ceiling")
         func overMIDI() throws {
-            try Rig.run(.process(channels: 2, arguments: Self.startArguments)) { rig in
-                for address in ["/config/max_output", "/config/calibration"] {
-                    expectErrorReply(try rig.osc.ask("/midi/map", [.string(address), .int(1), .int(7)], reply: "/midi/mapped"),
-                                     for: "/midi/map", hint: address)
-                    expectErrorReply(try rig.osc.ask("/midi/learn", [.string(address)], reply: "/midi/learning"),
-                                     for: "/midi/learn", hint: address)
-                }
-                _ = try rig.osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
-                let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
-                defer { fader.close() }
-                try fader.connect(to: "\(rig.ready.client):midi_in")
-                fader.controlChange(channel: 1, controller: 7, value: 127)
-                try fader.waitUntilSent()
-                #expect(isClose(try rig.osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))
-                try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "MIDI: CC 7 = 127 (+12 dB)")
+            let rig = try Rig.start(.process(channels: 2, arguments: Self.startArguments))
+            defer { rig.stop() }
+            for address in ["/config/max_output", "/config/calibration"] {
+                expectErrorReply(try rig.osc.ask("/midi/map", [.string(address), .int(1), .int(7)], reply: "/midi/mapped"),
+                                 for: "/midi/map", hint: address)
+                expectErrorReply(try rig.osc.ask("/midi/learn", [.string(address)], reply: "/midi/learning"),
+                                 for: "/midi/learn", hint: address)
             }
+            _ = try rig.osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
+            let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
+            defer { fader.close() }
+            try fader.connect(to: "\(rig.ready.client):midi_in")
+            fader.controlChange(channel: 1, controller: 7, value: 127)
+            try fader.waitUntilSent()
+            #expect(isClose(try rig.osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))
+            try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "MIDI: CC 7 = 127 (+12 dB)")
         }
 
         @Test("Patches: a patch file carrying /config/max_output or /config/calibration is refused at load; a +12 dB patch stays at the ceiling")
@@ -189,21 +189,21 @@ extension SoundFitIntegration {
             try JSONFile.write(patch(number: 3, name: "Recalibrated", ["/config/calibration": 80]),
                                to: patches.appendingPathComponent("03-recalibrated.json"))
 
-            try Rig.run(.stateful(channels: 2, arguments: Self.startArguments + ["--patches-dir", patches.path])) { rig in
-                let osc = try rig.osc
-                let log = try rig.soundfit.log
-                for (file, address) in [("02-louder.json", "/config/max_output"), ("03-recalibrated.json", "/config/calibration")] {
-                    #expect(log.split(separator: "\n").contains { $0.contains(file) && $0.contains(address) },
-                            "the log does not refuse \(file): \(log)")
-                    expectErrorReply(try osc.ask("/patch/load", [.string(file == "02-louder.json" ? "Louder" : "Recalibrated")],
-                                                 reply: "/patch/current"), for: "/patch/load")
-                }
-                let loaded = try osc.ask("/patch/load", [.string("Loud")], reply: "/patch/current")
-                #expect(loaded.address == "/patch/current", "\(loaded)")
-                #expect(isClose(try osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))
-                try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
-                try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "patch 'Loud' (+12 dB)")
+            let rig = try Rig.start(.stateful(channels: 2, arguments: Self.startArguments + ["--patches-dir", patches.path]))
+            defer { rig.stop() }
+            let osc = try rig.osc
+            let log = try rig.soundfit.log
+            for (file, address) in [("02-louder.json", "/config/max_output"), ("03-recalibrated.json", "/config/calibration")] {
+                #expect(log.split(separator: "\n").contains { $0.contains(file) && $0.contains(address) },
+                        "the log does not refuse \(file): \(log)")
+                expectErrorReply(try osc.ask("/patch/load", [.string(file == "02-louder.json" ? "Louder" : "Recalibrated")],
+                                             reply: "/patch/current"), for: "/patch/load")
             }
+            let loaded = try osc.ask("/patch/load", [.string("Loud")], reply: "/patch/current")
+            #expect(loaded.address == "/patch/current", "\(loaded)")
+            #expect(isClose(try osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))
+            try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
+            try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "patch 'Loud' (+12 dB)")
         }
 
         @Test("State import and restart: an imported (or OSC-saved) calibration of 80 does not lift the limit; only --calibration on the command line moves it")

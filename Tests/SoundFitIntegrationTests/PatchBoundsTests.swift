@@ -18,54 +18,54 @@ extension SoundFitIntegration {
 
         @Test("A flood of /patch/save stops at 20 patches: the 21st and later get the error; overwriting still works; the bound holds after a restart")
         func countBound() throws {
-            try Rig.run(.server(directory: "sf-patch-bounds")) { rig in
-                let bounds = ["--max-user-patches", "20", "--max-user-patch-bytes", "65536"]
-                var instance: SoundFitInstance? = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1, arguments: bounds)
-                defer { instance?.stop() }
-                let osc = try #require(instance).osc
+            let rig = try Rig.start(.server(directory: "sf-patch-bounds"))
+            defer { rig.stop() }
+            let bounds = ["--max-user-patches", "20", "--max-user-patch-bytes", "65536"]
+            var instance: SoundFitInstance? = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1, arguments: bounds)
+            defer { instance?.stop() }
+            let osc = try #require(instance).osc
 
-                var saved: [Int32] = []
-                var errors: [String] = []
-                for index in 1...30 {
-                    let answer = try osc.request("/patch/save", [.string("flood \(index)")], reply: "/patch/saved")
-                    if answer.address == "/patch/saved", case .int(let number)? = answer.arguments.first {
-                        saved.append(number)
-                    } else {
-                        expectErrorReply(answer, for: "/patch/save")
-                        errors.append(answer.string(1) ?? "")
-                    }
+            var saved: [Int32] = []
+            var errors: [String] = []
+            for index in 1...30 {
+                let answer = try osc.request("/patch/save", [.string("flood \(index)")], reply: "/patch/saved")
+                if answer.address == "/patch/saved", case .int(let number)? = answer.arguments.first {
+                    saved.append(number)
+                } else {
+                    expectErrorReply(answer, for: "/patch/save")
+                    errors.append(answer.string(1) ?? "")
                 }
-                #expect(saved == (1...20).map { -Int32($0) }, "\(saved)")
-                #expect(errors.count == 10)
-                #expect(errors.first == "cannot save patch 'flood 21': at most 20 user patches (--max-user-patches); delete some", "\(errors)")
-                let files = userFiles(rig.directory)
-                #expect(files.count == 20 && files.bytes <= 65536, "\(files)")
-                print("note: 30 saves with --max-user-patches 20: \(files.count) files, \(files.bytes) bytes")
-
-                // At the bound, an existing name is overwritten (same number); a new one is refused.
-                expectApplied(try osc.set("/output/gain", .float(-7)), "/output/gain", .float(-7))
-                let overwritten = try osc.request("/patch/save", [.string("flood 5")], reply: "/patch/saved")
-                #expect(overwritten.arguments == [.int(-5), .string("flood 5")], "\(overwritten)")
-                #expect(String(decoding: (try? Data(contentsOf: rig.directory.appendingPathComponent("patches/user-5.json"))) ?? Data(),
-                               as: UTF8.self).contains("\"/output/gain\": -7"))
-                // Deleting makes room for one.
-                let deleted = try osc.request("/patch/delete", [.int(-1)], reply: "/patch/deleted")
-                #expect(deleted.address == "/patch/deleted", "\(deleted)")
-                let again = try osc.request("/patch/save", [.string("after delete")], reply: "/patch/saved")
-                #expect(again.address == "/patch/saved", "\(again)")
-                let refused = try osc.request("/patch/save", [.string("one too many")], reply: "/patch/saved")
-                expectErrorReply(refused, for: "/patch/save", hint: "at most 20 user patches")
-                #expect(userFiles(rig.directory).count == 20)
-
-                // The files on disk count after a restart too.
-                instance?.stop()
-                instance = nil
-                let restarted = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1, arguments: bounds)
-                defer { restarted.stop() }
-                let afterRestart = try restarted.osc.request("/patch/save", [.string("after restart")], reply: "/patch/saved")
-                expectErrorReply(afterRestart, for: "/patch/save", hint: "at most 20 user patches (--max-user-patches)")
-                #expect(userFiles(rig.directory).count == 20)
             }
+            #expect(saved == (1...20).map { -Int32($0) }, "\(saved)")
+            #expect(errors.count == 10)
+            #expect(errors.first == "cannot save patch 'flood 21': at most 20 user patches (--max-user-patches); delete some", "\(errors)")
+            let files = userFiles(rig.directory)
+            #expect(files.count == 20 && files.bytes <= 65536, "\(files)")
+            print("note: 30 saves with --max-user-patches 20: \(files.count) files, \(files.bytes) bytes")
+
+            // At the bound, an existing name is overwritten (same number); a new one is refused.
+            expectApplied(try osc.set("/output/gain", .float(-7)), "/output/gain", .float(-7))
+            let overwritten = try osc.request("/patch/save", [.string("flood 5")], reply: "/patch/saved")
+            #expect(overwritten.arguments == [.int(-5), .string("flood 5")], "\(overwritten)")
+            #expect(String(decoding: (try? Data(contentsOf: rig.directory.appendingPathComponent("patches/user-5.json"))) ?? Data(),
+                           as: UTF8.self).contains("\"/output/gain\": -7"))
+            // Deleting makes room for one.
+            let deleted = try osc.request("/patch/delete", [.int(-1)], reply: "/patch/deleted")
+            #expect(deleted.address == "/patch/deleted", "\(deleted)")
+            let again = try osc.request("/patch/save", [.string("after delete")], reply: "/patch/saved")
+            #expect(again.address == "/patch/saved", "\(again)")
+            let refused = try osc.request("/patch/save", [.string("one too many")], reply: "/patch/saved")
+            expectErrorReply(refused, for: "/patch/save", hint: "at most 20 user patches")
+            #expect(userFiles(rig.directory).count == 20)
+
+            // The files on disk count after a restart too.
+            instance?.stop()
+            instance = nil
+            let restarted = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1, arguments: bounds)
+            defer { restarted.stop() }
+            let afterRestart = try restarted.osc.request("/patch/save", [.string("after restart")], reply: "/patch/saved")
+            expectErrorReply(afterRestart, for: "/patch/save", hint: "at most 20 user patches (--max-user-patches)")
+            #expect(userFiles(rig.directory).count == 20)
         }
 
         @Test("The byte bound: saves stop before the files pass --max-user-patch-bytes, with the error naming the flag")

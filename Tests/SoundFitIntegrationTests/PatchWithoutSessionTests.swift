@@ -20,37 +20,37 @@ extension SoundFitIntegration {
 
         @Test("Without a session a patch's kernel values apply at once and its session values wait for the next session")
         func sessionValuesWaitForTheNextSession() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-                try subscriber.subscribeDrainingValues()
-                _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
-                #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-                #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
+            try subscriber.subscribeDrainingValues()
+            _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
 
-                // Patch 2, "Lowpass 1 kHz": filter on; personalization off, intensity 0.5, no preset.
-                let loaded = try rig.osc.ask("/patch/load", [.int(2)], reply: "/patch/current")
-                #expect(loaded.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0), .int(1)], "\(loaded)")
-                #expect(try rig.osc.query("/filter/enabled") == .int(1))
-                let state = try rig.osc.ask("/state", [.string("/filter/enabled")], reply: "/state")
-                #expect(state.arguments.prefix(3) == [.string("/filter/enabled"), .string("applied"), .int(1)], "\(state)")
-                expectErrorReply(try rig.osc.ask("/processing/enabled", reply: "/processing/enabled"), for: "/processing/enabled",
-                                 hint: "session")
-                #expect(try rig.osc.ask("/patch/current", reply: "/patch/current").arguments.last == .int(1))
+            // Patch 2, "Lowpass 1 kHz": filter on; personalization off, intensity 0.5, no preset.
+            let loaded = try rig.osc.ask("/patch/load", [.int(2)], reply: "/patch/current")
+            #expect(loaded.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0), .int(1)], "\(loaded)")
+            #expect(try rig.osc.query("/filter/enabled") == .int(1))
+            let state = try rig.osc.ask("/state", [.string("/filter/enabled")], reply: "/state")
+            #expect(state.arguments.prefix(3) == [.string("/filter/enabled"), .string("applied"), .int(1)], "\(state)")
+            expectErrorReply(try rig.osc.ask("/processing/enabled", reply: "/processing/enabled"), for: "/processing/enabled",
+                             hint: "session")
+            #expect(try rig.osc.ask("/patch/current", reply: "/patch/current").arguments.last == .int(1))
 
-                #expect(try rig.osc.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session").string(0) == "active")
-                #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(0) } == .int(0))
-                #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("none") } == .string("none"))
-                #expect(try rig.osc.pollQuery("/processing/intensity") { isClose($0, 0.5, tolerance: 1e-6) }.number == 0.5)
-                let applied = try rig.osc.ask("/patch/current", reply: "/patch/current")
-                #expect(applied.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0), .int(0)], "\(applied)")
-                // Subscribers heard the pending patch, then that nothing is pending any more.
-                let notification = try subscriber.waitFor("/patch/current 2 pending 0") {
-                    $0.address == "/patch/current" && $0.arguments.first == .int(2) && $0.arguments.last == .int(0)
-                }
-                #expect(notification.before.contains {
-                    $0.address == "/patch/current" && $0.arguments.first == .int(2) && $0.arguments.last == .int(1)
-                }, "\(notification.before)")
+            #expect(try rig.osc.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session").string(0) == "active")
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(0) } == .int(0))
+            #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("none") } == .string("none"))
+            #expect(try rig.osc.pollQuery("/processing/intensity") { isClose($0, 0.5, tolerance: 1e-6) }.number == 0.5)
+            let applied = try rig.osc.ask("/patch/current", reply: "/patch/current")
+            #expect(applied.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0), .int(0)], "\(applied)")
+            // Subscribers heard the pending patch, then that nothing is pending any more.
+            let notification = try subscriber.waitFor("/patch/current 2 pending 0") {
+                $0.address == "/patch/current" && $0.arguments.first == .int(2) && $0.arguments.last == .int(0)
             }
+            #expect(notification.before.contains {
+                $0.address == "/patch/current" && $0.arguments.first == .int(2) && $0.arguments.last == .int(1)
+            }, "\(notification.before)")
         }
     }
 }

@@ -12,25 +12,25 @@ extension SoundFitIntegration {
 
         @Test("/ping ,ihfdsbtcmrTFNIb: the /pong is the request byte for byte, over UDP and TCP")
         func echoIsByteForByte() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let request = OSCWire.encode(OSCTestMessage("/ping", Self.everyType))
-                rig.osc.sendRaw(request)
-                let pong = try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match
-                #expect(pong.arguments == Self.everyType)
-                let udpEcho = try #require(rig.osc.packets.last)
-                #expect(Array(udpEcho.prefix(8)) == Array("/pong".utf8) + [0, 0, 0])
-                #expect(Array(udpEcho.dropFirst(8)) == Array(request.dropFirst(8)), "UDP echo differs")
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let request = OSCWire.encode(OSCTestMessage("/ping", Self.everyType))
+            rig.osc.sendRaw(request)
+            let pong = try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match
+            #expect(pong.arguments == Self.everyType)
+            let udpEcho = try #require(rig.osc.packets.last)
+            #expect(Array(udpEcho.prefix(8)) == Array("/pong".utf8) + [0, 0, 0])
+            #expect(Array(udpEcho.dropFirst(8)) == Array(request.dropFirst(8)), "UDP echo differs")
 
-                let tcp = try OSCTCPTestClient(port: try #require(rig.ready.oscTCPPort))
-                tcp.sendPacket(request)
-                _ = try tcp.waitFor("/pong") { $0.address == "/pong" }
-                #expect(Array(try #require(tcp.packets.last).dropFirst(8)) == Array(request.dropFirst(8)), "TCP echo differs")
+            let tcp = try OSCTCPTestClient(port: try #require(rig.ready.oscTCPPort))
+            tcp.sendPacket(request)
+            _ = try tcp.waitFor("/pong") { $0.address == "/pong" }
+            #expect(Array(try #require(tcp.packets.last).dropFirst(8)) == Array(request.dropFirst(8)), "TCP echo differs")
 
-                // Only a char and a MIDI message (oscsend's `c` and `m` types), which liblo decodes itself.
-                rig.osc.send("/ping", .char(UInt8(ascii: "x")), .midi(1, 0xB0, 7, 100))
-                #expect(try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match.arguments
-                        == [.char(UInt8(ascii: "x")), .midi(1, 0xB0, 7, 100)])
-            }
+            // Only a char and a MIDI message (oscsend's `c` and `m` types), which liblo decodes itself.
+            rig.osc.send("/ping", .char(UInt8(ascii: "x")), .midi(1, 0xB0, 7, 100))
+            #expect(try rig.osc.waitFor("/pong") { $0.address == "/pong" }.match.arguments
+                    == [.char(UInt8(ascii: "x")), .midi(1, 0xB0, 7, 100)])
         }
 
         @Test("a blob, timetag, char, MIDI or colour anywhere else is a type error naming the address; /ping refuses arrays")

@@ -32,50 +32,50 @@ extension SoundFitIntegration {
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: .n3, in: directory)
             let printed = try #require(try PrintedPresets.generate(profile: profile).variants["default"])
-            try Rig.run(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "3"])) { rig in
-                // The recommendation is in effect at start: default preset, enabled, intensity 0.75.
-                #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-                #expect(try rig.osc.query("/processing/intensity") == .float(0.75))
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "3"]))
+            defer { rig.stop() }
+            // The recommendation is in effect at start: default preset, enabled, intensity 0.75.
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.query("/processing/intensity") == .float(0.75))
 
-                var answer = try gains(rig.osc)
-                #expect(answer.summary.string(0) == "default" && answer.summary.number(1) == 0.75 && answer.summary.number(2) == 1,
-                        "\(answer.summary)")
-                #expect(answer.left.count == 8 && answer.right.count == 8)
-                var differences: [Double] = []
-                for (index, (hz, prescribed, applied)) in (answer.left + answer.right).enumerated() {
-                    let band = printed.left[index % 8]
-                    #expect(hz == band.centre)
-                    // N3: no severe-loss terms, so NAL-R at the eight points is NAL-RP.
-                    #expect(abs(prescribed - TestAudiogram.n3.nalR(at: hz)) <= 0.01, "\(hz) Hz: \(prescribed)")
-                    let expected = Self.atIntensity(band.gain, 0.75)
-                    #expect(abs(applied - expected) <= 0.01, "\(hz) Hz: applied \(applied), expected \(expected)")
-                    differences.append(applied - prescribed)
-                }
-                let share = differences.reduce(0, +) / Double(differences.count)
-                print("measured: N3 tech level 3, intensity 0.75, applied − prescribed per band (left, dB) = "
-                      + differences.prefix(8).map { String(format: "%.2f", $0) }.joined(separator: " "))
-                report("N3 at intensity 0.75: applied share", share, unit: "dB")
-                #expect(share < -1 && share > -2.5, "at 0.75 every band loses 0…2.5 dB: \(share)")
-                #expect(abs((answer.summary.number(3) ?? .nan) - share) <= 0.01, "\(answer.summary)")
-                #expect(answer.summary.number(4) == 0, "N3 binds no safety cap: \(answer.summary)")
-                var status = try rig.osc.status()
-                #expect(abs((status["applied_share_db"]?.number ?? .nan) - share) <= 0.01, "\(status)")
-                #expect(status["gain_capped_bands"] == .int(0), "\(status)")
-
-                // Intensity 1: the whole prescription.
-                expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
-                status = try rig.osc.status()
-                #expect(abs(status["applied_share_db"]?.number ?? .nan) <= 0.01, "\(status)")
-
-                // Disabled: nothing applied, the share is minus the mean prescription.
-                expectApplied(try rig.osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
-                answer = try gains(rig.osc)
-                #expect(answer.summary.number(2) == 0 && (answer.left + answer.right).allSatisfy { $0.2 == 0 }, "\(answer)")
-                let meanPrescribed = (answer.left + answer.right).map(\.1).reduce(0, +) / 16
-                status = try rig.osc.status()
-                #expect(abs((status["applied_share_db"]?.number ?? .nan) + meanPrescribed) <= 0.01, "\(status)")
-                #expect(meanPrescribed > 15, "N3's mean NAL-R gain over 250…6000 Hz: \(meanPrescribed)")
+            var answer = try gains(rig.osc)
+            #expect(answer.summary.string(0) == "default" && answer.summary.number(1) == 0.75 && answer.summary.number(2) == 1,
+                    "\(answer.summary)")
+            #expect(answer.left.count == 8 && answer.right.count == 8)
+            var differences: [Double] = []
+            for (index, (hz, prescribed, applied)) in (answer.left + answer.right).enumerated() {
+                let band = printed.left[index % 8]
+                #expect(hz == band.centre)
+                // N3: no severe-loss terms, so NAL-R at the eight points is NAL-RP.
+                #expect(abs(prescribed - TestAudiogram.n3.nalR(at: hz)) <= 0.01, "\(hz) Hz: \(prescribed)")
+                let expected = Self.atIntensity(band.gain, 0.75)
+                #expect(abs(applied - expected) <= 0.01, "\(hz) Hz: applied \(applied), expected \(expected)")
+                differences.append(applied - prescribed)
             }
+            let share = differences.reduce(0, +) / Double(differences.count)
+            print("measured: N3 tech level 3, intensity 0.75, applied − prescribed per band (left, dB) = "
+                  + differences.prefix(8).map { String(format: "%.2f", $0) }.joined(separator: " "))
+            report("N3 at intensity 0.75: applied share", share, unit: "dB")
+            #expect(share < -1 && share > -2.5, "at 0.75 every band loses 0…2.5 dB: \(share)")
+            #expect(abs((answer.summary.number(3) ?? .nan) - share) <= 0.01, "\(answer.summary)")
+            #expect(answer.summary.number(4) == 0, "N3 binds no safety cap: \(answer.summary)")
+            var status = try rig.osc.status()
+            #expect(abs((status["applied_share_db"]?.number ?? .nan) - share) <= 0.01, "\(status)")
+            #expect(status["gain_capped_bands"] == .int(0), "\(status)")
+
+            // Intensity 1: the whole prescription.
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            status = try rig.osc.status()
+            #expect(abs(status["applied_share_db"]?.number ?? .nan) <= 0.01, "\(status)")
+
+            // Disabled: nothing applied, the share is minus the mean prescription.
+            expectApplied(try rig.osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
+            answer = try gains(rig.osc)
+            #expect(answer.summary.number(2) == 0 && (answer.left + answer.right).allSatisfy { $0.2 == 0 }, "\(answer)")
+            let meanPrescribed = (answer.left + answer.right).map(\.1).reduce(0, +) / 16
+            status = try rig.osc.status()
+            #expect(abs((status["applied_share_db"]?.number ?? .nan) + meanPrescribed) <= 0.01, "\(status)")
+            #expect(meanPrescribed > 15, "N3's mean NAL-R gain over 250…6000 Hz: \(meanPrescribed)")
         }
 
         @Test("/personalization/gains without a profile: /error; with arguments it is a reply: no answer")

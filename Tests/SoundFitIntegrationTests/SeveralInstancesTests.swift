@@ -131,29 +131,29 @@ extension SoundFitIntegration {
 
         @Test("HOST_INFO's OSC_IP is an address the asking client can use: the one its request came in on when soundfit listens on 0.0.0.0, the listening address otherwise")
         func hostInfoAddressReachesTheClient() throws {
-            try Rig.run(.launched(channels: 1, arguments: ["--osc-host", "0.0.0.0", "--name", "sfexposed"])) { rig in
-                let loopback = try SoundFitProcess(arguments: [
-                    "--server", rig.server.name, "--no-start-server", "--channels", "1", "--name", "sfloopback",
-                ])
-                defer { loopback.stop() }
-                // The exposed ready line names 0.0.0.0 and a token (ReadyLine reads loopback ones):
-                // `http=http://0.0.0.0:PORT/?token=…`. Reads need no token.
-                let exposedPort = try #require(rig.soundfit.process.waitForOutput(timeout: .seconds(30)) { output -> UInt16? in
-                    guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("soundfit ready ") }),
-                          let field = line.split(separator: " ").first(where: { $0.hasPrefix("http=http://0.0.0.0:") }) else { return nil }
-                    return UInt16(field.dropFirst("http=http://0.0.0.0:".count).prefix { $0.isNumber })
-                }, "no ready line: \(rig.soundfit.process.standardOutput)")
-                let loopbackPort = try #require(try loopback.waitForReady().httpPort)
-                for last in [1, 3] as [UInt8] {
-                    let info = try PlainHTTP.getJSON(port: exposedPort, host: loopbackAddress(last), "/?HOST_INFO")
-                    #expect(info.status == 200)
-                    #expect(info.object["OSC_IP"] as? String == "127.0.0.\(last)", "asked on 127.0.0.\(last): \(info.object)")
-                    let onNode = try PlainHTTP.getJSON(port: exposedPort, host: loopbackAddress(last), "/filter/cutoff?HOST_INFO")
-                    #expect(onNode.object["OSC_IP"] as? String == "127.0.0.\(last)", "\(onNode.object)")
-                }
-                let info = try PlainHTTP.getJSON(port: loopbackPort, "/?HOST_INFO")
-                #expect(info.object["OSC_IP"] as? String == "127.0.0.1", "\(info.object)")
+            let rig = try Rig.start(.launched(channels: 1, arguments: ["--osc-host", "0.0.0.0", "--name", "sfexposed"]))
+            defer { rig.stop() }
+            let loopback = try SoundFitProcess(arguments: [
+                "--server", rig.server.name, "--no-start-server", "--channels", "1", "--name", "sfloopback",
+            ])
+            defer { loopback.stop() }
+            // The exposed ready line names 0.0.0.0 and a token (ReadyLine reads loopback ones):
+            // `http=http://0.0.0.0:PORT/?token=…`. Reads need no token.
+            let exposedPort = try #require(rig.soundfit.process.waitForOutput(timeout: .seconds(30)) { output -> UInt16? in
+                guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("soundfit ready ") }),
+                      let field = line.split(separator: " ").first(where: { $0.hasPrefix("http=http://0.0.0.0:") }) else { return nil }
+                return UInt16(field.dropFirst("http=http://0.0.0.0:".count).prefix { $0.isNumber })
+            }, "no ready line: \(rig.soundfit.process.standardOutput)")
+            let loopbackPort = try #require(try loopback.waitForReady().httpPort)
+            for last in [1, 3] as [UInt8] {
+                let info = try PlainHTTP.getJSON(port: exposedPort, host: loopbackAddress(last), "/?HOST_INFO")
+                #expect(info.status == 200)
+                #expect(info.object["OSC_IP"] as? String == "127.0.0.\(last)", "asked on 127.0.0.\(last): \(info.object)")
+                let onNode = try PlainHTTP.getJSON(port: exposedPort, host: loopbackAddress(last), "/filter/cutoff?HOST_INFO")
+                #expect(onNode.object["OSC_IP"] as? String == "127.0.0.\(last)", "\(onNode.object)")
             }
+            let info = try PlainHTTP.getJSON(port: loopbackPort, "/?HOST_INFO")
+            #expect(info.object["OSC_IP"] as? String == "127.0.0.1", "\(info.object)")
         }
     }
 }

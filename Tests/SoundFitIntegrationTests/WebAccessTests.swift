@@ -84,35 +84,35 @@ extension SoundFitIntegration {
 
         @Test("A forged Host (DNS rebinding) is refused 403 on GET /, HOST_INFO, /response, /ui and the upgrade; loopback names, [::1] and --http-allow-host are answered")
         func forgedHost() throws {
-            try Rig.run(.process(channels: 1, arguments: ["--http-allow-host", "soundfit.local,studio.lan", "--http-allow-host", "mixer"])) { rig in
-                let port = try #require(rig.ready.httpPort)
-                for target in ["/", "/?HOST_INFO", "/response", "/ui/", "/output/gain?VALUE"] {
-                    for host in ["evil.example:\(port)", "evil.example", "127.0.0.1.evil.example:\(port)", "soundfit.local.evil.example"] {
-                        let connection = try RawHTTPConnection(port: port)
-                        connection.send(RawHTTPConnection.request(target, host: host))
-                        let response = connection.readResponse()
-                        #expect(response?.status == 403, "GET \(target), Host \(host): \(String(describing: response?.status))")
-                        #expect(response.map { String(decoding: $0.body, as: UTF8.self).contains("DNS rebinding") } == true)
-                    }
-                }
-                let noHost = try RawHTTPConnection(port: port)
-                noHost.send(RawHTTPConnection.request("/", host: nil))
-                #expect(noHost.readResponse()?.status == 403, "a request without Host")
-                let rebound = try Self.upgrade(port, host: "evil.example:\(port)", [("Origin", "http://evil.example:\(port)")])
-                #expect(rebound.status == 403, "\(rebound)")
-                let reboundWithoutOrigin = try Self.upgrade(port, host: "evil.example:\(port)")
-                #expect(reboundWithoutOrigin.status == 403, "\(reboundWithoutOrigin)")
-
-                for host in ["127.0.0.1:\(port)", "127.0.0.1", "localhost:\(port)", "LOCALHOST", "127.1.2.3:\(port)", "[::1]:\(port)",
-                             "soundfit.local:\(port)", "studio.lan", "mixer:\(port)"] {
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--http-allow-host", "soundfit.local,studio.lan", "--http-allow-host", "mixer"]))
+            defer { rig.stop() }
+            let port = try #require(rig.ready.httpPort)
+            for target in ["/", "/?HOST_INFO", "/response", "/ui/", "/output/gain?VALUE"] {
+                for host in ["evil.example:\(port)", "evil.example", "127.0.0.1.evil.example:\(port)", "soundfit.local.evil.example"] {
                     let connection = try RawHTTPConnection(port: port)
-                    connection.send(RawHTTPConnection.request("/?HOST_INFO", host: host))
+                    connection.send(RawHTTPConnection.request(target, host: host))
                     let response = connection.readResponse()
-                    #expect(response?.status == 200, "Host \(host): \(String(describing: response?.status))")
+                    #expect(response?.status == 403, "GET \(target), Host \(host): \(String(describing: response?.status))")
+                    #expect(response.map { String(decoding: $0.body, as: UTF8.self).contains("DNS rebinding") } == true)
                 }
-                let allowed = try Self.upgrade(port, host: "soundfit.local:\(port)", [("Origin", "http://soundfit.local:\(port)")])
-                #expect(allowed.status == 101, "\(allowed)")
             }
+            let noHost = try RawHTTPConnection(port: port)
+            noHost.send(RawHTTPConnection.request("/", host: nil))
+            #expect(noHost.readResponse()?.status == 403, "a request without Host")
+            let rebound = try Self.upgrade(port, host: "evil.example:\(port)", [("Origin", "http://evil.example:\(port)")])
+            #expect(rebound.status == 403, "\(rebound)")
+            let reboundWithoutOrigin = try Self.upgrade(port, host: "evil.example:\(port)")
+            #expect(reboundWithoutOrigin.status == 403, "\(reboundWithoutOrigin)")
+
+            for host in ["127.0.0.1:\(port)", "127.0.0.1", "localhost:\(port)", "LOCALHOST", "127.1.2.3:\(port)", "[::1]:\(port)",
+                         "soundfit.local:\(port)", "studio.lan", "mixer:\(port)"] {
+                let connection = try RawHTTPConnection(port: port)
+                connection.send(RawHTTPConnection.request("/?HOST_INFO", host: host))
+                let response = connection.readResponse()
+                #expect(response?.status == 200, "Host \(host): \(String(describing: response?.status))")
+            }
+            let allowed = try Self.upgrade(port, host: "soundfit.local:\(port)", [("Origin", "http://soundfit.local:\(port)")])
+            #expect(allowed.status == 101, "\(allowed)")
         }
 
         @Test("A page from another origin in Chromium cannot open a WebSocket to SoundFit nor change anything")
@@ -188,50 +188,50 @@ extension SoundFitIntegration {
 
         @Test("An exposed port (--osc-host 0.0.0.0) prints a token; upgrades and state-changing requests need it (query or Bearer); reads do not; the page forwards it to its WebSocket")
         func tokenWhenExposed() throws {
-            try Rig.run(.launched(channels: 1, arguments: ["--osc-host", "0.0.0.0"])) { rig in
-                let oscPort = try rig.soundfit.oscEndpoint().port
-                let http = rig.soundfit.process.waitForOutput(timeout: .seconds(30)) { output -> String? in
-                    output.split(separator: " ").first { $0.hasPrefix("http=") }.map { String($0.dropFirst("http=".count)) }
-                }
-                let url = try #require(http, "\(rig.soundfit.process.standardOutput)")
-                let match = try #require(url.wholeMatch(of: /http:\/\/0\.0\.0\.0:(\d+)\/\?token=([0-9a-f]{32})\n?/), "ready line http=\(url)")
-                let port = try #require(UInt16(match.1)), token = String(match.2)
-                let osc = try OSCTestClient.inSession(port: oscPort)
-                let host = "127.0.0.1:\(port)"
-                let initial = try osc.query("/output/gain").number
-
-                for (headers, target) in [([], "/"), ([], "/?token=" + String(repeating: "0", count: 32)),
-                                          ([("Authorization", "Bearer nope")], "/"), ([("Origin", "http://127.0.0.1:\(port)")], "/")]
-                    as [([(String, String)], String)] {
-                    let refused = try Self.upgrade(port, target: target, host: host, headers)
-                    #expect(refused.status == 403 && refused.body.contains("token"), "\(headers) \(target): \(refused.status) \(refused.body)")
-                    refused.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(-20)))
-                }
-                let post = try RawHTTPConnection(port: port)
-                post.send(RawHTTPConnection.request("POST", "/output/gain", host: host, body: Array("12".utf8)))
-                #expect(post.readResponse()?.status == 403, "a POST without the token")
-                let postWithToken = try RawHTTPConnection(port: port)
-                postWithToken.send(RawHTTPConnection.request("POST", "/output/gain?token=\(token)", host: host, body: Array("12".utf8)))
-                #expect(postWithToken.readResponse()?.status == 405, "a POST with the token passes the check (and no route takes POST)")
-                #expect(try PlainHTTP.get(port: port, "/output/gain?VALUE").status == 200, "a read needs no token")
-
-                #expect(try osc.query("/output/gain").number == initial, "a refused client changed /output/gain")
-                let byQuery = try Self.upgrade(port, target: "/?token=\(token)", host: host, [("Origin", "http://127.0.0.1:\(port)")])
-                #expect(byQuery.status == 101, "\(byQuery)")
-                byQuery.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(-6)))
-                #expect(try Self.waitForGain(osc, -6))
-                let byBearer = try Self.upgrade(port, host: host, [("Authorization", "Bearer \(token)")])
-                #expect(byBearer.status == 101, "\(byBearer)")
-
-                // The page, opened with the token of the ready line, gets its WebSocket: a UDP change shows.
-                let page = try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/?token=\(token)")
-                defer { page.quit() }
-                expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
-                _ = try page.call("wait_value", ["path": "/filter/cutoff", "value": 2500, "tolerance": 0.5])
-                #expect(try page.call("errors") as? [String] == [], "the page shows errors")
-                let screenshot = try page.screenshot("web-token")
-                print("screenshot: \(screenshot)")
+            let rig = try Rig.start(.launched(channels: 1, arguments: ["--osc-host", "0.0.0.0"]))
+            defer { rig.stop() }
+            let oscPort = try rig.soundfit.oscEndpoint().port
+            let http = rig.soundfit.process.waitForOutput(timeout: .seconds(30)) { output -> String? in
+                output.split(separator: " ").first { $0.hasPrefix("http=") }.map { String($0.dropFirst("http=".count)) }
             }
+            let url = try #require(http, "\(rig.soundfit.process.standardOutput)")
+            let match = try #require(url.wholeMatch(of: /http:\/\/0\.0\.0\.0:(\d+)\/\?token=([0-9a-f]{32})\n?/), "ready line http=\(url)")
+            let port = try #require(UInt16(match.1)), token = String(match.2)
+            let osc = try OSCTestClient.inSession(port: oscPort)
+            let host = "127.0.0.1:\(port)"
+            let initial = try osc.query("/output/gain").number
+
+            for (headers, target) in [([], "/"), ([], "/?token=" + String(repeating: "0", count: 32)),
+                                      ([("Authorization", "Bearer nope")], "/"), ([("Origin", "http://127.0.0.1:\(port)")], "/")]
+                as [([(String, String)], String)] {
+                let refused = try Self.upgrade(port, target: target, host: host, headers)
+                #expect(refused.status == 403 && refused.body.contains("token"), "\(headers) \(target): \(refused.status) \(refused.body)")
+                refused.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(-20)))
+            }
+            let post = try RawHTTPConnection(port: port)
+            post.send(RawHTTPConnection.request("POST", "/output/gain", host: host, body: Array("12".utf8)))
+            #expect(post.readResponse()?.status == 403, "a POST without the token")
+            let postWithToken = try RawHTTPConnection(port: port)
+            postWithToken.send(RawHTTPConnection.request("POST", "/output/gain?token=\(token)", host: host, body: Array("12".utf8)))
+            #expect(postWithToken.readResponse()?.status == 405, "a POST with the token passes the check (and no route takes POST)")
+            #expect(try PlainHTTP.get(port: port, "/output/gain?VALUE").status == 200, "a read needs no token")
+
+            #expect(try osc.query("/output/gain").number == initial, "a refused client changed /output/gain")
+            let byQuery = try Self.upgrade(port, target: "/?token=\(token)", host: host, [("Origin", "http://127.0.0.1:\(port)")])
+            #expect(byQuery.status == 101, "\(byQuery)")
+            byQuery.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(-6)))
+            #expect(try Self.waitForGain(osc, -6))
+            let byBearer = try Self.upgrade(port, host: host, [("Authorization", "Bearer \(token)")])
+            #expect(byBearer.status == 101, "\(byBearer)")
+
+            // The page, opened with the token of the ready line, gets its WebSocket: a UDP change shows.
+            let page = try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/?token=\(token)")
+            defer { page.quit() }
+            expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
+            _ = try page.call("wait_value", ["path": "/filter/cutoff", "value": 2500, "tolerance": 0.5])
+            #expect(try page.call("errors") as? [String] == [], "the page shows errors")
+            let screenshot = try page.screenshot("web-token")
+            print("screenshot: \(screenshot)")
         }
     }
 }

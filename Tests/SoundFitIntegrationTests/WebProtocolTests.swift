@@ -16,36 +16,36 @@ extension SoundFitIntegration {
 
         @Test("An unmasked client frame and a frame with an RSV bit close the WebSocket with 1002; the OSC they carry is not processed")
         func framesBreakingRFC6455() throws {
-            try Rig.run(.process(channels: 1)) { rig in
-                let port = try #require(rig.ready.httpPort)
-                // The same message, masked and without RSV, is processed: the control for what follows.
-                let valid = try Self.webSocket(port)
-                valid.send(RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-6)))
-                #expect(try WebAccessTests.waitForGain(rig.osc, -6))
+            let rig = try Rig.start(.process(channels: 1))
+            defer { rig.stop() }
+            let port = try #require(rig.ready.httpPort)
+            // The same message, masked and without RSV, is processed: the control for what follows.
+            let valid = try Self.webSocket(port)
+            valid.send(RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-6)))
+            #expect(try WebAccessTests.waitForGain(rig.osc, -6))
 
-                let cases: [(String, [UInt8])] = [
-                    ("unmasked binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), mask: nil)),
-                    ("unmasked text", RawHTTPConnection.frame(opcode: 1, payload: Array(#"{"COMMAND":"LISTEN","DATA":"/output/gain"}"#.utf8),
-                                                              mask: nil)),
-                    ("RSV1 binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), rsv: 4)),
-                    ("RSV2 binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), rsv: 2)),
-                    ("RSV3 binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), rsv: 1)),
-                    ("unmasked ping", RawHTTPConnection.frame(opcode: 9, payload: [], mask: nil)),
-                ]
-                for (name, frame) in cases {
-                    let socket = try Self.webSocket(port)
-                    // A valid frame after the bad one must not be processed either.
-                    socket.send(frame + RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-18)))
-                    let frames = socket.readFrames(until: 0x8)
-                    let close = frames.first { $0.opcode == 0x8 }
-                    let code = close.map { $0.payload.count >= 2 ? Int($0.payload[0]) << 8 | Int($0.payload[1]) : 0 }
-                    #expect(code == 1002, "\(name): close \(String(describing: code)), frames \(frames.map(\.opcode))")
-                    #expect(!frames.contains { $0.opcode == 0xA }, "\(name): answered with a pong")
-                    #expect(socket.waitForClose(timeout: .seconds(5)), "\(name): the connection stayed open")
-                    #expect(try rig.osc.query("/output/gain").number == -6, "\(name) was processed")
-                }
-                #expect(rig.soundfit.process.standardError.contains("RFC 6455"), "no log line")
+            let cases: [(String, [UInt8])] = [
+                ("unmasked binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), mask: nil)),
+                ("unmasked text", RawHTTPConnection.frame(opcode: 1, payload: Array(#"{"COMMAND":"LISTEN","DATA":"/output/gain"}"#.utf8),
+                                                          mask: nil)),
+                ("RSV1 binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), rsv: 4)),
+                ("RSV2 binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), rsv: 2)),
+                ("RSV3 binary", RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-12), rsv: 1)),
+                ("unmasked ping", RawHTTPConnection.frame(opcode: 9, payload: [], mask: nil)),
+            ]
+            for (name, frame) in cases {
+                let socket = try Self.webSocket(port)
+                // A valid frame after the bad one must not be processed either.
+                socket.send(frame + RawHTTPConnection.frame(opcode: 2, payload: WebAccessTests.gainPacket(-18)))
+                let frames = socket.readFrames(until: 0x8)
+                let close = frames.first { $0.opcode == 0x8 }
+                let code = close.map { $0.payload.count >= 2 ? Int($0.payload[0]) << 8 | Int($0.payload[1]) : 0 }
+                #expect(code == 1002, "\(name): close \(String(describing: code)), frames \(frames.map(\.opcode))")
+                #expect(!frames.contains { $0.opcode == 0xA }, "\(name): answered with a pong")
+                #expect(socket.waitForClose(timeout: .seconds(5)), "\(name): the connection stayed open")
+                #expect(try rig.osc.query("/output/gain").number == -6, "\(name) was processed")
             }
+            #expect(rig.soundfit.process.standardError.contains("RFC 6455"), "no log line")
         }
 
         @Test("The request deadline answers 408 Request Timeout (JSON reason) before closing: an idle connection and a half-sent request")
