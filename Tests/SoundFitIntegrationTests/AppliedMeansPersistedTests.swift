@@ -14,61 +14,59 @@ extension SoundFitIntegration {
 
         @Test("20 × kill -9 during 1 000 sets/s: the restored value is never older than the last reported applied")
         func twentyKillsDuringABurst() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let directory = try UniqueName.temporaryDirectory("sf-applied")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            var instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
-            defer { instance.stop() }
-            var step = 0
-            var totalApplied = 0, totalSent = 0
-            var notYetApplied: [Int] = []
-            for run in 1...20 {
-                let osc = instance.osc
-                osc.drain()
-                var lastApplied: Double?
-                func collect() {
-                    for message in osc.collect(for: .zero)
-                    where message.address == "/state" && message.string(0) == Self.address && message.string(1) == "applied" {
-                        if let value = message.number(2) {
-                            lastApplied = max(lastApplied ?? value, value)
-                            totalApplied += 1
+            try Rig.run(.server(directory: "sf-applied")) { rig in
+                var instance = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1)
+                defer { instance.stop() }
+                var step = 0
+                var totalApplied = 0, totalSent = 0
+                var notYetApplied: [Int] = []
+                for run in 1...20 {
+                    let osc = instance.osc
+                    osc.drain()
+                    var lastApplied: Double?
+                    func collect() {
+                        for message in osc.collect(for: .zero)
+                        where message.address == "/state" && message.string(0) == Self.address && message.string(1) == "applied" {
+                            if let value = message.number(2) {
+                                lastApplied = max(lastApplied ?? value, value)
+                                totalApplied += 1
+                            }
                         }
                     }
-                }
-                // 1 000 sets/s for 0.3…0.49 s (a different phase of the audio cycle each run).
-                let duration = Duration.milliseconds(300 + run * 10)
-                let start = ContinuousClock.now
-                var sent = 0
-                while ContinuousClock.now - start < duration {
-                    let due = start + .microseconds(Int64(sent) * 1000)
-                    if ContinuousClock.now < due {
-                        collect()
+                    // 1 000 sets/s for 0.3…0.49 s (a different phase of the audio cycle each run).
+                    let duration = Duration.milliseconds(300 + run * 10)
+                    let start = ContinuousClock.now
+                    var sent = 0
+                    while ContinuousClock.now - start < duration {
+                        let due = start + .microseconds(Int64(sent) * 1000)
+                        if ContinuousClock.now < due {
+                            collect()
+                            continue
+                        }
+                        osc.send(Self.address, .float(Float(100 + step)))
+                        step += 1
+                        sent += 1
+                    }
+                    collect()
+                    instance.kill9()
+                    totalSent += sent
+                    let applied = try #require(lastApplied, "run \(run): no set was reported applied in \(duration)")
+                    notYetApplied.append(100 + step - 1 - Int(applied))
+
+                    instance = try Self.restart(server: rig.server, stateDirectory: rig.directory)
+                    guard case .float(let restored) = try instance.osc.query(Self.address) else {
+                        Issue.record("run \(run): \(Self.address) is not a float")
                         continue
                     }
-                    osc.send(Self.address, .float(Float(100 + step)))
-                    step += 1
-                    sent += 1
+                    #expect(Double(restored) >= applied,
+                            "run \(run): restored \(restored), but \(applied) was reported applied before the kill -9")
+                    #expect(Double(restored) <= Double(100 + step - 1), "run \(run): restored \(restored), more than was ever sent")
                 }
-                collect()
-                instance.kill9()
-                totalSent += sent
-                let applied = try #require(lastApplied, "run \(run): no set was reported applied in \(duration)")
-                notYetApplied.append(100 + step - 1 - Int(applied))
-
-                instance = try Self.restart(server: server, stateDirectory: directory)
-                guard case .float(let restored) = try instance.osc.query(Self.address) else {
-                    Issue.record("run \(run): \(Self.address) is not a float")
-                    continue
-                }
-                #expect(Double(restored) >= applied,
-                        "run \(run): restored \(restored), but \(applied) was reported applied before the kill -9")
-                #expect(Double(restored) <= Double(100 + step - 1), "run \(run): restored \(restored), more than was ever sent")
+                report("kill -9 runs: sets sent", Double(totalSent), unit: "")
+                report("kill -9 runs: applied reports received", Double(totalApplied), unit: "")
+                report("kill -9 runs: sets sent after the last applied report, median",
+                       Double(notYetApplied.sorted()[notYetApplied.count / 2]), unit: "")
             }
-            report("kill -9 runs: sets sent", Double(totalSent), unit: "")
-            report("kill -9 runs: applied reports received", Double(totalApplied), unit: "")
-            report("kill -9 runs: sets sent after the last applied report, median",
-                   Double(notYetApplied.sorted()[notYetApplied.count / 2]), unit: "")
         }
 
         /// A `soundfit` on `stateDirectory` after a `kill -9`. jackd notices the killed client on
@@ -90,50 +88,48 @@ extension SoundFitIntegration {
         @Test("a full state disk: applied but not persisted, /status persisted 0 and the page's banner, then back to 1 by itself",
               .enabled(if: getuid() == 0, "mounts a tmpfs (needs root)"))
         func fullStateDisk() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let directory = try UniqueName.temporaryDirectory("sf-full")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            // A small disk of its own, so it can be filled without filling anything else (as root,
-            // permissions would not stop the writes).
-            guard mount("tmpfs", directory.path, "tmpfs", 0, "size=512k") == 0 else {
-                throw IntegrationError("cannot mount a tmpfs on \(directory.path): \(String(cString: strerror(errno)))")
+            try Rig.run(.server(directory: "sf-full")) { rig in
+                // A small disk of its own, so it can be filled without filling anything else (as root,
+                // permissions would not stop the writes).
+                guard mount("tmpfs", rig.directory.path, "tmpfs", 0, "size=512k") == 0 else {
+                    throw IntegrationError("cannot mount a tmpfs on \(rig.directory.path): \(String(cString: strerror(errno)))")
+                }
+                defer { umount2(rig.directory.path, Int32(MNT_DETACH)) }
+                let instance = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1)
+                defer { instance.stop() }
+                let osc = instance.osc
+                let port = try #require(instance.ready.httpPort, "the ready line names no HTTP port")
+                let page = try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/")
+                defer { page.quit() }
+                expectApplied(try osc.set(Self.address, .float(500)), Self.address, .float(500))
+                #expect(waitUntilSaved(rig.directory, Self.address, 500) != nil)
+                #expect(try osc.status()["persisted"] == .int(1))
+                _ = try page.call("wait_persistence", ["persisted": true])
+
+                let filler = rig.directory.appendingPathComponent("filler")
+                let written = try fill(filler)
+                report("full disk: filler bytes", Double(written), unit: "B")
+                osc.drain()
+                osc.send(Self.address, .float(600), .int(7))
+                let reports = try osc.waitForTerminalState(Self.address)
+                #expect(reports.last?.string(1) == "applied", "\(reports)")
+                let error = try osc.waitFor("not persisted", timeout: .seconds(5)) { $0.address == "/error" }.match
+                #expect(error.string(0) == Self.address, "\(error)")
+                #expect(error.string(1)?.hasPrefix("not persisted: ") == true, "\(error)")
+                #expect(error.string(1)?.contains("No space left on device") == true, "\(error)")
+                #expect(try osc.status()["persisted"] == .int(0))
+                #expect(try osc.query(Self.address) == .float(600), "the change did not apply")
+                let banner = try #require(try page.call("wait_persistence", ["persisted": false]) as? [String: Any])
+                #expect((banner["text"] as? String)?.hasPrefix("Not persisted") == true, "\(banner)")
+                _ = try? page.screenshot("not-persisted")
+
+                // The disk recovers: without another change, persistence resumes and the value is saved.
+                try FileManager.default.removeItem(at: filler)
+                _ = try osc.waitForStatus(timeout: .seconds(10)) { $0["persisted"] == .int(1) }
+                #expect(waitUntilSaved(rig.directory, Self.address, 600) != nil)
+                _ = try page.call("wait_persistence", ["persisted": true])
+                #expect(instance.log.contains("No space left on device"), "the failure was not logged")
             }
-            defer { umount2(directory.path, Int32(MNT_DETACH)) }
-            let instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
-            defer { instance.stop() }
-            let osc = instance.osc
-            let port = try #require(instance.ready.httpPort, "the ready line names no HTTP port")
-            let page = try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/")
-            defer { page.quit() }
-            expectApplied(try osc.set(Self.address, .float(500)), Self.address, .float(500))
-            #expect(waitUntilSaved(directory, Self.address, 500) != nil)
-            #expect(try osc.status()["persisted"] == .int(1))
-            _ = try page.call("wait_persistence", ["persisted": true])
-
-            let filler = directory.appendingPathComponent("filler")
-            let written = try fill(filler)
-            report("full disk: filler bytes", Double(written), unit: "B")
-            osc.drain()
-            osc.send(Self.address, .float(600), .int(7))
-            let reports = try osc.waitForTerminalState(Self.address)
-            #expect(reports.last?.string(1) == "applied", "\(reports)")
-            let error = try osc.waitFor("not persisted", timeout: .seconds(5)) { $0.address == "/error" }.match
-            #expect(error.string(0) == Self.address, "\(error)")
-            #expect(error.string(1)?.hasPrefix("not persisted: ") == true, "\(error)")
-            #expect(error.string(1)?.contains("No space left on device") == true, "\(error)")
-            #expect(try osc.status()["persisted"] == .int(0))
-            #expect(try osc.query(Self.address) == .float(600), "the change did not apply")
-            let banner = try #require(try page.call("wait_persistence", ["persisted": false]) as? [String: Any])
-            #expect((banner["text"] as? String)?.hasPrefix("Not persisted") == true, "\(banner)")
-            _ = try? page.screenshot("not-persisted")
-
-            // The disk recovers: without another change, persistence resumes and the value is saved.
-            try FileManager.default.removeItem(at: filler)
-            _ = try osc.waitForStatus(timeout: .seconds(10)) { $0["persisted"] == .int(1) }
-            #expect(waitUntilSaved(directory, Self.address, 600) != nil)
-            _ = try page.call("wait_persistence", ["persisted": true])
-            #expect(instance.log.contains("No space left on device"), "the failure was not logged")
         }
 
         /// Writes zeros into `url` until the disk is full; returns how many bytes fit.

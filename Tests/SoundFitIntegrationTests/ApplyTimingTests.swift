@@ -40,9 +40,8 @@ extension SoundFitIntegration {
         /// new level exactly.
         @Test("A gain reported applied is in the recorded output no later than the next period")
         func appliedIsAudibleByTheNextPeriod() throws {
-            let rig = try SoundFitRig(channels: 2)
+            let rig = try Rig.start(.process(channels: 2))
             defer { rig.stop() }
-            let osc = rig.osc
             let clients = try TimedAudioClients(server: rig.server.name, channels: 2)
             defer { clients.close() }
             try clients.connect(through: rig.ready.client)
@@ -57,13 +56,13 @@ extension SoundFitIntegration {
             var requestID: Int32 = 100
             for target: Float in [-20, 0, -6, -20, 3, 0] {
                 guard let (recording, (cyclesBeforeSending, receivedFrame)) = try clients.glitchFreeRecording(
-                    restoringGain: current, through: osc, { _ in
+                    restoringGain: current, through: rig.osc, { _ in
                         requestID += 1
                         try clients.startRecording(frames: 24000)
                         try clients.waitForAudio(seconds: 0.12)  // lead-in: the recording holds time before the change
                         let cyclesBeforeSending = clients.cyclesRecorded
-                        osc.send("/output/gain", .float(target), .int(requestID))
-                        let terminal = try osc.waitFor("applied for request \(requestID)") {
+                        rig.osc.send("/output/gain", .float(target), .int(requestID))
+                        let terminal = try rig.osc.waitFor("applied for request \(requestID)") {
                             $0.isTerminalState && $0.requestID == requestID
                         }.match
                         let receivedFrame = clients.frameTime
@@ -123,89 +122,84 @@ extension SoundFitIntegration {
 
         @Test("Server gone: session inactive, a set fails with a timeout, the value stays; server back: session and settings restored in the audio")
         func serverLossAndReturn() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let soundfit = try SoundFitProcess(arguments: [
-                "--server", server.name, "--no-start-server", "--channels", "2",
-                "--tech-level", "2", "--personalization", "single-preset",
-            ])
-            defer { soundfit.stop() }
-            let ready = try soundfit.waitForReady()
-            let osc = try OSCTestClient(port: ready.oscPort)
-            try osc.ping()
-            let activeReply = try waitForSessionState(osc, "active")
-            #expect(activeReply.arguments == [.string("active"), .string("single_preset"), .int(2)], "\(activeReply)")
+            try Rig.run(.launched(channels: 2, arguments: ["--tech-level", "2", "--personalization", "single-preset"])) { rig in
+                let ready = try rig.soundfit.waitForReady()
+                let osc = try OSCTestClient(port: ready.oscPort)
+                try osc.ping()
+                let activeReply = try waitForSessionState(osc, "active")
+                #expect(activeReply.arguments == [.string("active"), .string("single_preset"), .int(2)], "\(activeReply)")
 
-            // Settings: lowpass 1 kHz on, output −6 dB.
-            expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
-            expectApplied(try osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000), changed: false)
-            expectApplied(try osc.set("/output/gain", .float(-6)), "/output/gain", .float(-6))
-            let mix = zip(Capture.tone(250), Capture.tone(4000)).map { $0 + $1 }
-            let reference = CookbookBiquad(kind: .lpf, f0: 1000, q: 0.7071, dbGain: 0, fs: Capture.sampleRate)
-            let expected4k = reference.magnitudeDecibels(atFrequency: 4000, fs: Capture.sampleRate) - 6
-            let expected250 = reference.magnitudeDecibels(atFrequency: 250, fs: Capture.sampleRate) - 6
-            let first = try TestJackClient(server: server.name, channels: 2)
-            try first.connect(toClient: ready.client)
-            let before = try first.capture([mix], frames: Capture.captureFrames)[0]
-            let before4k = Capture.toneLevel(before, frequency: 4000), before250 = Capture.toneLevel(before, frequency: 250)
-            report("before the restart: 4 kHz (expected \(String(format: "%.2f", expected4k)))", before4k)
-            report("before the restart: 250 Hz (expected \(String(format: "%.2f", expected250)))", before250)
-            #expect(abs(before4k - expected4k) <= 0.1 && abs(before250 - expected250) <= 0.1)
-            first.close()
+                // Settings: lowpass 1 kHz on, output −6 dB.
+                expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
+                expectApplied(try osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000), changed: false)
+                expectApplied(try osc.set("/output/gain", .float(-6)), "/output/gain", .float(-6))
+                let mix = zip(Capture.tone(250), Capture.tone(4000)).map { $0 + $1 }
+                let reference = CookbookBiquad(kind: .lpf, f0: 1000, q: 0.7071, dbGain: 0, fs: Capture.sampleRate)
+                let expected4k = reference.magnitudeDecibels(atFrequency: 4000, fs: Capture.sampleRate) - 6
+                let expected250 = reference.magnitudeDecibels(atFrequency: 250, fs: Capture.sampleRate) - 6
+                let first = try TestJackClient(server: rig.server.name, channels: 2)
+                try first.connect(toClient: ready.client)
+                let before = try first.capture([mix], frames: Capture.captureFrames)[0]
+                let before4k = Capture.toneLevel(before, frequency: 4000), before250 = Capture.toneLevel(before, frequency: 250)
+                report("before the restart: 4 kHz (expected \(String(format: "%.2f", expected4k)))", before4k)
+                report("before the restart: 250 Hz (expected \(String(format: "%.2f", expected250)))", before250)
+                #expect(abs(before4k - expected4k) <= 0.1 && abs(before250 - expected250) <= 0.1)
+                first.close()
 
-            // The server goes away: the session follows it.
-            server.kill(signal: SIGKILL)
-            _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
-            let inactive = try waitForSessionState(osc, "inactive")
-            #expect(inactive.arguments == [.string("inactive")], "\(inactive)")
-            #expect(try osc.status()["session"] == .string("inactive"))
-            #expect(soundfit.process.isRunning)
+                // The server goes away: the session follows it.
+                rig.server.kill(signal: SIGKILL)
+                _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
+                let inactive = try waitForSessionState(osc, "inactive")
+                #expect(inactive.arguments == [.string("inactive")], "\(inactive)")
+                #expect(try osc.status()["session"] == .string("inactive"))
+                #expect(rig.soundfit.process.isRunning)
 
-            // A change cannot be applied: it fails after the delivery timeout, the value stays.
-            let timeoutReply = try osc.ask("/config/timeout", [.float(0.5)], reply: "/config/timeout")
-            #expect(timeoutReply.address == "/config/timeout" && isClose(timeoutReply.arguments.first, 0.5, tolerance: 1e-6),
-                    "\(timeoutReply)")
-            let start = ContinuousClock.now
-            let reports = try osc.setWithID("/output/gain", .float(-20), id: 31)
-            let elapsed = ContinuousClock.now - start
-            report("set without a server: time to failed", Double(elapsed.components.attoseconds) / 1e18
-                + Double(elapsed.components.seconds), unit: "s")
-            let terminal = try #require(reports.last)
-            #expect(terminal.string(1) == "failed", "\(reports)")
-            #expect(terminal.arguments.count == 5 && terminal.arguments[2] == .float(-20) && terminal.arguments[4] == .int(31),
-                    "failed report should carry the value, an error and the request id: \(terminal)")
-            let error = terminal.string(3) ?? ""
-            #expect(error.contains("0.5") && (error.localizedCaseInsensitiveContains("within")
-                                                || error.localizedCaseInsensitiveContains("timeout")
-                                                || error.localizedCaseInsensitiveContains("timed out")),
-                    "the error does not name the timeout: \(terminal)")
-            #expect(elapsed >= .milliseconds(450) && elapsed <= .seconds(3), "failed after \(elapsed) with a 0.5 s timeout")
-            #expect(try osc.query("/output/gain") == .float(-6), "a failed change must leave the value")
-            // Session-bound parameters have no session to go to.
-            let enable = try osc.ask("/processing/enabled", [.int(1)], reply: "/processing/enabled")
-            expectErrorReply(enable, for: "/processing/enabled")
-            _ = try osc.ask("/config/timeout", [.float(10)], reply: "/config/timeout")
+                // A change cannot be applied: it fails after the delivery timeout, the value stays.
+                let timeoutReply = try osc.ask("/config/timeout", [.float(0.5)], reply: "/config/timeout")
+                #expect(timeoutReply.address == "/config/timeout" && isClose(timeoutReply.arguments.first, 0.5, tolerance: 1e-6),
+                        "\(timeoutReply)")
+                let start = ContinuousClock.now
+                let reports = try osc.setWithID("/output/gain", .float(-20), id: 31)
+                let elapsed = ContinuousClock.now - start
+                report("set without a server: time to failed", Double(elapsed.components.attoseconds) / 1e18
+                    + Double(elapsed.components.seconds), unit: "s")
+                let terminal = try #require(reports.last)
+                #expect(terminal.string(1) == "failed", "\(reports)")
+                #expect(terminal.arguments.count == 5 && terminal.arguments[2] == .float(-20) && terminal.arguments[4] == .int(31),
+                        "failed report should carry the value, an error and the request id: \(terminal)")
+                let error = terminal.string(3) ?? ""
+                #expect(error.contains("0.5") && (error.localizedCaseInsensitiveContains("within")
+                                                    || error.localizedCaseInsensitiveContains("timeout")
+                                                    || error.localizedCaseInsensitiveContains("timed out")),
+                        "the error does not name the timeout: \(terminal)")
+                #expect(elapsed >= .milliseconds(450) && elapsed <= .seconds(3), "failed after \(elapsed) with a 0.5 s timeout")
+                #expect(try osc.query("/output/gain") == .float(-6), "a failed change must leave the value")
+                // Session-bound parameters have no session to go to.
+                let enable = try osc.ask("/processing/enabled", [.int(1)], reply: "/processing/enabled")
+                expectErrorReply(enable, for: "/processing/enabled")
+                _ = try osc.ask("/config/timeout", [.float(10)], reply: "/config/timeout")
 
-            // The server returns: the session is re-activated with the same configuration, and
-            // the audio has the old settings (not the failed −20 dB).
-            try server.start()
-            _ = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
-            let reactivated = try waitForSessionState(osc, "active", timeout: .seconds(30))
-            #expect(reactivated.arguments == [.string("active"), .string("single_preset"), .int(2)], "\(reactivated)")
-            #expect(try osc.query("/processing/fitting") == .int(2))
-            let second = try TestJackClient(server: server.name, name: "sftest2", channels: 2)
-            defer { second.close() }
-            try second.connect(toClient: ready.client)
-            let after = try second.capture([mix], frames: Capture.captureFrames)
-            for (channel, samples) in after.enumerated() {
-                let high = Capture.toneLevel(samples, frequency: 4000), low = Capture.toneLevel(samples, frequency: 250)
-                report("after the restart: 4 kHz ch\(channel + 1)", high)
-                report("after the restart: 250 Hz ch\(channel + 1)", low)
-                #expect(abs(high - expected4k) <= 0.1, "ch\(channel + 1): 4 kHz at \(high) dB, expected \(expected4k)")
-                #expect(abs(low - expected250) <= 0.1, "ch\(channel + 1): 250 Hz at \(low) dB, expected \(expected250)")
+                // The server returns: the session is re-activated with the same configuration, and
+                // the audio has the old settings (not the failed −20 dB).
+                try rig.server.start()
+                _ = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
+                let reactivated = try waitForSessionState(osc, "active", timeout: .seconds(30))
+                #expect(reactivated.arguments == [.string("active"), .string("single_preset"), .int(2)], "\(reactivated)")
+                #expect(try osc.query("/processing/fitting") == .int(2))
+                let second = try TestJackClient(server: rig.server.name, name: "sftest2", channels: 2)
+                defer { second.close() }
+                try second.connect(toClient: ready.client)
+                let after = try second.capture([mix], frames: Capture.captureFrames)
+                for (channel, samples) in after.enumerated() {
+                    let high = Capture.toneLevel(samples, frequency: 4000), low = Capture.toneLevel(samples, frequency: 250)
+                    report("after the restart: 4 kHz ch\(channel + 1)", high)
+                    report("after the restart: 250 Hz ch\(channel + 1)", low)
+                    #expect(abs(high - expected4k) <= 0.1, "ch\(channel + 1): 4 kHz at \(high) dB, expected \(expected4k)")
+                    #expect(abs(low - expected250) <= 0.1, "ch\(channel + 1): 250 Hz at \(low) dB, expected \(expected250)")
+                }
+                #expect(try osc.query("/output/gain") == .float(-6))
+                #expect(try osc.query("/filter/enabled") == .int(1))
             }
-            #expect(try osc.query("/output/gain") == .float(-6))
-            #expect(try osc.query("/filter/enabled") == .int(1))
         }
     }
 }

@@ -17,31 +17,30 @@ extension SoundFitIntegration {
 
         @Test("3 000 unique 8 KB interruption reasons leave memory flat; 16 reasons at most, 128 bytes each")
         func interruptionReasons() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let osc = rig.osc
-            let long = String(repeating: "r", count: 8000)
-            expectErrorReply(try osc.ask("/session/interrupt", [.string(long)], reply: "/session/interrupted"),
-                             for: "/session/interrupt", hint: "128 bytes")
-            let before = try residentMiB(rig.soundfit.process.pid)
-            for index in 0..<3000 {
-                osc.send("/session/interrupt", .string("\(index)-" + long))
-                // Pacing, not synchronization: reading the answers keeps the socket's buffer from overflowing.
-                if index % 100 == 99 { _ = osc.collect(for: .milliseconds(5)) }
-            }
-            try osc.ping(timeout: .seconds(30))
-            try osc.sync()  // every answer to the 3 000 requests has arrived
-            let after = try residentMiB(rig.soundfit.process.pid)
-            report("RSS growth after 3 000 unique 8 KB interruption reasons", after - before, unit: "MiB")
-            #expect(after - before < 8, "memory grew by \(after - before) MiB")
+            try Rig.run(.process(channels: 1)) { rig in
+                let long = String(repeating: "r", count: 8000)
+                expectErrorReply(try rig.osc.ask("/session/interrupt", [.string(long)], reply: "/session/interrupted"),
+                                 for: "/session/interrupt", hint: "128 bytes")
+                let before = try residentMiB(rig.soundfit.process.pid)
+                for index in 0..<3000 {
+                    rig.osc.send("/session/interrupt", .string("\(index)-" + long))
+                    // Pacing, not synchronization: reading the answers keeps the socket's buffer from overflowing.
+                    if index % 100 == 99 { _ = rig.osc.collect(for: .milliseconds(5)) }
+                }
+                try rig.osc.ping(timeout: .seconds(30))
+                try rig.osc.sync()  // every answer to the 3 000 requests has arrived
+                let after = try residentMiB(rig.soundfit.process.pid)
+                report("RSS growth after 3 000 unique 8 KB interruption reasons", after - before, unit: "MiB")
+                #expect(after - before < 8, "memory grew by \(after - before) MiB")
 
-            for index in 0..<16 {
-                let reply = try osc.ask("/session/interrupt", [.string("reason \(index)")], reply: "/session/interrupted")
-                #expect(reply.address == "/session/interrupted", "\(index): \(reply)")
+                for index in 0..<16 {
+                    let reply = try rig.osc.ask("/session/interrupt", [.string("reason \(index)")], reply: "/session/interrupted")
+                    #expect(reply.address == "/session/interrupted", "\(index): \(reply)")
+                }
+                expectErrorReply(try rig.osc.ask("/session/interrupt", [.string("one more")], reply: "/session/interrupted"),
+                                 for: "/session/interrupt", hint: "at most 16")
+                #expect(try rig.osc.ask("/session/resolve", [.string("reason 0")], reply: "/session/interrupted").arguments == [.int(1)])
             }
-            expectErrorReply(try osc.ask("/session/interrupt", [.string("one more")], reply: "/session/interrupted"),
-                             for: "/session/interrupt", hint: "at most 16")
-            #expect(try osc.ask("/session/resolve", [.string("reason 0")], reply: "/session/interrupted").arguments == [.int(1)])
         }
     }
 }

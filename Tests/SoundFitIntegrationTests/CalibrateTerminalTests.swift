@@ -68,7 +68,7 @@ extension SoundFitIntegration {
 
         @Test("A reading per prompt becomes the correction; a bad one is asked again, Enter skips; Ctrl-C and end of input stop the tone")
         func walksThrough() throws {
-            let rig = try SoundFitRig()
+            let rig = try Rig.start(.process())
             defer { rig.stop() }
             let osc = rig.osc
             let audio = try rig.audio()

@@ -43,7 +43,7 @@ extension SoundFitIntegration {
 
         @Test("The calibration tone is the nominal SPL through the calibration ±0.2 dB; a +6 dB reading at 4 kHz left plays that ear 6 dB lower, the right unchanged; bad inputs answered")
         func toneAndCorrection() throws {
-            let rig = try StatefulRig()
+            let rig = try Rig.start(.stateful())
             defer { rig.stop() }
             let osc = try rig.osc
             let audio = try rig.audio()
@@ -114,7 +114,7 @@ extension SoundFitIntegration {
 
         @Test("The hearing test's 4 kHz left-ear tones are 6 dB lower after a +6 dB reading there; the right ear's are not")
         func hearingTestTonesFollowTheTable() throws {
-            let rig = try SoundFitRig()
+            let rig = try Rig.start(.process())
             defer { rig.stop() }
             let config = try rig.osc.ask("/test/config", HearingTestThroughJack.fastTiming, reply: "/test/config")
             #expect(config.address == "/test/config")
@@ -160,7 +160,7 @@ extension SoundFitIntegration {
 
         @Test("A reading regenerates the session's preset for the corrected ear (subscribers hear calibration_changed); a reset again")
         func presetsFollowTheTable() throws {
-            let rig = try SoundFitRig(channels: 2)
+            let rig = try Rig.start(.process(channels: 2))
             defer { rig.stop() }
             let osc = rig.osc
             _ = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
@@ -182,7 +182,7 @@ extension SoundFitIntegration {
 
         @Test("The calibration table and the earphone survive a restart, and go with state export and import")
         func documentState() throws {
-            let rig = try StatefulRig()
+            let rig = try Rig.start(.stateful())
             defer { rig.stop() }
             var osc = try rig.osc
             _ = try osc.ask("/calibration/tone", [.string("right"), .float(2000), .float(70)], reply: "/calibration/tone")
@@ -226,7 +226,7 @@ extension SoundFitIntegration {
             #expect(right.count == 1 && right[0]["hz"] as? Double == 2000 && right[0]["db"] as? Double == -2.5, "\(right)")
             #expect((calibration["earphone"] as? [String: Any])?["name"] as? String == "DD65v2")
 
-            let other = try StatefulRig(start: false)
+            let other = try Rig.start(.stateful(start: false))
             defer { other.stop() }
             let exportFile = other.stateDirectory.appendingPathComponent("export.json")
             try Data(exported.standardOutput.utf8).write(to: exportFile)

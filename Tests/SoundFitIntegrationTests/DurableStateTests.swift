@@ -16,15 +16,13 @@ extension SoundFitIntegration {
         @Test("kill -9 during a 1 200 messages/s burst: every change reported applied ≥ 200 ms before is restored",
               arguments: [1.2, 2.0])
         func killDuringBurst(burstSeconds: Double) throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let directory = try UniqueName.temporaryDirectory("sf-burst")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
+            let rig = try Rig.start(.server(directory: "sf-burst"))
+            defer { rig.stop() }
+            let instance = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1)
             let osc = instance.osc
             // Let the first full write pass, so the burst starts from a saved state: state.json
             // holds the parameters.
-            #expect(waitForCondition(timeout: .seconds(10)) { savedParameters(directory) != nil } != nil,
+            #expect(waitForCondition(timeout: .seconds(10)) { savedParameters(rig.directory) != nil } != nil,
                     "state.json was never written")
 
             var applied: [(time: ContinuousClock.Instant, address: String, value: Float)] = []
@@ -55,7 +53,7 @@ extension SoundFitIntegration {
             report("burst: messages sent before kill -9", Double(sent), unit: "")
             report("burst: applied reports received", Double(applied.count), unit: "")
 
-            let restarted = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1)
+            let restarted = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1)
             defer { restarted.stop() }
             #expect(restarted.log.contains("state.journal"), "no journal replay was logged: \(restarted.log)")
             for (address, _) in Self.moved {

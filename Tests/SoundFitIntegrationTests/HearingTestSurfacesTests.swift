@@ -54,8 +54,8 @@ extension SoundFitIntegration {
 
         @Test("every surface (soundfit test in a pty as starter, a subscriber, a WebSocket LISTENing on every node) is silent around tones and catch trials alike; the record holds every tone at its level; the export validates")
         func blindSurfacesRecordAndExport() throws {
-            let rig = try HearingTestThroughJack.ListeningRig(SimulatedListener.standard(left: "N2", right: "N3"), seed: 500,
-                                                              timing: Self.timing)
+            let rig = try Rig.start(.listening(SimulatedListener.standard(left: "N2", right: "N3"), seed: 500,
+                                               timing: Self.timing))
             defer { rig.stop() }
             let httpPort = try #require(rig.rig.ready.httpPort)
             let directory = try UniqueName.temporaryDirectory("sf-surfaces")
@@ -192,7 +192,7 @@ extension SoundFitIntegration {
         @Test("an unreliable result is kept, not applied; /test/submit applies it; its export imports back as the same audiogram")
         func gateSubmitAndImport() throws {
             let timing = Array(HearingTestThroughJack.fastTiming.dropLast(4)) + [.string("gap_min"), .float(0.5), .string("gap_max"), .float(0.8)]
-            let rig = try HearingTestThroughJack.ListeningRig(SimulatedListener.standard(left: "N2"), seed: 510, timing: timing)
+            let rig = try Rig.start(.listening(SimulatedListener.standard(left: "N2"), seed: 510, timing: timing))
             defer { rig.stop() }
             let osc = rig.rig.osc
             osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("left")]

@@ -75,7 +75,7 @@ extension SoundFitIntegration {
 
         @Test("Enter sends /test/heard (presses are counted: cancelled … heard N > 0), Ctrl-C cancels and exits non-zero")
         func enterHearsAndControlCCancels() throws {
-            let rig = try SoundFitRig()
+            let rig = try Rig.start(.process())
             defer { rig.stop() }
             let osc = rig.osc
             let config = try osc.ask("/test/config", HearingTestThroughJack.fastTiming, reply: "/test/config")
@@ -141,7 +141,7 @@ extension SoundFitIntegration {
             let file = directory.appendingPathComponent("earphone.json")
             try Data(#"{"name": "lab-headphones", "retspl": [{"hz": 1000, "db_spl": 6}, {"hz": 4000, "db_spl": 10.5}]}"#.utf8)
                 .write(to: file)
-            let rig = try SoundFitRig(extraArguments: ["--earphone", file.path])
+            let rig = try Rig.start(.process(arguments: ["--earphone", file.path]))
             defer { rig.stop() }
             let table = try rig.osc.ask("/test/earphone", reply: "/test/earphone")
             #expect(table.arguments == [.string("lab-headphones"), .float(1000), .float(6), .float(4000), .float(10.5),

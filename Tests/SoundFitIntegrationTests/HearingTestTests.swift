@@ -26,7 +26,7 @@ extension SoundFitIntegration {
             let listener: VirtualListener
 
             init(_ simulated: SimulatedListener, seed: UInt64, timing: [OSCValue] = HearingTestThroughJack.fastTiming) throws {
-                rig = try SoundFitRig()
+                rig = try Rig.start(.process())
                 let config = try rig.osc.ask("/test/config", timing, reply: "/test/config")
                 guard config.address == "/test/config" else { throw IntegrationError("fast timing refused: \(config)") }
                 listener = try VirtualListener(
@@ -88,7 +88,7 @@ extension SoundFitIntegration {
             var outcomes: [(TestOutcome, [OSCTestMessage])] = []
             for (index, run) in runs.enumerated() {
                 let simulated = SimulatedListener.standard(left: run.left, right: run.right)
-                let rig = try ListeningRig(simulated, seed: UInt64(100 + index))
+                let rig = try Rig.start(.listening(simulated, seed: UInt64(100 + index)))
                 defer { rig.stop() }
                 let started = ContinuousClock.now
                 let outcome = try rig.takeTest([.string("both")] + run.frequencies.map { .float(Float($0)) })
@@ -188,7 +188,7 @@ extension SoundFitIntegration {
                     // tone and an ear's presses outside windows sat near the verdict's bound of 3
                     // (one run called both ears reliable).
                     let timing = index == 0 ? Self.fastTiming.dropLast(4) + Self.longGaps : Self.fastTiming
-                    let rig = try ListeningRig(listeners[index], seed: UInt64(200 + index), timing: Array(timing))
+                    let rig = try Rig.start(.listening(listeners[index], seed: UInt64(200 + index), timing: Array(timing)))
                     defer { rig.stop() }
                     // One ear each: with the long gaps, and half the presentations catch trials once
                     // the listener answered one, a test of both ears ran past 150 s.
@@ -212,7 +212,7 @@ extension SoundFitIntegration {
 
         @Test("The flow: interrupted during the test, pause stops the tones, resume goes on, cancel restores and submits nothing")
         func pauseResumeCancel() throws {
-            let rig = try ListeningRig(SimulatedListener.standard(left: "N3"), seed: 300)
+            let rig = try Rig.start(.listening(SimulatedListener.standard(left: "N3"), seed: 300))
             defer { rig.stop() }
             let osc = rig.rig.osc
             // A subscriber sees the interruption and the states too.
@@ -269,7 +269,7 @@ extension SoundFitIntegration {
 
         @Test("JACK server killed mid-test: failed, JACK server lost; the session comes back uninterrupted after reconnection")
         func serverLostMidTest() throws {
-            let rig = try ListeningRig(SimulatedListener.standard(left: "N2"), seed: 400)
+            let rig = try Rig.start(.listening(SimulatedListener.standard(left: "N2"), seed: 400))
             defer { rig.stop() }
             let osc = rig.rig.osc
             osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("both")])))

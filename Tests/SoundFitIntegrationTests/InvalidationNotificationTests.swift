@@ -8,29 +8,28 @@ extension SoundFitIntegration {
     @Suite("Invalidation notifications") struct InvalidationNotifications {
         @Test("A subscriber hears which values a profile replacement, a tech-level change and a calibration change made stale")
         func subscribersHearOfStaleValues() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let osc = rig.osc
             let subscriber = try OSCTestClient(port: rig.ready.oscPort)
             try subscriber.subscribeDrainingValues()
 
             // The first profile replaces nothing; the second does.
-            _ = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             // Listening: subscriber feedback, flushed on its own task; its absence has no event.
             #expect(!subscriber.collect(for: .milliseconds(500)).contains { $0.address == "/invalidated" })
-            _ = try osc.request("/profile/audiogram", TestAudiogram.n2.oscArguments(ear: "both"), reply: "/profile/presets")
+            _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n2.oscArguments(ear: "both"), reply: "/profile/presets")
             let replaced = try waitForInvalidation(subscriber)
             #expect(replaced.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),
                                            .string("hearing_profile_replaced")], "\(replaced)")
 
-            #expect(try osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
-            #expect(try osc.ask("/session/activate", [.string("fine_tuning"), .int(2)], reply: "/session").string(0) == "active")
+            #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
+            #expect(try rig.osc.ask("/session/activate", [.string("fine_tuning"), .int(2)], reply: "/session").string(0) == "active")
             let techLevel = try waitForInvalidation(subscriber)
             #expect(techLevel.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),
                                             .string("/processing/fitting"), .string("tech_level_changed")], "\(techLevel)")
-            #expect(try osc.query("/processing/fitting") == .int(2))
+            #expect(try rig.osc.query("/processing/fitting") == .int(2))
 
-            let calibration = try osc.ask("/config/calibration", [.float(105)], reply: "/config/calibration")
+            let calibration = try rig.osc.ask("/config/calibration", [.float(105)], reply: "/config/calibration")
             #expect(calibration.arguments == [.float(105), .string("dB SPL")], "\(calibration)")
             let calibrated = try waitForInvalidation(subscriber)
             #expect(calibrated.arguments == [.string("/processing/preset"), .string("calibration_changed")], "\(calibrated)")
@@ -38,11 +37,9 @@ extension SoundFitIntegration {
 
         @Test("A JACK server lost and back invalidates every parameter")
         func serverLostAndBack() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let soundfit = try SoundFitProcess(arguments: ["--server", server.name, "--no-start-server", "--channels", "1"])
-            defer { soundfit.stop() }
-            let ready = try soundfit.waitForReady()
+            let rig = try Rig.start(.launched(channels: 1))
+            defer { rig.stop() }
+            let ready = try rig.soundfit.waitForReady()
             let osc = try OSCTestClient(port: ready.oscPort)
             try osc.waitForSession()
             let subscriber = try OSCTestClient(port: ready.oscPort)
@@ -50,11 +47,11 @@ extension SoundFitIntegration {
             let addresses = try listedAddresses(osc)
             #expect(addresses.count == 15, "\(addresses)")
 
-            server.kill(signal: SIGKILL)
+            rig.server.kill(signal: SIGKILL)
             _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
             // Listening: subscriber feedback, flushed on its own task; its absence has no event.
             #expect(!subscriber.collect(for: .milliseconds(300)).contains { $0.address == "/invalidated" })
-            try server.start()
+            try rig.server.start()
             let invalidated = try subscriber.waitFor("/invalidated", timeout: .seconds(30)) { $0.address == "/invalidated" }.match
             #expect(invalidated.arguments == addresses.map(OSCValue.string) + [.string("server_lost_and_back")], "\(invalidated)")
         }
@@ -68,16 +65,15 @@ extension SoundFitIntegration {
 
         @Test("/invalidated sent to SoundFit is a reply form: never answered")
         func theNotificationIsNeverAnswered() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let osc = rig.osc
-            osc.send("/invalidated", .string("/filter/cutoff"), .string("server_lost_and_back"))
-            osc.send("/invalidated")
-            osc.send("/ping")
-            let pong = try osc.waitFor("/pong") { $0.address == "/pong" }
-            #expect(pong.before.isEmpty, "\(pong.before)")
-            let extra = try osc.sync()  // a late answer to either would arrive before /synced
-            #expect(extra.isEmpty, "\(extra)")
+            try Rig.run(.process(channels: 1)) { rig in
+                rig.osc.send("/invalidated", .string("/filter/cutoff"), .string("server_lost_and_back"))
+                rig.osc.send("/invalidated")
+                rig.osc.send("/ping")
+                let pong = try rig.osc.waitFor("/pong") { $0.address == "/pong" }
+                #expect(pong.before.isEmpty, "\(pong.before)")
+                let extra = try rig.osc.sync()  // a late answer to either would arrive before /synced
+                #expect(extra.isEmpty, "\(extra)")
+            }
         }
 
         private func waitForInvalidation(_ client: OSCTestClient) throws -> OSCTestMessage {

@@ -36,24 +36,22 @@ extension SoundFitIntegration {
 
         @Test("Pretty names, order and port groups, set again after a server restart, gone after shutdown")
         func portsAreDescribed() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let soundfit = try SoundFitProcess(arguments: ["--server", server.name, "--no-start-server", "--channels", "3"])
-            defer { soundfit.stop() }
-            let ready = try soundfit.waitForReady()
-            try expectDescribed(ready.client, server: server.name)
+            try Rig.run(.launched(channels: 3)) { rig in
+                let ready = try rig.soundfit.waitForReady()
+                try expectDescribed(ready.client, server: rig.server.name)
 
-            let osc = try OSCTestClient(port: ready.oscPort)
-            server.kill(signal: SIGKILL)
-            _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
-            try server.start()
-            _ = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
-            try expectDescribed(ready.client, server: server.name)
+                let osc = try OSCTestClient(port: ready.oscPort)
+                rig.server.kill(signal: SIGKILL)
+                _ = try osc.waitForStatus(timeout: .seconds(15)) { $0["connected"] == .int(0) }
+                try rig.server.start()
+                _ = try osc.waitForStatus(timeout: .seconds(30)) { $0["connected"] == .int(1) }
+                try expectDescribed(ready.client, server: rig.server.name)
 
-            soundfit.stop()
-            let remaining = try JackTools.run("jack_property", server: server.name, "-l")
-            #expect(!remaining.contains("ear in") && !remaining.contains("ear out") && !remaining.contains("MIDI control in"),
-                    "left behind: \(remaining)")
+                rig.soundfit.stop()
+                let remaining = try JackTools.run("jack_property", server: rig.server.name, "-l")
+                #expect(!remaining.contains("ear in") && !remaining.contains("ear out") && !remaining.contains("MIDI control in"),
+                        "left behind: \(remaining)")
+            }
         }
     }
 }

@@ -61,8 +61,8 @@ extension SoundFitIntegration {
 
         @Test("A dead ear's tone is heard by the other cochlea unmasked, not with 50 dB EM there; noise crossing back over-masks")
         func crossHearingAndMasking() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sfmaskx", label: "soundfit.integration.masking",
-                                               waitForSession: true)
+            let rig = try Rig.start(.inProcess(clientName: "sfmaskx", label: "soundfit.integration.masking",
+                                               waitForSession: true))
             defer { rig.stop() }
             // Left dead (110 dB HL), right normal (0 dB HL); steep, no lapses: answers are certain.
             let simulated = SimulatedListener(thresholds: [.left: [(1000, 110)], .right: [(1000, 0)]], slope: 2, lapses: 0)

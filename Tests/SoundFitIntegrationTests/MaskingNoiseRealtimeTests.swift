@@ -63,8 +63,8 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread while the masking noise plays beside tones in test mode", .optimizedCodeOnly)
         func noHeapCallsThroughJack() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sfrtmask", label: "soundfit.integration.realtime.masking",
-                                               waitForSession: true)
+            let rig = try Rig.start(.inProcess(clientName: "sfrtmask", label: "soundfit.integration.realtime.masking",
+                                               waitForSession: true))
             defer { rig.stop() }
             let (soundfit, engine, audio) = (rig.soundfit, rig.engine, rig.audio)
             let heapBefore = soundfit_realtime_heap_calls()
@@ -116,8 +116,8 @@ extension SoundFitIntegration {
         /// JACK thread.
         @Test("No heap calls on the JACK thread during a hearing test with masked trials", .optimizedCodeOnly)
         func noHeapCallsDuringMaskedHearingTest() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sfrtmht", label: "soundfit.integration.realtime.maskedtest",
-                                               waitForSession: true)
+            let rig = try Rig.start(.inProcess(clientName: "sfrtmht", label: "soundfit.integration.realtime.maskedtest",
+                                               waitForSession: true))
             defer { rig.stop() }
             let (engine, osc) = (rig.engine, rig.osc)
             let config = try osc.ask("/test/config", HearingTestThroughJack.fastTiming, reply: "/test/config")

@@ -14,7 +14,7 @@ extension SoundFitIntegration {
         func deadEarBesideANormalEar() throws {
             // Without masking the left ear's tones are heard by the right cochlea from about 40 dB HL.
             let simulated = SimulatedListener.flat(left: 110, right: 0, interauralAttenuation: nil)
-            let rig = try Listening.ListeningRig(simulated, seed: 41)
+            let rig = try Rig.start(.listening(simulated, seed: 41))
             defer { rig.stop() }
             let outcome = try rig.takeTest([.string("both")] + Listening.profileFrequencies.map { .float(Float($0)) },
                                            timeout: .seconds(420))
@@ -55,7 +55,7 @@ extension SoundFitIntegration {
             // better than the truth); masking the right ear must find 70.
             for (index, ears) in [(left: 65.0, right: 35.0, masks: false), (left: 70.0, right: 20.0, masks: true)].enumerated() {
                 let simulated = SimulatedListener.flat(left: ears.left, right: ears.right, interauralAttenuation: nil)
-                let rig = try Listening.ListeningRig(simulated, seed: 42 + UInt64(index))
+                let rig = try Rig.start(.listening(simulated, seed: 42 + UInt64(index)))
                 defer { rig.stop() }
                 let outcome = try rig.takeTest([.string("both"), .float(1000)], timeout: .seconds(300))
                 #expect(outcome.end.string(0) == "done", "\(outcome.end)")

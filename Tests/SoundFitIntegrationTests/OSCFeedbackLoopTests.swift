@@ -38,81 +38,81 @@ extension SoundFitIntegration {
 
         @Test("Replies are never answered; requests in the same bundle still are")
         func repliesAreNotAnswered() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            for reply in Self.replies {
-                rig.osc.sendRaw(OSCWire.encode(reply))
-            }
-            // Every answer to them would arrive before /synced.
-            let answers = try rig.osc.sync()
-            #expect(answers.isEmpty, "replies were answered: \(answers.prefix(5))")
+            try Rig.run(.process(channels: 1)) { rig in
+                for reply in Self.replies {
+                    rig.osc.sendRaw(OSCWire.encode(reply))
+                }
+                // Every answer to them would arrive before /synced.
+                let answers = try rig.osc.sync()
+                #expect(answers.isEmpty, "replies were answered: \(answers.prefix(5))")
 
-            rig.osc.sendRaw(OSCWire.encodeBundle(Self.replies + [OSCTestMessage("/ping", [.int(42)])]))
-            let bundleAnswers = try rig.osc.sync()
-            #expect(bundleAnswers.map(\.address) == ["/pong"], "\(bundleAnswers.prefix(5))")
-            #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
-            #expect(try rig.osc.status()["subscribers"] == .int(0))
+                rig.osc.sendRaw(OSCWire.encodeBundle(Self.replies + [OSCTestMessage("/ping", [.int(42)])]))
+                let bundleAnswers = try rig.osc.sync()
+                #expect(bundleAnswers.map(\.address) == ["/pong"], "\(bundleAnswers.prefix(5))")
+                #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
+                #expect(try rig.osc.status()["subscribers"] == .int(0))
+            }
         }
 
         @Test("/subscribe of SoundFit's own port is refused, and nothing loops")
         func subscribeOwnPort() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let port = rig.ready.oscPort
-            for url in ["osc.udp://127.0.0.1:\(port)", "osc.udp://localhost:\(port)/"] {
-                let reply = try rig.osc.ask("/subscribe", [.string(url)], reply: "/subscribed")
-                expectErrorReply(reply, for: "/subscribe", hint: "own OSC port")
+            try Rig.run(.process(channels: 1)) { rig in
+                let port = rig.ready.oscPort
+                for url in ["osc.udp://127.0.0.1:\(port)", "osc.udp://localhost:\(port)/"] {
+                    let reply = try rig.osc.ask("/subscribe", [.string(url)], reply: "/subscribed")
+                    expectErrorReply(reply, for: "/subscribe", hint: "own OSC port")
+                }
+                #expect(try rig.osc.status()["subscribers"] == .int(0))
+                let cpu = try cpuSeconds(of: rig.soundfit.process.pid, over: .seconds(2))
+                report("soundfit CPU over 2 s after subscribing its own port", cpu, unit: "s")
+                #expect(cpu < 0.6, "soundfit is busy (\(cpu) s of CPU in 2 s): a loop with itself?")
+                try rig.osc.ping()
             }
-            #expect(try rig.osc.status()["subscribers"] == .int(0))
-            let cpu = try cpuSeconds(of: rig.soundfit.process.pid, over: .seconds(2))
-            report("soundfit CPU over 2 s after subscribing its own port", cpu, unit: "s")
-            #expect(cpu < 0.6, "soundfit is busy (\(cpu) s of CPU in 2 s): a loop with itself?")
-            try rig.osc.ping()
         }
 
         @Test("A packet forged with SoundFit's own address and port as its source is dropped", .enabled(if: getuid() == 0))
         func forgedOwnSource() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let port = rig.ready.oscPort
-            try sendForged(OSCWire.encode(OSCTestMessage("/filter/cutoff", [.float(5000)])), fromPort: port, toPort: port)
-            try sendForged(OSCWire.encode(OSCTestMessage("/no/such/address")), fromPort: port, toPort: port)
-            try sendForged(OSCWire.encode(OSCTestMessage("/subscribe")), fromPort: port, toPort: port)
-            // Control: the same forgery from another port is handled, so the forging works.
-            try sendForged(OSCWire.encode(OSCTestMessage("/filter/q", [.float(3)])), fromPort: 9, toPort: port)
-            let cpu = try cpuSeconds(of: rig.soundfit.process.pid, over: .seconds(2))
-            report("soundfit CPU over 2 s after packets forged from its own port", cpu, unit: "s")
-            #expect(cpu < 0.6, "soundfit is busy (\(cpu) s of CPU in 2 s): a loop with itself?")
-            #expect(try rig.osc.query("/filter/cutoff") == .float(1000), "a packet forged from SoundFit's own port was applied")
-            #expect(try rig.osc.query("/filter/q") == .float(3), "the control forgery did not arrive: the test forges nothing")
-            #expect(try rig.osc.status()["subscribers"] == .int(0))
+            try Rig.run(.process(channels: 1)) { rig in
+                let port = rig.ready.oscPort
+                try sendForged(OSCWire.encode(OSCTestMessage("/filter/cutoff", [.float(5000)])), fromPort: port, toPort: port)
+                try sendForged(OSCWire.encode(OSCTestMessage("/no/such/address")), fromPort: port, toPort: port)
+                try sendForged(OSCWire.encode(OSCTestMessage("/subscribe")), fromPort: port, toPort: port)
+                // Control: the same forgery from another port is handled, so the forging works.
+                try sendForged(OSCWire.encode(OSCTestMessage("/filter/q", [.float(3)])), fromPort: 9, toPort: port)
+                let cpu = try cpuSeconds(of: rig.soundfit.process.pid, over: .seconds(2))
+                report("soundfit CPU over 2 s after packets forged from its own port", cpu, unit: "s")
+                #expect(cpu < 0.6, "soundfit is busy (\(cpu) s of CPU in 2 s): a loop with itself?")
+                #expect(try rig.osc.query("/filter/cutoff") == .float(1000), "a packet forged from SoundFit's own port was applied")
+                #expect(try rig.osc.query("/filter/q") == .float(3), "the control forgery did not arrive: the test forges nothing")
+                #expect(try rig.osc.status()["subscribers"] == .int(0))
+            }
         }
 
         @Test("Two instances: one subscribed to the other's port does not start an endless exchange")
         func twoInstances() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let other = try SoundFitProcess(arguments: ["--server", rig.server.name, "--no-start-server", "--channels", "1",
-                                                         "--name", "soundfit-b"])
-            defer { other.stop() }
-            let otherReady = try other.waitForReady()
-            let otherClient = try OSCTestClient(port: otherReady.oscPort)
-            // A's values differ from B's, so a snapshot or feedback reaching B would show.
-            expectApplied(try rig.osc.set("/filter/cutoff", .float(3333)), "/filter/cutoff", .float(3333))
-            expectApplied(try rig.osc.set("/output/gain", .float(-9)), "/output/gain", .float(-9))
-            let reply = try rig.osc.ask("/subscribe", [.string("osc.udp://127.0.0.1:\(otherReady.oscPort)")],
-                                        reply: "/subscribe/pending")
-            #expect(reply.address == "/subscribe/pending", "B must confirm first, and never does: \(reply)")
-            expectApplied(try rig.osc.set("/filter/q", .float(4)), "/filter/q", .float(4))
-            let (first, second) = try cpuSeconds(of: rig.soundfit.process.pid, and: other.process.pid, over: .seconds(2))
-            report("CPU over 2 s of the subscribing instance", first, unit: "s")
-            report("CPU over 2 s of the subscribed instance", second, unit: "s")
-            #expect(first < 0.6 && second < 0.6, "an instance is busy (\(first) s, \(second) s of CPU in 2 s): a loop?")
-            try rig.osc.ping()
-            // B kept its own values: A sent it nothing but the challenge.
-            #expect(try otherClient.query("/filter/cutoff") == .float(1000))
-            #expect(try otherClient.query("/output/gain") == .float(0))
-            #expect(try otherClient.query("/filter/q") == .float(0.7071))
+            try Rig.run(.process(channels: 1)) { rig in
+                let other = try SoundFitProcess(arguments: ["--server", rig.server.name, "--no-start-server", "--channels", "1",
+                                                             "--name", "soundfit-b"])
+                defer { other.stop() }
+                let otherReady = try other.waitForReady()
+                let otherClient = try OSCTestClient(port: otherReady.oscPort)
+                // A's values differ from B's, so a snapshot or feedback reaching B would show.
+                expectApplied(try rig.osc.set("/filter/cutoff", .float(3333)), "/filter/cutoff", .float(3333))
+                expectApplied(try rig.osc.set("/output/gain", .float(-9)), "/output/gain", .float(-9))
+                let reply = try rig.osc.ask("/subscribe", [.string("osc.udp://127.0.0.1:\(otherReady.oscPort)")],
+                                            reply: "/subscribe/pending")
+                #expect(reply.address == "/subscribe/pending", "B must confirm first, and never does: \(reply)")
+                expectApplied(try rig.osc.set("/filter/q", .float(4)), "/filter/q", .float(4))
+                let (first, second) = try cpuSeconds(of: rig.soundfit.process.pid, and: other.process.pid, over: .seconds(2))
+                report("CPU over 2 s of the subscribing instance", first, unit: "s")
+                report("CPU over 2 s of the subscribed instance", second, unit: "s")
+                #expect(first < 0.6 && second < 0.6, "an instance is busy (\(first) s, \(second) s of CPU in 2 s): a loop?")
+                try rig.osc.ping()
+                // B kept its own values: A sent it nothing but the challenge.
+                #expect(try otherClient.query("/filter/cutoff") == .float(1000))
+                #expect(try otherClient.query("/output/gain") == .float(0))
+                #expect(try otherClient.query("/filter/q") == .float(0.7071))
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ extension SoundFitIntegration {
 
         @Test("ping, set, query, an error and a bundle over a SLIP connection are answered over it; /status and the ready line name the listener")
         func requestsOverSLIP() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let port = try tcpPort(rig)
             try rig.osc.sync()  // what the start left for the UDP client, so it sees only what follows
@@ -71,7 +71,7 @@ extension SoundFitIntegration {
 
         @Test("liblo's oscsend osc.tcp:// (length-prefixed) is understood; a length-prefixed client is answered length-prefixed")
         func lengthPrefixedStreams() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let port = try tcpPort(rig)
             let oscsend = Process()
@@ -95,7 +95,7 @@ extension SoundFitIntegration {
 
         @Test("SLIP: END and ESC bytes inside a packet, a packet split across writes, several packets in one write")
         func slipFraming() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let tcp = try OSCTCPTestClient(port: try tcpPort(rig))
 
@@ -129,7 +129,7 @@ extension SoundFitIntegration {
 
         @Test("a packet over 16384 bytes is discarded and answered with /error; the connection goes on (SLIP and length-prefixed)")
         func oversizedPackets() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let port = try tcpPort(rig)
             for framing in [TestStreamFraming.slip, .lengthPrefixed] {
@@ -144,70 +144,70 @@ extension SoundFitIntegration {
 
         @Test("64 connections are served; the 65th is closed at once; a closed one frees its slot")
         func connectionLimit() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let port = try tcpPort(rig)
-            var clients: [OSCTCPTestClient] = []
-            for _ in 0..<64 {
-                let client = try OSCTCPTestClient(port: port)
-                try client.ping()
-                clients.append(client)
-            }
-            try waitForStatus(rig, "osc_tcp_connections", .int(64))
-            let extra = try OSCTCPTestClient(port: port)
-            extra.send("/ping")
-            #expect(extra.waitForClose(timeout: .seconds(5)), "the 65th connection was not closed")
-            #expect(extra.packets.isEmpty)
-            try clients[63].ping()
+            try Rig.run(.process(channels: 1)) { rig in
+                let port = try tcpPort(rig)
+                var clients: [OSCTCPTestClient] = []
+                for _ in 0..<64 {
+                    let client = try OSCTCPTestClient(port: port)
+                    try client.ping()
+                    clients.append(client)
+                }
+                try waitForStatus(rig, "osc_tcp_connections", .int(64))
+                let extra = try OSCTCPTestClient(port: port)
+                extra.send("/ping")
+                #expect(extra.waitForClose(timeout: .seconds(5)), "the 65th connection was not closed")
+                #expect(extra.packets.isEmpty)
+                try clients[63].ping()
 
-            clients.removeFirst()
-            try waitForStatus(rig, "osc_tcp_connections", .int(63))
-            let again = try OSCTCPTestClient(port: port)
-            try again.ping()
-            try rig.osc.ping()
+                clients.removeFirst()
+                try waitForStatus(rig, "osc_tcp_connections", .int(63))
+                let again = try OSCTCPTestClient(port: port)
+                try again.ping()
+                try rig.osc.ping()
+            }
         }
 
         @Test("a subscriber that never reads is dropped; other TCP and UDP clients are answered meanwhile")
         func slowReader() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let port = try tcpPort(rig)
-            let slow = try OSCTCPTestClient(port: port, receiveBufferBytes: 4096)
-            slow.send("/subscribe")
-            let other = try OSCTCPTestClient(port: port)
-            try other.ping()
-            try waitForStatus(rig, "subscribers", .int(1))
+            try Rig.run(.process(channels: 1)) { rig in
+                let port = try tcpPort(rig)
+                let slow = try OSCTCPTestClient(port: port, receiveBufferBytes: 4096)
+                slow.send("/subscribe")
+                let other = try OSCTCPTestClient(port: port)
+                try other.ping()
+                try waitForStatus(rig, "subscribers", .int(1))
 
-            // The slow client floods requests whose replies it never reads, while feedback flows to it.
-            let start = ContinuousClock.now
-            var worstPing: Duration = .zero
-            var writes = 0
-            var cutoff: Float = 500
-            while slow.send("/list"), ContinuousClock.now - start < .seconds(30) {
-                writes += 1
-                if writes % 50 == 0 {
-                    worstPing = max(worstPing, try other.ping())
-                    cutoff = cutoff == 500 ? 600 : 500
-                    rig.osc.send("/filter/cutoff", .float(cutoff))
+                // The slow client floods requests whose replies it never reads, while feedback flows to it.
+                let start = ContinuousClock.now
+                var worstPing: Duration = .zero
+                var writes = 0
+                var cutoff: Float = 500
+                while slow.send("/list"), ContinuousClock.now - start < .seconds(30) {
+                    writes += 1
+                    if writes % 50 == 0 {
+                        worstPing = max(worstPing, try other.ping())
+                        cutoff = cutoff == 500 ? 600 : 500
+                        rig.osc.send("/filter/cutoff", .float(cutoff))
+                    }
+                    if writes % 1000 == 0 { Thread.sleep(forTimeInterval: 0.01) }  // pacing
                 }
-                if writes % 1000 == 0 { Thread.sleep(forTimeInterval: 0.01) }  // pacing
+                let dropped = ContinuousClock.now - start
+                #expect(slow.waitForClose(timeout: .seconds(10)), "the slow reader's connection was not closed")
+                report("OSC over TCP: slow reader dropped after", Double(dropped.components.seconds) + Double(dropped.components.attoseconds) / 1e18, unit: "s")
+                report("OSC over TCP: slow reader /list requests written", Double(writes), unit: "requests")
+                report("OSC over TCP: worst /ping of another connection meanwhile", Double(worstPing.components.attoseconds) / 1e15, unit: "ms")
+                #expect(worstPing < .seconds(1))
+                try waitForStatus(rig, "osc_tcp_connections", .int(1))
+                try waitForStatus(rig, "subscribers", .int(0))
+                try other.ping()
+                let reports = try rig.osc.setWithID("/filter/cutoff", .float(700), id: 77)
+                #expect(reports.last?.string(1) == "applied", "\(reports)")
             }
-            let dropped = ContinuousClock.now - start
-            #expect(slow.waitForClose(timeout: .seconds(10)), "the slow reader's connection was not closed")
-            report("OSC over TCP: slow reader dropped after", Double(dropped.components.seconds) + Double(dropped.components.attoseconds) / 1e18, unit: "s")
-            report("OSC over TCP: slow reader /list requests written", Double(writes), unit: "requests")
-            report("OSC over TCP: worst /ping of another connection meanwhile", Double(worstPing.components.attoseconds) / 1e15, unit: "ms")
-            #expect(worstPing < .seconds(1))
-            try waitForStatus(rig, "osc_tcp_connections", .int(1))
-            try waitForStatus(rig, "subscribers", .int(0))
-            try other.ping()
-            let reports = try rig.osc.setWithID("/filter/cutoff", .float(700), id: 77)
-            #expect(reports.last?.string(1) == "applied", "\(reports)")
         }
 
         @Test("/subscribe over a connection: confirmation, snapshot and feedback over it; the subscription ends with the connection")
         func subscriptionOverTCP() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             var tcp: OSCTCPTestClient? = try OSCTCPTestClient(port: try tcpPort(rig))
             tcp?.send("/subscribe")
@@ -224,25 +224,26 @@ extension SoundFitIntegration {
 
         @Test("--osc-allow: a connection from outside the list is closed unanswered and changes nothing")
         func allowList() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--osc-allow", "127.0.0.1/32"])
-            defer { rig.stop() }
-            let port = try tcpPort(rig)
-            let outsider = try OSCTCPTestClient(port: port, localAddress: loopbackAddress(2))
-            outsider.send("/ping")
-            outsider.send("/filter/cutoff", .float(5000))
-            #expect(outsider.waitForClose(timeout: .seconds(5)), "the outsider's connection stayed open")
-            #expect(outsider.packets.isEmpty, "the outsider got answers")
-            #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
-            let insider = try OSCTCPTestClient(port: port)
-            try insider.ping()
+            try Rig.run(.process(channels: 1, arguments: ["--osc-allow", "127.0.0.1/32"])) { rig in
+                let port = try tcpPort(rig)
+                let outsider = try OSCTCPTestClient(port: port, localAddress: loopbackAddress(2))
+                outsider.send("/ping")
+                outsider.send("/filter/cutoff", .float(5000))
+                #expect(outsider.waitForClose(timeout: .seconds(5)), "the outsider's connection stayed open")
+                #expect(outsider.packets.isEmpty, "the outsider got answers")
+                #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
+                let insider = try OSCTCPTestClient(port: port)
+                try insider.ping()
+            }
         }
 
         @Test("--no-osc-tcp: the ready line and /status say off, and nothing listens on TCP")
         func turnedOff() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--no-osc-tcp"])
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--no-osc-tcp"]))
             defer { rig.stop() }
             #expect(rig.ready.fields["osc_tcp"] == "off" && rig.ready.oscTCPPort == nil)
-            #expect(try rig.osc.status()["osc_tcp"] == .string("off"))
+            let status = try rig.osc.status()
+            #expect(status["osc_tcp"] == .string("off"))
             #expect(throws: IntegrationError.self) { try OSCTCPTestClient(port: rig.ready.oscPort) }
         }
     }

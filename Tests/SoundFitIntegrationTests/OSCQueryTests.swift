@@ -59,56 +59,53 @@ extension SoundFitIntegration {
 
         @Test("The Python client's check passes against a fresh soundfit", arguments: checks)
         func clientCheck(_ check: Check) throws {
-            let rig = try SoundFitRig(channels: check.channels)
-            defer { rig.stop() }
-            try runClient(check.name, rig, extra: check.extra)
+            try Rig.run(.process(channels: check.channels)) { rig in
+                try runClient(check.name, rig, extra: check.extra)
+            }
         }
 
         @Test("LISTEN /meters/input while a tone plays through JACK streams the meter messages as binary OSC at 25 Hz with the tone's level; IGNORE stops them")
         func listenToMeters() throws {
-            let rig = try SoundFitRig(channels: 2)
-            defer { rig.stop() }
-            let audio = try rig.audio()
-            try audio.startPlaying([Capture.tone(1000, amplitude: 0.1), Capture.tone(440, amplitude: 0.05)])
-            defer { try? audio.stopPlaying() }
-            // The detectors settle on the tone: the UDP client reads the meters until they show
-            // its levels, then leaves the stream to the client under test.
-            let subscribed = try rig.osc.ask("/meters/subscribe", [.float(20)], reply: "/meters/subscribed")
-            #expect(subscribed.address == "/meters/subscribed", "\(subscribed)")
-            let expected = [-20.0, -23.01, -26.02, -29.03]
-            try ResponseAndMeters.waitForInputMeters(rig.osc) { values in
-                values.count == 4 && zip(values, expected).allSatisfy { abs($0 - $1) <= 0.5 }
+            try Rig.run(.process(channels: 2)) { rig in
+                let audio = try rig.audio()
+                try audio.startPlaying([Capture.tone(1000, amplitude: 0.1), Capture.tone(440, amplitude: 0.05)])
+                defer { try? audio.stopPlaying() }
+                // The detectors settle on the tone: the UDP client reads the meters until they show
+                // its levels, then leaves the stream to the client under test.
+                let subscribed = try rig.osc.ask("/meters/subscribe", [.float(20)], reply: "/meters/subscribed")
+                #expect(subscribed.address == "/meters/subscribed", "\(subscribed)")
+                let expected = [-20.0, -23.01, -26.02, -29.03]
+                try ResponseAndMeters.waitForInputMeters(rig.osc) { values in
+                    values.count == 4 && zip(values, expected).allSatisfy { abs($0 - $1) <= 0.5 }
+                }
+                #expect(try rig.osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
+                try runClient("listen-meters", rig)
             }
-            #expect(try rig.osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
-            try runClient("listen-meters", rig)
         }
 
         @Test("a WebSocket client that never reads its answers is closed once its queue passes the bound; others are answered")
         func slowReaderIsDropped() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            try runClient("slow-reader", rig)
-            #expect(rig.soundfit.process.standardError.contains("does not read what it is sent"),
-                    "\(rig.soundfit.process.standardError.suffix(2000))")
-            try rig.osc.ping()
+            try Rig.run(.process(channels: 1)) { rig in
+                try runClient("slow-reader", rig)
+                #expect(rig.soundfit.process.standardError.contains("does not read what it is sent"),
+                        "\(rig.soundfit.process.standardError.suffix(2000))")
+                try rig.osc.ping()
+            }
         }
 
         @Test("a source outside --osc-allow is closed at accept, without an answer")
         func refusedSource() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let soundfit = try SoundFitProcess(arguments: ["--server", server.name, "--no-start-server", "--channels", "1",
-                                                           "--osc-allow", "10.0.0.0/8"])
-            defer { soundfit.stop() }
-            try runClient("refused", ready: try soundfit.waitForReady(), soundfit: soundfit)
+            try Rig.run(.launched(channels: 1, arguments: ["--osc-allow", "10.0.0.0/8"])) { rig in
+                try runClient("refused", ready: try rig.soundfit.waitForReady(), soundfit: rig.soundfit)
+            }
         }
 
         @Test("--no-http serves no port: the ready line says http=off")
         func noHTTP() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--no-http"])
-            defer { rig.stop() }
-            #expect(rig.ready.fields["http"] == "off")
-            #expect(rig.ready.httpPort == nil)
+            try Rig.run(.process(channels: 1, arguments: ["--no-http"])) { rig in
+                #expect(rig.ready.fields["http"] == "off")
+                #expect(rig.ready.httpPort == nil)
+            }
         }
     }
 }

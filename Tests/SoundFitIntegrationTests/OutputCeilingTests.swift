@@ -52,54 +52,53 @@ extension SoundFitIntegration {
 
         @Test("OSC: /config/max_output above the ceiling is refused; lowering and restoring work; calibration 100→80 keeps −10 dBFS, 110 tightens it")
         func overOSC() throws {
-            let rig = try SoundFitRig(channels: 2, extraArguments: Self.startArguments)
-            defer { rig.stop() }
-            let osc = rig.osc
-            let audio = try rig.audio()
-            try Self.makeLoud(osc)
-            try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
-            try Self.expectPeak(audio, at: Self.ceilingDBFS, "at start")
+            try Rig.run(.process(channels: 2, arguments: Self.startArguments)) { rig in
+                let audio = try rig.audio()
+                try Self.makeLoud(rig.osc)
+                try Self.expectStatus(rig.osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
+                try Self.expectPeak(audio, at: Self.ceilingDBFS, "at start")
 
-            // Raising is refused with the reason; nothing changes, in the number or the signal.
-            for above: Float in [90.5, 100, 130] {
-                let refused = try osc.ask("/config/max_output", [.float(above)], reply: "/config/max_output")
-                expectErrorReply(refused, for: "/config/max_output", hint: "above the ceiling 90 dB SPL set at start")
-                expectErrorReply(refused, for: "/config/max_output", hint: "--max-output")
+                // Raising is refused with the reason; nothing changes, in the number or the signal.
+                for above: Float in [90.5, 100, 130] {
+                    let refused = try rig.osc.ask("/config/max_output", [.float(above)], reply: "/config/max_output")
+                    expectErrorReply(refused, for: "/config/max_output", hint: "above the ceiling 90 dB SPL set at start")
+                    expectErrorReply(refused, for: "/config/max_output", hint: "--max-output")
+                }
+                #expect(try rig.osc.ask("/config/max_output", reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
+                try Self.expectPeak(audio, at: Self.ceilingDBFS, "after refused raises")
+
+                // Lowering works, and restoring up to the ceiling.
+                #expect(try rig.osc.ask("/config/max_output", [.float(70)], reply: "/config/max_output").arguments == [.float(70), .string("dB SPL")])
+                try Self.expectStatus(rig.osc, ceiling: 90, limit: -30, maximum: 70)
+                try Self.expectPeak(audio, at: -30, "lowered to 70 dB SPL")
+                #expect(try rig.osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
+                try Self.expectPeak(audio, at: Self.ceilingDBFS, "restored to 90 dB SPL")
+
+                // A lower calibration would put 90 dB SPL at +10 dBFS: accepted, the limit stays at −10 dBFS.
+                #expect(try rig.osc.ask("/config/calibration", [.float(80)], reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
+                try Self.expectStatus(rig.osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
+                try Self.expectPeak(audio, at: Self.ceilingDBFS, "calibration lowered to 80")
+                // Lowering the maximum output below the clamp still lowers the signal (60 − 80 = −20 dBFS).
+                #expect(try rig.osc.ask("/config/max_output", [.float(60)], reply: "/config/max_output").arguments == [.float(60), .string("dB SPL")])
+                try Self.expectPeak(audio, at: -20, "calibration 80, maximum output 60")
+                #expect(try rig.osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
+                // A higher calibration tightens the limit (90 − 110 = −20 dBFS); back at 100 it is the start's.
+                #expect(try rig.osc.ask("/config/calibration", [.float(110)], reply: "/config/calibration").arguments == [.float(110), .string("dB SPL")])
+                try Self.expectStatus(rig.osc, ceiling: 90, limit: -20)
+                try Self.expectPeak(audio, at: -20, "calibration raised to 110")
+                #expect(try rig.osc.ask("/config/calibration", [.float(100)], reply: "/config/calibration").arguments == [.float(100), .string("dB SPL")])
+                try Self.expectPeak(audio, at: Self.ceilingDBFS, "calibration back at 100")
+
+                // OSC over TCP answers the same.
+                let tcp = try OSCTCPTestClient(port: try #require(rig.ready.oscTCPPort, "\(rig.ready.fields)"))
+                #expect(tcp.send("/config/max_output", .float(100)))
+                let refused = try tcp.waitFor("/error over TCP") { $0.address == "/error" || $0.address == "/config/max_output" }
+                expectErrorReply(refused, for: "/config/max_output", hint: "above the ceiling 90 dB SPL")
+                #expect(tcp.send("/config/max_output", .float(75)))
+                let lowered = try tcp.waitFor("/config/max_output over TCP") { $0.address == "/error" || $0.address == "/config/max_output" }
+                #expect(lowered.arguments == [.float(75), .string("dB SPL")], "\(lowered)")
+                try Self.expectPeak(audio, at: -25, "TCP: lowered to 75 dB SPL")
             }
-            #expect(try osc.ask("/config/max_output", reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
-            try Self.expectPeak(audio, at: Self.ceilingDBFS, "after refused raises")
-
-            // Lowering works, and restoring up to the ceiling.
-            #expect(try osc.ask("/config/max_output", [.float(70)], reply: "/config/max_output").arguments == [.float(70), .string("dB SPL")])
-            try Self.expectStatus(osc, ceiling: 90, limit: -30, maximum: 70)
-            try Self.expectPeak(audio, at: -30, "lowered to 70 dB SPL")
-            #expect(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
-            try Self.expectPeak(audio, at: Self.ceilingDBFS, "restored to 90 dB SPL")
-
-            // A lower calibration would put 90 dB SPL at +10 dBFS: accepted, the limit stays at −10 dBFS.
-            #expect(try osc.ask("/config/calibration", [.float(80)], reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
-            try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
-            try Self.expectPeak(audio, at: Self.ceilingDBFS, "calibration lowered to 80")
-            // Lowering the maximum output below the clamp still lowers the signal (60 − 80 = −20 dBFS).
-            #expect(try osc.ask("/config/max_output", [.float(60)], reply: "/config/max_output").arguments == [.float(60), .string("dB SPL")])
-            try Self.expectPeak(audio, at: -20, "calibration 80, maximum output 60")
-            #expect(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output").arguments == [.float(90), .string("dB SPL")])
-            // A higher calibration tightens the limit (90 − 110 = −20 dBFS); back at 100 it is the start's.
-            #expect(try osc.ask("/config/calibration", [.float(110)], reply: "/config/calibration").arguments == [.float(110), .string("dB SPL")])
-            try Self.expectStatus(osc, ceiling: 90, limit: -20)
-            try Self.expectPeak(audio, at: -20, "calibration raised to 110")
-            #expect(try osc.ask("/config/calibration", [.float(100)], reply: "/config/calibration").arguments == [.float(100), .string("dB SPL")])
-            try Self.expectPeak(audio, at: Self.ceilingDBFS, "calibration back at 100")
-
-            // OSC over TCP answers the same.
-            let tcp = try OSCTCPTestClient(port: try #require(rig.ready.oscTCPPort, "\(rig.ready.fields)"))
-            #expect(tcp.send("/config/max_output", .float(100)))
-            let refused = try tcp.waitFor("/error over TCP") { $0.address == "/error" || $0.address == "/config/max_output" }
-            expectErrorReply(refused, for: "/config/max_output", hint: "above the ceiling 90 dB SPL")
-            #expect(tcp.send("/config/max_output", .float(75)))
-            let lowered = try tcp.waitFor("/config/max_output over TCP") { $0.address == "/error" || $0.address == "/config/max_output" }
-            #expect(lowered.arguments == [.float(75), .string("dB SPL")], "\(lowered)")
-            try Self.expectPeak(audio, at: -25, "TCP: lowered to 75 dB SPL")
         }
 
         /// Sends `messages` over the WebSocket with `Tests/Scripts/osc_over_websocket.py`; returns
@@ -122,7 +121,7 @@ extension SoundFitIntegration {
 
         @Test("WebSocket (OSC over WebSocket): a raise is refused with the ceiling named; calibration 80 keeps −10 dBFS; lowering works")
         func overWebSocket() throws {
-            let rig = try SoundFitRig(channels: 2, extraArguments: Self.startArguments)
+            let rig = try Rig.start(.process(channels: 2, arguments: Self.startArguments))
             defer { rig.stop() }
             let audio = try rig.audio()
             try Self.makeLoud(rig.osc)
@@ -148,22 +147,21 @@ extension SoundFitIntegration {
 
         @Test("MIDI: the ceiling and the calibration cannot be mapped; a CC mapped to /output/gain at +12 dB stays at the ceiling")
         func overMIDI() throws {
-            let rig = try SoundFitRig(channels: 2, extraArguments: Self.startArguments)
+            let rig = try Rig.start(.process(channels: 2, arguments: Self.startArguments))
             defer { rig.stop() }
-            let osc = rig.osc
             for address in ["/config/max_output", "/config/calibration"] {
-                expectErrorReply(try osc.ask("/midi/map", [.string(address), .int(1), .int(7)], reply: "/midi/mapped"),
+                expectErrorReply(try rig.osc.ask("/midi/map", [.string(address), .int(1), .int(7)], reply: "/midi/mapped"),
                                  for: "/midi/map", hint: address)
-                expectErrorReply(try osc.ask("/midi/learn", [.string(address)], reply: "/midi/learning"),
+                expectErrorReply(try rig.osc.ask("/midi/learn", [.string(address)], reply: "/midi/learning"),
                                  for: "/midi/learn", hint: address)
             }
-            _ = try osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
+            _ = try rig.osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
             let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "\(rig.ready.client):midi_in")
             fader.controlChange(channel: 1, controller: 7, value: 127)
             try fader.waitUntilSent()
-            #expect(isClose(try osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))
+            #expect(isClose(try rig.osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))
             try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "MIDI: CC 7 = 127 (+12 dB)")
         }
 
@@ -191,7 +189,7 @@ extension SoundFitIntegration {
             try JSONFile.write(patch(number: 3, name: "Recalibrated", ["/config/calibration": 80]),
                                to: patches.appendingPathComponent("03-recalibrated.json"))
 
-            let rig = try StatefulRig(channels: 2, arguments: Self.startArguments + ["--patches-dir", patches.path])
+            let rig = try Rig.start(.stateful(channels: 2, arguments: Self.startArguments + ["--patches-dir", patches.path]))
             defer { rig.stop() }
             let osc = try rig.osc
             let log = try rig.soundfit.log
@@ -210,81 +208,77 @@ extension SoundFitIntegration {
 
         @Test("State import and restart: an imported (or OSC-saved) calibration of 80 does not lift the limit; only --calibration on the command line moves it")
         func stateImportAndRestart() throws {
-            let rig = try StatefulRig(channels: 2, arguments: Self.startArguments)
-            defer { rig.stop() }
-            var osc = try rig.osc
-            try Self.makeLoud(osc)
-            waitUntilSaved(rig.stateDirectory, "/output/gain", 12)
+            try Rig.run(.stateful(channels: 2, arguments: Self.startArguments)) { rig in
+                var osc = try rig.osc
+                try Self.makeLoud(osc)
+                waitUntilSaved(rig.stateDirectory, "/output/gain", 12)
 
-            // A calibration saved from a surface, then a restart.
-            _ = try osc.ask("/config/calibration", [.float(80)], reply: "/config/calibration")
-            osc = try rig.restart().osc
-            #expect(try osc.ask("/config/calibration", reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
-            try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
-            try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "restart after /config/calibration 80")
+                // A calibration saved from a surface, then a restart.
+                _ = try osc.ask("/config/calibration", [.float(80)], reply: "/config/calibration")
+                osc = try rig.restart().osc
+                #expect(try osc.ask("/config/calibration", reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
+                try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
+                try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "restart after /config/calibration 80")
 
-            // An exported state edited to calibration 80 and imported, then a start.
-            _ = try osc.ask("/config/calibration", [.float(100)], reply: "/config/calibration")
-            let exported = try SoundFitCommandLine.run(["state", "export", "--state-dir", rig.stateDirectory.path])
-            #expect(exported.succeeded, "\(exported.standardError)")
-            rig.stopSoundFit()
-            var object = try #require(try JSONSerialization.jsonObject(with: Data(exported.standardOutput.utf8)) as? [String: Any])
-            object["calibration_db_spl"] = 80
-            let file = rig.stateDirectory.appendingPathComponent("exported.json")
-            try JSONFile.write(object, to: file)
-            let imported = try SoundFitCommandLine.run(["state", "import", "--state-dir", rig.stateDirectory.path, file.path])
-            #expect(imported.succeeded, "\(imported.standardError)")
-            osc = try rig.start().osc
-            #expect(try osc.ask("/config/calibration", reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
-            #expect(isClose(try osc.query("/output/gain"), 12, tolerance: 1e-3))
-            try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS)
-            try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "start after importing calibration 80")
-            #expect(try osc.ask("/config/max_output", [.float(100)], reply: "/config/max_output").address == "/error")
+                // An exported state edited to calibration 80 and imported, then a start.
+                _ = try osc.ask("/config/calibration", [.float(100)], reply: "/config/calibration")
+                let exported = try SoundFitCommandLine.run(["state", "export", "--state-dir", rig.stateDirectory.path])
+                #expect(exported.succeeded, "\(exported.standardError)")
+                rig.stopSoundFit()
+                var object = try #require(try JSONSerialization.jsonObject(with: Data(exported.standardOutput.utf8)) as? [String: Any])
+                object["calibration_db_spl"] = 80
+                let file = rig.stateDirectory.appendingPathComponent("exported.json")
+                try JSONFile.write(object, to: file)
+                let imported = try SoundFitCommandLine.run(["state", "import", "--state-dir", rig.stateDirectory.path, file.path])
+                #expect(imported.succeeded, "\(imported.standardError)")
+                osc = try rig.start().osc
+                #expect(try osc.ask("/config/calibration", reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
+                #expect(isClose(try osc.query("/output/gain"), 12, tolerance: 1e-3))
+                try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS)
+                try Self.expectPeak(try rig.audio(), at: Self.ceilingDBFS, "start after importing calibration 80")
+                #expect(try osc.ask("/config/max_output", [.float(100)], reply: "/config/max_output").address == "/error")
 
-            // Control: the person starting SoundFit chooses with --calibration; 90 − 80 = +10 dBFS
-            // lets the +12 dBFS sine through up to +10 dBFS (JACK carries floats above full scale).
-            osc = try rig.restart(arguments: ["--calibration", "80"]).osc
-            try Self.expectStatus(osc, ceiling: 90, limit: 10)
-            try Self.expectPeak(try rig.audio(), at: 10, "--calibration 80 on the command line")
+                // Control: the person starting SoundFit chooses with --calibration; 90 − 80 = +10 dBFS
+                // lets the +12 dBFS sine through up to +10 dBFS (JACK carries floats above full scale).
+                osc = try rig.restart(arguments: ["--calibration", "80"]).osc
+                try Self.expectStatus(osc, ceiling: 90, limit: 10)
+                try Self.expectPeak(try rig.audio(), at: 10, "--calibration 80 on the command line")
+            }
         }
 
         @Test("NSM open: a session directory whose document.json holds calibration 80 does not lift the limit")
         func nsmOpen() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let root = try UniqueName.temporaryDirectory("nsm-ceiling")
-            defer { try? FileManager.default.removeItem(at: root) }
-            let path = root.appendingPathComponent("SoundFit.nCEIL")
-            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
-            try JSONFile.write(["format": "soundfit.document", "version": 1, "calibration_db_spl": 80, "channels": 2,
-                                "osc": ["host": "127.0.0.1", "port": 0, "allow": [String]()]] as [String: Any],
-                               to: path.appendingPathComponent("document.json"))
+            try Rig.run(.server(directory: "nsm-ceiling")) { rig in
+                let path = rig.directory.appendingPathComponent("SoundFit.nCEIL")
+                try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
+                try JSONFile.write(["format": "soundfit.document", "version": 1, "calibration_db_spl": 80, "channels": 2,
+                                    "osc": ["host": "127.0.0.1", "port": 0, "allow": [String]()]] as [String: Any],
+                                   to: path.appendingPathComponent("document.json"))
 
-            let nsm = try TestNSMServer()
-            let process = try ChildProcess(
-                label: "soundfit", executable: try SoundFitBinary.path(),
-                arguments: ["run", "--osc-port", "0", "--http-port", "0", "--server", server.name, "--no-start-server"]
-                    + Self.startArguments,
-                environment: [NSMTestProtocol.environmentVariable: nsm.url])
-            defer { process.stop() }
-            _ = try nsm.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
-            try nsm.send("/reply", .string("/nsm/server/announce"), .string("hello"), .string("test-nsm"), .string(":server-control:"))
-            try nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string("SoundFit.nCEIL"))
-            let opened = try nsm.waitFor("/reply to open") { $0.address == "/reply" || $0.address == "/error" }.match
-            #expect(opened.address == "/reply", "\(opened); \(process.standardError)")
-            let ready = try #require(process.waitForOutput(timeout: .seconds(30), ReadyLine.find(in:)), "\(process.standardError)")
-            let osc = try OSCTestClient(port: ready.oscPort)
-            try osc.ping()
-            try osc.waitForSession()
-            #expect(try osc.ask("/config/calibration", reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
-            try Self.makeLoud(osc)
-            try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
-            let audio = try TestJackClient(server: server.name, channels: 2)
-            defer { audio.close() }
-            try audio.connect(toClient: ready.client)
-            try Self.expectPeak(audio, at: Self.ceilingDBFS, "NSM session with calibration 80")
-            expectErrorReply(try osc.ask("/config/max_output", [.float(110)], reply: "/config/max_output"),
-                             for: "/config/max_output", hint: "ceiling")
+                let nsm = try TestNSMServer()
+                let process = try ChildProcess(
+                    label: "soundfit", executable: try SoundFitBinary.path(),
+                    arguments: ["run", "--osc-port", "0", "--http-port", "0", "--server", rig.server.name, "--no-start-server"]
+                        + Self.startArguments,
+                    environment: [NSMTestProtocol.environmentVariable: nsm.url])
+                defer { process.stop() }
+                _ = try nsm.waitFor("/nsm/server/announce") { $0.address == "/nsm/server/announce" }
+                try nsm.send("/reply", .string("/nsm/server/announce"), .string("hello"), .string("test-nsm"), .string(":server-control:"))
+                try nsm.send("/nsm/client/open", .string(path.path), .string("SoundFit"), .string("SoundFit.nCEIL"))
+                let opened = try nsm.waitFor("/reply to open") { $0.address == "/reply" || $0.address == "/error" }.match
+                #expect(opened.address == "/reply", "\(opened); \(process.standardError)")
+                let ready = try #require(process.waitForOutput(timeout: .seconds(30), ReadyLine.find(in:)), "\(process.standardError)")
+                let osc = try OSCTestClient.inSession(port: ready.oscPort)
+                #expect(try osc.ask("/config/calibration", reply: "/config/calibration").arguments == [.float(80), .string("dB SPL")])
+                try Self.makeLoud(osc)
+                try Self.expectStatus(osc, ceiling: 90, limit: Self.ceilingDBFS, maximum: 90)
+                let audio = try TestJackClient(server: rig.server.name, channels: 2)
+                defer { audio.close() }
+                try audio.connect(toClient: ready.client)
+                try Self.expectPeak(audio, at: Self.ceilingDBFS, "NSM session with calibration 80")
+                expectErrorReply(try osc.ask("/config/max_output", [.float(110)], reply: "/config/max_output"),
+                                 for: "/config/max_output", hint: "ceiling")
+            }
         }
     }
 }

@@ -11,12 +11,11 @@ extension SoundFitIntegration {
 
         @Test("A tone complex and broadband noise with +12 dB never exceed --max-output; below it nothing changes")
         func neverAboveTheLimit() throws {
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--max-output", "80"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--max-output", "80"]))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.ask("/config/max_output", reply: "/config/max_output").arguments == [.float(80), .string("dB SPL")])
-            expectApplied(try osc.set("/output/gain", .float(12)), "/output/gain", .float(12))
-            _ = try osc.status()  // starts a new interval for output_limit_db
+            #expect(try rig.osc.ask("/config/max_output", reply: "/config/max_output").arguments == [.float(80), .string("dB SPL")])
+            expectApplied(try rig.osc.set("/output/gain", .float(12)), "/output/gain", .float(12))
+            _ = try rig.osc.status()  // starts a new interval for output_limit_db
 
             let complex = SignalGenerator.multiTone(frequencies: [250, 1000, 4000], amplitude: 0.05,
                                                     sampleRate: Capture.sampleRate, count: Capture.loopFrames, seed: 3)
@@ -28,26 +27,26 @@ extension SoundFitIntegration {
             #expect(peaks.allSatisfy { $0 <= Self.ceiling }, "\(peaks)")
             // Control: without the limit the peaks would be four times the input's.
             #expect((complex.map(abs).max() ?? 0) * 4 > Self.ceiling * 1.5)
-            let reduction = try #require(try osc.status()["output_limit_db"]?.number)
+            let reduction = try #require(try rig.osc.status()["output_limit_db"]?.number)
             report("output_limit_db after the loud part", reduction, unit: "dB")
             #expect(reduction > 6)
 
             // Below the limit: unity gain, a 0.05 tone comes out at its level, nothing limited.
-            expectApplied(try osc.set("/output/gain", .float(0)), "/output/gain", .float(0))
+            expectApplied(try rig.osc.set("/output/gain", .float(0)), "/output/gain", .float(0))
             try rig.audio().waitForAudio(seconds: 0.2)  // the gain's 20 ms ramp and the limiter's release, in JACK cycles
-            _ = try osc.status()
+            _ = try rig.osc.status()
             let quiet = try rig.audio().capture([Capture.tone(1000, amplitude: 0.05)], frames: Capture.captureFrames)
             let level = Capture.toneLevel(quiet[0], frequency: 1000, reference: 0.05)
             report("tone below the limit", level)
             #expect(abs(level) <= 0.01)
-            #expect(try osc.status()["output_limit_db"]?.number == 0)
+            #expect(try rig.osc.status()["output_limit_db"]?.number == 0)
 
             // The limit can be lowered and queried; out-of-range values and values above the
             // ceiling set at start (--max-output 80) are refused.
-            #expect(try osc.ask("/config/max_output", [.float(70)], reply: "/config/max_output").arguments == [.float(70), .string("dB SPL")])
-            expectErrorReply(try osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output"),
+            #expect(try rig.osc.ask("/config/max_output", [.float(70)], reply: "/config/max_output").arguments == [.float(70), .string("dB SPL")])
+            expectErrorReply(try rig.osc.ask("/config/max_output", [.float(90)], reply: "/config/max_output"),
                              for: "/config/max_output", hint: "ceiling")
-            expectErrorReply(try osc.ask("/config/max_output", [.float(20)], reply: "/config/max_output"),
+            expectErrorReply(try rig.osc.ask("/config/max_output", [.float(20)], reply: "/config/max_output"),
                              for: "/config/max_output", hint: "40")
         }
     }

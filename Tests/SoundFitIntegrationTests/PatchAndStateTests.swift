@@ -54,12 +54,11 @@ extension SoundFitIntegration {
 
         @Test("/patch/load \"Lowpass 1 kHz\" attenuates 4 kHz by ≥ 20 dB; /patch/current to sender and subscribers; Transparent undoes it")
         func loadLowpassPatch() throws {
-            let rig = try SoundFitRig(channels: 2)
+            let rig = try Rig.start(.process(channels: 2))
             defer { rig.stop() }
-            let osc = rig.osc
             let subscriber = try OSCTestClient(port: rig.ready.oscPort)
             try subscriber.subscribeDrainingValues()
-            let list = try patchList(osc)
+            let list = try patchList(rig.osc)
             #expect(list.map(\.0) == Self.factoryPatches.map(\.0) && list.map(\.1) == Self.factoryPatches.map(\.1), "\(list)")
 
             let audio = try rig.audio()
@@ -68,7 +67,7 @@ extension SoundFitIntegration {
                 #expect(abs(Capture.toneLevel(samples, frequency: 4000)) <= 0.05)
             }
 
-            let current = try osc.request("/patch/load", [.string("Lowpass 1 kHz")], reply: "/patch/current")
+            let current = try rig.osc.request("/patch/load", [.string("Lowpass 1 kHz")], reply: "/patch/current")
             #expect(current.address == "/patch/current" && current.arguments.prefix(2) == [.int(2), .string("Lowpass 1 kHz")], "\(current)")
             // Subscribers: the new current patch and feedback for what changed (only the filter switch).
             let notified = try subscriber.waitFor("/patch/current for subscribers") { $0.address == "/patch/current" }
@@ -78,7 +77,7 @@ extension SoundFitIntegration {
             feedback = feedback.filter { $0.address != "/state" && $0.address != "/patch/current" }
             #expect(feedback.contains(OSCTestMessage("/filter/enabled", [.int(1)])), "subscriber feedback: \(feedback)")
             #expect(!feedback.contains { $0.address == "/filter/cutoff" }, "unchanged values reported: \(feedback)")
-            #expect(try osc.query("/filter/enabled") == .int(1))
+            #expect(try rig.osc.query("/filter/enabled") == .int(1))
 
             let filtered = try audio.capture([mix], frames: Capture.captureFrames)
             for (channel, samples) in filtered.enumerated() {
@@ -91,17 +90,17 @@ extension SoundFitIntegration {
             }
 
             // A change after loading marks the patch modified; back again, unmodified.
-            expectApplied(try osc.set("/filter/cutoff", .float(1500)), "/filter/cutoff", .float(1500))
-            let modified = try osc.request("/patch/current", [], reply: "/patch/current")
+            expectApplied(try rig.osc.set("/filter/cutoff", .float(1500)), "/filter/cutoff", .float(1500))
+            let modified = try rig.osc.request("/patch/current", [], reply: "/patch/current")
             #expect(modified.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(1), .int(0)], "\(modified)")
             let modifiedNotice = try subscriber.waitFor("/patch/current (modified) for subscribers") { $0.address == "/patch/current" }
             #expect(modifiedNotice.match.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(1), .int(0)], "\(modifiedNotice.match)")
-            expectApplied(try osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000))
-            let unmodified = try osc.request("/patch/current", [], reply: "/patch/current")
+            expectApplied(try rig.osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000))
+            let unmodified = try rig.osc.request("/patch/current", [], reply: "/patch/current")
             #expect(unmodified.arguments == [.int(2), .string("Lowpass 1 kHz"), .int(0), .int(0)], "\(unmodified)")
 
             // Loading by number: Transparent restores the unity path.
-            let transparent = try osc.request("/patch/load", [.int(0)], reply: "/patch/current")
+            let transparent = try rig.osc.request("/patch/load", [.int(0)], reply: "/patch/current")
             #expect(transparent.arguments.prefix(2) == [.int(0), .string("Transparent")], "\(transparent)")
             for samples in try audio.capture([mix], frames: Capture.captureFrames) {
                 #expect(abs(Capture.toneLevel(samples, frequency: 4000)) <= 0.05)
@@ -111,7 +110,7 @@ extension SoundFitIntegration {
 
         @Test("A user patch saved over OSC is a file; after a restart it is listed and loads, and the last values are back")
         func saveAndRestart() throws {
-            let rig = try StatefulRig(channels: 2)
+            let rig = try Rig.start(.stateful(channels: 2))
             defer { rig.stop() }
             var osc = try rig.osc
             expectApplied(try osc.set("/filter/cutoff", .float(2000)), "/filter/cutoff", .float(2000))
@@ -185,7 +184,7 @@ extension SoundFitIntegration {
 
         @Test("kill -9 during a burst of changes: state.json parses and the restart restores one of the applied values", arguments: [0.45, 1.5])
         func killDuringBurst(killAfterSeconds: Double) throws {
-            let rig = try StatefulRig(channels: 2)
+            let rig = try Rig.start(.stateful(channels: 2))
             defer { rig.stop() }
             let osc = try rig.osc
             expectApplied(try osc.set("/output/gain", .float(-10)), "/output/gain", .float(-10))
@@ -246,37 +245,37 @@ extension SoundFitIntegration {
 
         @Test("A state write that failed (the disk refused it) is written once the disk works again, without another change")
         func failedWriteIsRetried() throws {
-            let rig = try StatefulRig(channels: 2)
-            defer { rig.stop() }
-            let osc = try rig.osc
-            let stateURL = rig.stateDirectory.appendingPathComponent("state.json")
-            expectApplied(try osc.set("/output/gain", .float(-5)), "/output/gain", .float(-5))
-            waitUntilSaved(rig.stateDirectory, "/output/gain", -5)
+            try Rig.run(.stateful(channels: 2)) { rig in
+                let osc = try rig.osc
+                let stateURL = rig.stateDirectory.appendingPathComponent("state.json")
+                expectApplied(try osc.set("/output/gain", .float(-5)), "/output/gain", .float(-5))
+                waitUntilSaved(rig.stateDirectory, "/output/gain", -5)
 
-            // A directory in place of state.json makes the next write fail (the rename over it
-            // fails; running as root, permissions would not). The good file is put back after.
-            let aside = rig.stateDirectory.appendingPathComponent("aside.json")
-            try FileManager.default.moveItem(at: stateURL, to: aside)
-            try FileManager.default.createDirectory(at: stateURL, withIntermediateDirectories: false)
-            expectApplied(try osc.set("/output/gain", .float(-7)), "/output/gain", .float(-7))
-            let failedAfter = waitForCondition(timeout: .seconds(5)) { (try? rig.soundfit.log.contains("not saved")) ?? false }
-            let failureLog = try rig.soundfit.log
-            #expect(failedAfter != nil, "no log line about the failed write: \(failureLog)")
-            print("note: \(failureLog.split(separator: "\n").filter { $0.contains("not saved") })")
+                // A directory in place of state.json makes the next write fail (the rename over it
+                // fails; running as root, permissions would not). The good file is put back after.
+                let aside = rig.stateDirectory.appendingPathComponent("aside.json")
+                try FileManager.default.moveItem(at: stateURL, to: aside)
+                try FileManager.default.createDirectory(at: stateURL, withIntermediateDirectories: false)
+                expectApplied(try osc.set("/output/gain", .float(-7)), "/output/gain", .float(-7))
+                let failedAfter = waitForCondition(timeout: .seconds(5)) { (try? rig.soundfit.log.contains("not saved")) ?? false }
+                let failureLog = try rig.soundfit.log
+                #expect(failedAfter != nil, "no log line about the failed write: \(failureLog)")
+                print("note: \(failureLog.split(separator: "\n").filter { $0.contains("not saved") })")
 
-            // The disk works again (state.json is the −5 dB file again). Nothing else changes:
-            // the applied −7 dB must still reach disk.
-            try FileManager.default.removeItem(at: stateURL)
-            try FileManager.default.moveItem(at: aside, to: stateURL)
-            let savedAfter = waitForCondition(timeout: .seconds(4)) { savedNumber(rig.stateDirectory, "/output/gain") == -7 }
-            #expect(savedAfter != nil, "the applied change never reached state.json after the failed write (state.json: \(String(describing: savedNumber(rig.stateDirectory, "/output/gain"))))")
+                // The disk works again (state.json is the −5 dB file again). Nothing else changes:
+                // the applied −7 dB must still reach disk.
+                try FileManager.default.removeItem(at: stateURL)
+                try FileManager.default.moveItem(at: aside, to: stateURL)
+                let savedAfter = waitForCondition(timeout: .seconds(4)) { savedNumber(rig.stateDirectory, "/output/gain") == -7 }
+                #expect(savedAfter != nil, "the applied change never reached state.json after the failed write (state.json: \(String(describing: savedNumber(rig.stateDirectory, "/output/gain"))))")
 
-            // What a crash now costs: kill -9 and restart.
-            rig.killSoundFit()
-            try rig.start()
-            let restored = try rig.osc.query("/output/gain")
-            report("gain after a failed write, recovery and kill -9 (applied -7)", restored.number ?? .nan)
-            #expect(restored == .float(-7), "the last applied state was lost: restored \(restored)")
+                // What a crash now costs: kill -9 and restart.
+                rig.killSoundFit()
+                try rig.start()
+                let restored = try rig.osc.query("/output/gain")
+                report("gain after a failed write, recovery and kill -9 (applied -7)", restored.number ?? .nan)
+                #expect(restored == .float(-7), "the last applied state was lost: restored \(restored)")
+            }
         }
 
         @Test("Broken patch files and a corrupt state.json: errors naming file and field, the previous state, everything else works")
@@ -300,7 +299,7 @@ extension SoundFitIntegration {
             try Data(#"{"format": "soundfit.patch", "version": 1, "number": 8, "na"#.utf8)
                 .write(to: patches.appendingPathComponent("08-truncated.json"))
 
-            let rig = try StatefulRig(channels: 2, arguments: ["--patches-dir", patches.path])
+            let rig = try Rig.start(.stateful(channels: 2, arguments: ["--patches-dir", patches.path]))
             defer { rig.stop() }
             var osc = try rig.osc
             var log = try rig.soundfit.log
@@ -379,7 +378,7 @@ extension SoundFitIntegration {
 
         @Test("Deleting a factory patch, bad names and unknown numbers → /error; a user patch can be deleted")
         func patchErrors() throws {
-            let rig = try StatefulRig(channels: 1)
+            let rig = try Rig.start(.stateful(channels: 1))
             defer { rig.stop() }
             let osc = try rig.osc
             try expectError(osc, "/patch/delete", [.int(2)], reply: "/patch/deleted", ["factory"])
@@ -455,45 +454,43 @@ extension SoundFitIntegration {
 
         @Test("A patch whose preset variant the current hearing profile does not offer is refused as a whole, nothing changed")
         func patchWithUnavailableVariant() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let osc = rig.osc
             // A user patch with the N3 profile's "up" preset and −12 dB output gain.
-            let n3 = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            let n3 = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(n3.address == "/profile/presets", "\(n3)")
-            #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
-            expectEndsApplied(try osc.set("/processing/preset", .string("up")), "/processing/preset")
-            expectApplied(try osc.set("/output/gain", .float(-12)), "/output/gain", .float(-12))
-            let saved = try osc.request("/patch/save", [.string("Rich")], reply: "/patch/saved")
+            #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
+            expectEndsApplied(try rig.osc.set("/processing/preset", .string("up")), "/processing/preset")
+            expectApplied(try rig.osc.set("/output/gain", .float(-12)), "/output/gain", .float(-12))
+            let saved = try rig.osc.request("/patch/save", [.string("Rich")], reply: "/patch/saved")
             #expect(saved.address == "/patch/saved", "\(saved)")
 
             // Normal hearing now: only "default" exists, so the patch cannot be applied.
-            let normal = try osc.request("/profile/audiogram", TestAudiogram.normal.oscArguments(ear: "both"), reply: "/profile/presets")
+            let normal = try rig.osc.request("/profile/audiogram", TestAudiogram.normal.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(normal.arguments == [.string("default")], "\(normal)")
-            #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
-            expectApplied(try osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
-            try expectError(osc, "/patch/load", [.string("Rich")], reply: "/patch/current", ["up"])
-            try osc.sync()  // the load has ended (its answer and any change it made come first)
+            #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
+            expectApplied(try rig.osc.set("/output/gain", .float(-3)), "/output/gain", .float(-3))
+            try expectError(rig.osc, "/patch/load", [.string("Rich")], reply: "/patch/current", ["up"])
+            try rig.osc.sync()  // the load has ended (its answer and any change it made come first)
             // Refused as a whole (StateKeeper.loadPatch's contract): nothing changed.
-            #expect(try osc.query("/output/gain") == .float(-3), "a refused patch load changed /output/gain")
-            #expect(try osc.query("/processing/preset") == .string("default"))
+            #expect(try rig.osc.query("/output/gain") == .float(-3), "a refused patch load changed /output/gain")
+            #expect(try rig.osc.query("/processing/preset") == .string("default"))
         }
 
         @Test("Speech clarity after Transparent: no /error, every value of the patch, personalization heard")
         func speechClarityAfterTransparent() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let osc = rig.osc
-            let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            let presets = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(presets.address == "/profile/presets", "\(presets)")
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            let transparent = try osc.request("/patch/load", [.int(0)], reply: "/patch/current")
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            let transparent = try rig.osc.request("/patch/load", [.int(0)], reply: "/patch/current")
             #expect(transparent.arguments == [.int(0), .string("Transparent"), .int(0), .int(0)], "\(transparent)")
-            #expect(try osc.query("/processing/preset") == .string("none"))
-            #expect(try osc.query("/processing/can_enable") == .int(0))
+            #expect(try rig.osc.query("/processing/preset") == .string("none"))
+            #expect(try rig.osc.query("/processing/can_enable") == .int(0))
 
             // The patch's own preset is applied before its enable is checked: the load succeeds.
-            let clarity = try osc.request("/patch/load", [.int(1)], reply: "/patch/current")
+            let clarity = try rig.osc.request("/patch/load", [.int(1)], reply: "/patch/current")
             #expect(clarity.arguments == [.int(1), .string("Speech clarity"), .int(0), .int(0)], "\(clarity)")
             let expected: [(String, OSCValue)] = [
                 ("/processing/enabled", .int(1)), ("/processing/intensity", .float(0.75)), ("/processing/preset", .string("default")),
@@ -502,7 +499,7 @@ extension SoundFitIntegration {
                 ("/ringmod/frequency", .float(22)), ("/ringmod/mix", .float(1)), ("/output/enabled", .int(1)), ("/output/gain", .float(0)),
             ]
             for (address, value) in expected {
-                #expect(try osc.query(address) == value, "\(address)")
+                #expect(try rig.osc.query(address) == value, "\(address)")
             }
             // Heard: a 1 kHz sine at its band's reference level gets N3's band gain at intensity
             // 0.75, 20·log10(1 + 0.75·(10^(19.65/20) − 1)) = 17.45 dB (0 dB with personalization off).
@@ -516,7 +513,7 @@ extension SoundFitIntegration {
 
         @Test("state export, then import into a fresh state directory, reproduces the same captured output")
         func exportImport() throws {
-            let rig = try StatefulRig(channels: 2)
+            let rig = try Rig.start(.stateful(channels: 2))
             defer { rig.stop() }
             let osc = try rig.osc
             // A state that shapes the sound: personalization (N3, full intensity), a peak filter, gain.

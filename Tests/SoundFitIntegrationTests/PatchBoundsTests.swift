@@ -18,12 +18,10 @@ extension SoundFitIntegration {
 
         @Test("A flood of /patch/save stops at 20 patches: the 21st and later get the error; overwriting still works; the bound holds after a restart")
         func countBound() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let directory = try UniqueName.temporaryDirectory("sf-patch-bounds")
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let rig = try Rig.start(.server(directory: "sf-patch-bounds"))
+            defer { rig.stop() }
             let bounds = ["--max-user-patches", "20", "--max-user-patch-bytes", "65536"]
-            var instance: SoundFitInstance? = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1, arguments: bounds)
+            var instance: SoundFitInstance? = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1, arguments: bounds)
             defer { instance?.stop() }
             let osc = try #require(instance).osc
 
@@ -41,7 +39,7 @@ extension SoundFitIntegration {
             #expect(saved == (1...20).map { -Int32($0) }, "\(saved)")
             #expect(errors.count == 10)
             #expect(errors.first == "cannot save patch 'flood 21': at most 20 user patches (--max-user-patches); delete some", "\(errors)")
-            let files = userFiles(directory)
+            let files = userFiles(rig.directory)
             #expect(files.count == 20 && files.bytes <= 65536, "\(files)")
             print("note: 30 saves with --max-user-patches 20: \(files.count) files, \(files.bytes) bytes")
 
@@ -49,7 +47,7 @@ extension SoundFitIntegration {
             expectApplied(try osc.set("/output/gain", .float(-7)), "/output/gain", .float(-7))
             let overwritten = try osc.request("/patch/save", [.string("flood 5")], reply: "/patch/saved")
             #expect(overwritten.arguments == [.int(-5), .string("flood 5")], "\(overwritten)")
-            #expect(String(decoding: (try? Data(contentsOf: directory.appendingPathComponent("patches/user-5.json"))) ?? Data(),
+            #expect(String(decoding: (try? Data(contentsOf: rig.directory.appendingPathComponent("patches/user-5.json"))) ?? Data(),
                            as: UTF8.self).contains("\"/output/gain\": -7"))
             // Deleting makes room for one.
             let deleted = try osc.request("/patch/delete", [.int(-1)], reply: "/patch/deleted")
@@ -58,44 +56,42 @@ extension SoundFitIntegration {
             #expect(again.address == "/patch/saved", "\(again)")
             let refused = try osc.request("/patch/save", [.string("one too many")], reply: "/patch/saved")
             expectErrorReply(refused, for: "/patch/save", hint: "at most 20 user patches")
-            #expect(userFiles(directory).count == 20)
+            #expect(userFiles(rig.directory).count == 20)
 
             // The files on disk count after a restart too.
             instance?.stop()
             instance = nil
-            let restarted = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1, arguments: bounds)
+            let restarted = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1, arguments: bounds)
             defer { restarted.stop() }
             let afterRestart = try restarted.osc.request("/patch/save", [.string("after restart")], reply: "/patch/saved")
             expectErrorReply(afterRestart, for: "/patch/save", hint: "at most 20 user patches (--max-user-patches)")
-            #expect(userFiles(directory).count == 20)
+            #expect(userFiles(rig.directory).count == 20)
         }
 
         @Test("The byte bound: saves stop before the files pass --max-user-patch-bytes, with the error naming the flag")
         func byteBound() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let directory = try UniqueName.temporaryDirectory("sf-patch-bytes")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let instance = try SoundFitInstance(server: server, stateDirectory: directory, channels: 1,
-                                                arguments: ["--max-user-patch-bytes", "8192"])
-            defer { instance.stop() }
-            var saved = 0
-            var refusal: OSCTestMessage?
-            for index in 1...100 {
-                let answer = try instance.osc.request("/patch/save", [.string("bytes \(index)")], reply: "/patch/saved")
-                guard answer.address == "/patch/saved" else {
-                    refusal = answer
-                    break
+            try Rig.run(.server(directory: "sf-patch-bytes")) { rig in
+                let instance = try SoundFitInstance(server: rig.server, stateDirectory: rig.directory, channels: 1,
+                                                    arguments: ["--max-user-patch-bytes", "8192"])
+                defer { instance.stop() }
+                var saved = 0
+                var refusal: OSCTestMessage?
+                for index in 1...100 {
+                    let answer = try instance.osc.request("/patch/save", [.string("bytes \(index)")], reply: "/patch/saved")
+                    guard answer.address == "/patch/saved" else {
+                        refusal = answer
+                        break
+                    }
+                    saved += 1
                 }
-                saved += 1
+                let files = userFiles(rig.directory)
+                print("note: --max-user-patch-bytes 8192: \(saved) patches saved, \(files.bytes) bytes on disk")
+                #expect(saved > 0 && saved < 100 && files.count == saved && files.bytes <= 8192, "\(saved) saved, \(files)")
+                let answer = try #require(refusal, "no refusal in 100 saves")
+                expectErrorReply(answer, for: "/patch/save")
+                #expect(answer.string(1) == "cannot save patch 'bytes \(saved + 1)': user patches take at most 8192 bytes together (--max-user-patch-bytes); delete some",
+                        "\(answer)")
             }
-            let files = userFiles(directory)
-            print("note: --max-user-patch-bytes 8192: \(saved) patches saved, \(files.bytes) bytes on disk")
-            #expect(saved > 0 && saved < 100 && files.count == saved && files.bytes <= 8192, "\(saved) saved, \(files)")
-            let answer = try #require(refusal, "no refusal in 100 saves")
-            expectErrorReply(answer, for: "/patch/save")
-            #expect(answer.string(1) == "cannot save patch 'bytes \(saved + 1)': user patches take at most 8192 bytes together (--max-user-patch-bytes); delete some",
-                    "\(answer)")
         }
 
         @Test("The defaults are 1000 patches and 16 MiB; out-of-range bounds are refused with a message")

@@ -42,15 +42,14 @@ extension SoundFitIntegration {
                 }
             }
 
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "3"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "3"]))
             defer { rig.stop() }
-            let osc = rig.osc
             // The recommendation for a submitted profile is in effect at start.
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            #expect(try osc.query("/processing/preset") == .string("default"))
-            #expect(try osc.query("/processing/intensity") == .float(0.75))
-            #expect(try osc.query("/processing/can_enable") == .int(1))
-            expectApplied(try osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.query("/processing/preset") == .string("default"))
+            #expect(try rig.osc.query("/processing/intensity") == .float(0.75))
+            #expect(try rig.osc.query("/processing/can_enable") == .int(1))
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
 
             let audio = try rig.audio()
             var worst = 0.0
@@ -76,12 +75,11 @@ extension SoundFitIntegration {
             let profile = try TestAudiogram.profileFile(left: .n3, right: nil, in: directory)
             let presets = try PrintedPresets.generate(profile: profile, techLevel: techLevel)
             let preset = try #require(presets.variants["default"])
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--profile", profile.path, "--tech-level", "\(techLevel)"])
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--profile", profile.path, "--tech-level", "\(techLevel)"]))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.query("/processing/fitting") == .int(Int32(techLevel)))
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            expectApplied(try osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            #expect(try rig.osc.query("/processing/fitting") == .int(Int32(techLevel)))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
             let audio = try rig.audio()
             // The lowest, a middle and the highest band.
             let count = preset.left.count
@@ -102,7 +100,7 @@ extension SoundFitIntegration {
             let presets = try PrintedPresets.generate(profile: profile)
             let preset = try #require(presets.variants["default"])
             let index = try #require(preset.left.firstIndex { $0.centre == 1000 })
-            let rig = try SoundFitRig(channels: 3, extraArguments: ["--profile", profile.path])
+            let rig = try Rig.start(.process(channels: 3, arguments: ["--profile", profile.path]))
             defer { rig.stop() }
             #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
             expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
@@ -120,15 +118,14 @@ extension SoundFitIntegration {
             let directory = try UniqueName.temporaryDirectory("sf-profile")
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: nil, in: directory)
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path]))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
             let audio = try rig.audio()
             let noises = (0..<2).map { Capture.noise(seed: UInt64(40 + $0)) }
 
             // Disabled (from running at 0.75): bit-exact passthrough.
-            expectApplied(try osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
+            expectApplied(try rig.osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
             let disabled = try audio.capture(noises, frames: Capture.captureFrames)
             var lags: [Int] = []
             for channel in 0..<2 {
@@ -140,8 +137,8 @@ extension SoundFitIntegration {
             report("disabled: bit-exact channels", Double(lags.count), unit: "of 2")
 
             // Control: enabled at intensity 1, the output is far from the input.
-            expectApplied(try osc.set("/processing/enabled", .int(1)), "/processing/enabled", .int(1))
-            expectApplied(try osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            expectApplied(try rig.osc.set("/processing/enabled", .int(1)), "/processing/enabled", .int(1))
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
             let processed = try audio.capture(noises, frames: Capture.captureFrames)
             for channel in 0..<2 {
                 let residual = residualDecibels(captured: processed[channel], played: noises[channel], lag: lag)
@@ -150,7 +147,7 @@ extension SoundFitIntegration {
             }
 
             // Intensity 0 while enabled: transparent.
-            expectApplied(try osc.set("/processing/intensity", .float(0)), "/processing/intensity", .float(0))
+            expectApplied(try rig.osc.set("/processing/intensity", .float(0)), "/processing/intensity", .float(0))
             let transparent = try audio.capture(noises, frames: Capture.captureFrames)
             for channel in 0..<2 {
                 let residual = residualDecibels(captured: transparent[channel], played: noises[channel], lag: lag)
@@ -161,8 +158,8 @@ extension SoundFitIntegration {
             }
 
             // Back up from 0 and disable again while processing: bit-exact once more.
-            expectApplied(try osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
-            expectApplied(try osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            expectApplied(try rig.osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
             let disabledAgain = try audio.capture(noises, frames: Capture.captureFrames)
             for channel in 0..<2 {
                 #expect(Capture.bitExactLag(captured: disabledAgain[channel], played: noises[channel]) == lag,
@@ -171,9 +168,9 @@ extension SoundFitIntegration {
 
             // Enabled at intensity 1 but no preset (/processing/preset none): nothing to apply,
             // bit-exact, and can_enable reports it.
-            expectApplied(try osc.set("/processing/enabled", .int(1)), "/processing/enabled", .int(1))
-            expectEndsApplied(try osc.set("/processing/preset", .string("none")), "/processing/preset")
-            #expect(try osc.query("/processing/can_enable") == .int(0))
+            expectApplied(try rig.osc.set("/processing/enabled", .int(1)), "/processing/enabled", .int(1))
+            expectEndsApplied(try rig.osc.set("/processing/preset", .string("none")), "/processing/preset")
+            #expect(try rig.osc.query("/processing/can_enable") == .int(0))
             let noPreset = try audio.capture(noises, frames: Capture.captureFrames)
             for channel in 0..<2 {
                 #expect(Capture.bitExactLag(captured: noPreset[channel], played: noises[channel]) == lag,
@@ -192,11 +189,10 @@ extension SoundFitIntegration {
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: nil, in: directory)
             let presets = try PrintedPresets.generate(profile: profile)
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path]))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            expectApplied(try osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
             let audio = try rig.audio()
 
             // 4 kHz at its band's reference level, through each variant.
@@ -204,7 +200,7 @@ extension SoundFitIntegration {
             let amplitude = sineAmplitude(levelDBSPL: presets.variants["default"]!.left[band4k].referenceLevel)
             var levels: [String: Double] = [:]
             for variant in ["down", "default", "up"] {
-                expectEndsApplied(try osc.set("/processing/preset", .string(variant)), "/processing/preset")
+                expectEndsApplied(try rig.osc.set("/processing/preset", .string(variant)), "/processing/preset")
                 let gains = try measureGain(audio, frequency: 4000, amplitude: amplitude)
                 let target = presets.variants[variant]!.left[band4k].gain
                 for (channel, gain) in gains.enumerated() {
@@ -234,13 +230,13 @@ extension SoundFitIntegration {
             let frames = 96000  // 2 s
             var captured: [[Float]] = []
             for attempt in 1...3 {
-                expectEndsApplied(try osc.set("/processing/preset", .string("down")), "/processing/preset")
+                expectEndsApplied(try rig.osc.set("/processing/preset", .string("down")), "/processing/preset")
                 let xrunsBefore = audio.xruns
                 let result = CaptureInBackground(audio: audio, signals: [tone], frames: frames)
                 try audio.waitForAudio(seconds: 0.9)  // the change lands mid-capture (0.9 s of audio in): the timing is the stimulus
-                osc.send("/processing/preset", .string("up"))
+                rig.osc.send("/processing/preset", .string("up"))
                 captured = try result.wait()
-                expectEndsApplied(try osc.waitForTerminalState("/processing/preset"), "/processing/preset")
+                expectEndsApplied(try rig.osc.waitForTerminalState("/processing/preset"), "/processing/preset")
                 if audio.xruns == xrunsBefore { break }
                 print("note: xrun during the preset switch capture \(attempt); capturing again")
             }
@@ -315,22 +311,21 @@ extension SoundFitIntegration {
             let directory = try UniqueName.temporaryDirectory("sf-profile")
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: nil, in: directory)
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--profile", profile.path])
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--profile", profile.path]))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
             let audio = try rig.audio()
             // 1 kHz at −30 dBFS (70 dB SPL): the intensity moves the band gain by about 8 dB.
             let tone = Capture.tone(1000, amplitude: 0.0316)
             var captured: [Float] = []
             for attempt in 1...3 {
-                expectApplied(try osc.set("/processing/intensity", .float(0.2)), "/processing/intensity", .float(0.2))
+                expectApplied(try rig.osc.set("/processing/intensity", .float(0.2)), "/processing/intensity", .float(0.2))
                 let xrunsBefore = audio.xruns
                 let result = CaptureInBackground(audio: audio, signals: [tone], frames: 96000)
                 try audio.waitForAudio(seconds: 0.9)  // the change lands mid-capture (0.9 s of audio in): the timing is the stimulus
-                osc.send("/processing/intensity", .float(1))
+                rig.osc.send("/processing/intensity", .float(1))
                 captured = try result.wait()[0]
-                expectApplied(try osc.waitForTerminalState("/processing/intensity"), "/processing/intensity", .float(1))
+                expectApplied(try rig.osc.waitForTerminalState("/processing/intensity"), "/processing/intensity", .float(1))
                 if audio.xruns == xrunsBefore { break }
                 print("note: xrun during the intensity ramp capture \(attempt); capturing again")
             }
@@ -354,12 +349,11 @@ extension SoundFitIntegration {
 
         @Test("/profile/audiogram: invalid audiograms → /error naming the problem; N3 → default up down; 0 dB HL → default")
         func profileOverOSC() throws {
-            let rig = try SoundFitRig(channels: 2)
+            let rig = try Rig.start(.process(channels: 2))
             defer { rig.stop() }
-            let osc = rig.osc
             let subscriber = try OSCTestClient(port: rig.ready.oscPort)
             try subscriber.subscribeDrainingValues()
-            #expect(try osc.query("/processing/preset") == .string("none"))
+            #expect(try rig.osc.query("/processing/preset") == .string("none"))
 
             func pairs(_ values: [Double]) -> [OSCValue] { values.map { .float(Float($0)) } }
             let valid = pairs([500, 30, 1000, 35, 2000, 40, 4000, 50])
@@ -377,7 +371,7 @@ extension SoundFitIntegration {
                 ("no pairs", [.string("both")], ["pair"]),
             ]
             for (label, arguments, hints) in invalid {
-                let reply = try osc.request("/profile/audiogram", arguments, reply: "/profile/presets")
+                let reply = try rig.osc.request("/profile/audiogram", arguments, reply: "/profile/presets")
                 #expect(reply.address == "/error" && reply.string(0) == "/profile/audiogram", "\(label): \(reply)")
                 let message = reply.string(1) ?? ""
                 for hint in hints {
@@ -386,35 +380,35 @@ extension SoundFitIntegration {
                 print("note: \(label) → \(message)")
             }
             // Nothing changed: no preset, not enabled, no feedback to subscribers.
-            #expect(try osc.query("/processing/preset") == .string("none"))
-            #expect(try osc.query("/processing/enabled") == .int(0))
+            #expect(try rig.osc.query("/processing/preset") == .string("none"))
+            #expect(try rig.osc.query("/processing/enabled") == .int(0))
             // A marker (this test plays no audio, so the gain is harmless): feedback of a change
             // the rejected audiograms made, queued before, would arrive before the marker's.
-            expectApplied(try osc.set("/output/gain", .float(-1)), "/output/gain", .float(-1))
+            expectApplied(try rig.osc.set("/output/gain", .float(-1)), "/output/gain", .float(-1))
             let leaked = try subscriber.waitForChangeFeedback("/output/gain", .float(-1)).filter { $0.address.hasPrefix("/processing/") }
             #expect(leaked.isEmpty, "rejected audiograms changed \(leaked)")
 
             // N3 for both ears: all three variants; the recommendation is applied and reported.
-            let n3 = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            let n3 = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(n3 == OSCTestMessage("/profile/presets", [.string("default"), .string("up"), .string("down")]))
             #expect(try subscriber.waitForFeedback("/processing/preset") { $0 == .string("default") } == .string("default"))
             #expect(try subscriber.waitForFeedback("/processing/intensity") { $0 == .float(0.75) } == .float(0.75))
             #expect(try subscriber.waitForFeedback("/processing/enabled") { $0 == .int(1) } == .int(1))
-            #expect(try osc.query("/processing/preset") == .string("default"))
-            #expect(try osc.query("/processing/intensity") == .float(0.75))
-            #expect(try osc.query("/processing/enabled") == .int(1))
-            #expect(try osc.query("/processing/can_enable") == .int(1))
-            expectEndsApplied(try osc.set("/processing/preset", .string("up")), "/processing/preset")
+            #expect(try rig.osc.query("/processing/preset") == .string("default"))
+            #expect(try rig.osc.query("/processing/intensity") == .float(0.75))
+            #expect(try rig.osc.query("/processing/enabled") == .int(1))
+            #expect(try rig.osc.query("/processing/can_enable") == .int(1))
+            expectEndsApplied(try rig.osc.set("/processing/preset", .string("up")), "/processing/preset")
 
             // Normal hearing: only default; up is refused now.
-            let normal = try osc.request("/profile/audiogram", TestAudiogram.normal.oscArguments(ear: "both"), reply: "/profile/presets")
+            let normal = try rig.osc.request("/profile/audiogram", TestAudiogram.normal.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(normal == OSCTestMessage("/profile/presets", [.string("default")]))
-            #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
-            let refused = try osc.request("/processing/preset", [.string("up")], reply: "/state")
+            #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
+            let refused = try rig.osc.request("/processing/preset", [.string("up")], reply: "/state")
             #expect(refused.address == "/error", "preset up for a 0 dB HL profile: \(refused)")
 
             // One ear at a time: the other ear keeps its audiogram.
-            let left = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "left"), reply: "/profile/presets")
+            let left = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "left"), reply: "/profile/presets")
             #expect(left == OSCTestMessage("/profile/presets", [.string("default"), .string("up"), .string("down")]))
 
             // The two ears sent back to back, as the web page does: both count, whichever of the
@@ -422,12 +416,12 @@ extension SoundFitIntegration {
             // before the other, and one ear could be lost).
             for round in 0..<4 {
                 let (right, left) = round % 2 == 0 ? (TestAudiogram.normal, TestAudiogram.n3) : (TestAudiogram.n3, TestAudiogram.normal)
-                osc.sendRaw(OSCWire.encode(OSCTestMessage("/profile/audiogram", right.oscArguments(ear: "right"))))
-                osc.sendRaw(OSCWire.encode(OSCTestMessage("/profile/audiogram", left.oscArguments(ear: "left"))))
-                for _ in 0..<2 { _ = try osc.waitFor("/profile/presets") { $0.address == "/profile/presets" } }
-                osc.send("/profile/audiogram")
+                rig.osc.sendRaw(OSCWire.encode(OSCTestMessage("/profile/audiogram", right.oscArguments(ear: "right"))))
+                rig.osc.sendRaw(OSCWire.encode(OSCTestMessage("/profile/audiogram", left.oscArguments(ear: "left"))))
+                for _ in 0..<2 { _ = try rig.osc.waitFor("/profile/presets") { $0.address == "/profile/presets" } }
+                rig.osc.send("/profile/audiogram")
                 for _ in 0..<2 {
-                    let held = try osc.waitFor("the profile of an ear") {
+                    let held = try rig.osc.waitFor("the profile of an ear") {
                         $0.address == "/profile/audiogram" && $0.arguments.last == .string("dB HL")
                     }.match
                     let expected = held.string(0) == "right" ? right : left
@@ -485,15 +479,14 @@ extension SoundFitIntegration {
 
         @Test("--personalization single-preset: /profile/presets lists only default, and up is refused")
         func singlePresetMode() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--personalization", "single-preset"])
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--personalization", "single-preset"]))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.waitForSession().arguments.first == .string("active"))
-            let reply = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            #expect(try rig.osc.waitForSession().arguments.first == .string("active"))
+            let reply = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(reply == OSCTestMessage("/profile/presets", [.string("default")]),
                     "single-preset session offers \(reply)")
-            #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
-            let refused = try osc.request("/processing/preset", [.string("up")], reply: "/state")
+            #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
+            let refused = try rig.osc.request("/processing/preset", [.string("up")], reply: "/state")
             #expect(refused.address == "/error", "preset up in single-preset mode: \(refused)")
         }
     }

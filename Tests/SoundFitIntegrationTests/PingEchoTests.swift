@@ -12,7 +12,7 @@ extension SoundFitIntegration {
 
         @Test("/ping ,ihfdsbtcmrTFNIb: the /pong is the request byte for byte, over UDP and TCP")
         func echoIsByteForByte() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let request = OSCWire.encode(OSCTestMessage("/ping", Self.everyType))
             rig.osc.sendRaw(request)
@@ -35,20 +35,20 @@ extension SoundFitIntegration {
 
         @Test("a blob, timetag, char, MIDI or colour anywhere else is a type error naming the address; /ping refuses arrays")
         func otherAddressesRefuseThem() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            for value in [OSCValue.blob([1]), .timetag(1), .char(65), .midi(0, 0x90, 1, 2), .rgba(0xFFFF_FFFF)] {
-                let error = try rig.osc.ask("/filter/cutoff", [value], reply: "/filter/cutoff")
-                expectErrorReply(error, for: "/filter/cutoff")
-                let patchError = try rig.osc.ask("/patch/load", [value], reply: "/patch/current")
-                expectErrorReply(patchError, for: "/patch/load")
+            try Rig.run(.process(channels: 1)) { rig in
+                for value in [OSCValue.blob([1]), .timetag(1), .char(65), .midi(0, 0x90, 1, 2), .rgba(0xFFFF_FFFF)] {
+                    let error = try rig.osc.ask("/filter/cutoff", [value], reply: "/filter/cutoff")
+                    expectErrorReply(error, for: "/filter/cutoff")
+                    let patchError = try rig.osc.ask("/patch/load", [value], reply: "/patch/current")
+                    expectErrorReply(patchError, for: "/patch/load")
+                }
+                #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
+                // An array: `/ping ,i[ii]`.
+                var array = OSCWire.padded(Array("/ping".utf8)) + OSCWire.padded(Array(",i[ii]".utf8))
+                array += OSCWire.bigEndian(Int32(1)) + OSCWire.bigEndian(Int32(2)) + OSCWire.bigEndian(Int32(3))
+                rig.osc.sendRaw(array)
+                expectErrorReply(try rig.osc.waitFor("/error") { $0.address == "/error" }.match, for: "/ping", hint: "array")
             }
-            #expect(try rig.osc.query("/filter/cutoff") == .float(1000))
-            // An array: `/ping ,i[ii]`.
-            var array = OSCWire.padded(Array("/ping".utf8)) + OSCWire.padded(Array(",i[ii]".utf8))
-            array += OSCWire.bigEndian(Int32(1)) + OSCWire.bigEndian(Int32(2)) + OSCWire.bigEndian(Int32(3))
-            rig.osc.sendRaw(array)
-            expectErrorReply(try rig.osc.waitFor("/error") { $0.address == "/error" }.match, for: "/ping", hint: "array")
         }
     }
 }

@@ -32,14 +32,13 @@ extension SoundFitIntegration {
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: .n3, in: directory)
             let printed = try #require(try PrintedPresets.generate(profile: profile).variants["default"])
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "3"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "3"]))
             defer { rig.stop() }
-            let osc = rig.osc
             // The recommendation is in effect at start: default preset, enabled, intensity 0.75.
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            #expect(try osc.query("/processing/intensity") == .float(0.75))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.query("/processing/intensity") == .float(0.75))
 
-            var answer = try gains(osc)
+            var answer = try gains(rig.osc)
             #expect(answer.summary.string(0) == "default" && answer.summary.number(1) == 0.75 && answer.summary.number(2) == 1,
                     "\(answer.summary)")
             #expect(answer.left.count == 8 && answer.right.count == 8)
@@ -60,40 +59,39 @@ extension SoundFitIntegration {
             #expect(share < -1 && share > -2.5, "at 0.75 every band loses 0…2.5 dB: \(share)")
             #expect(abs((answer.summary.number(3) ?? .nan) - share) <= 0.01, "\(answer.summary)")
             #expect(answer.summary.number(4) == 0, "N3 binds no safety cap: \(answer.summary)")
-            var status = try osc.status()
+            var status = try rig.osc.status()
             #expect(abs((status["applied_share_db"]?.number ?? .nan) - share) <= 0.01, "\(status)")
             #expect(status["gain_capped_bands"] == .int(0), "\(status)")
 
             // Intensity 1: the whole prescription.
-            expectApplied(try osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
-            status = try osc.status()
+            expectApplied(try rig.osc.set("/processing/intensity", .float(1)), "/processing/intensity", .float(1))
+            status = try rig.osc.status()
             #expect(abs(status["applied_share_db"]?.number ?? .nan) <= 0.01, "\(status)")
 
             // Disabled: nothing applied, the share is minus the mean prescription.
-            expectApplied(try osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
-            answer = try gains(osc)
+            expectApplied(try rig.osc.set("/processing/enabled", .int(0)), "/processing/enabled", .int(0))
+            answer = try gains(rig.osc)
             #expect(answer.summary.number(2) == 0 && (answer.left + answer.right).allSatisfy { $0.2 == 0 }, "\(answer)")
             let meanPrescribed = (answer.left + answer.right).map(\.1).reduce(0, +) / 16
-            status = try osc.status()
+            status = try rig.osc.status()
             #expect(abs((status["applied_share_db"]?.number ?? .nan) + meanPrescribed) <= 0.01, "\(status)")
             #expect(meanPrescribed > 15, "N3's mean NAL-R gain over 250…6000 Hz: \(meanPrescribed)")
         }
 
         @Test("/personalization/gains without a profile: /error; with arguments it is a reply: no answer")
         func errors() throws {
-            let rig = try SoundFitRig(channels: 2)
-            defer { rig.stop() }
-            let osc = rig.osc
-            osc.send("/personalization/gains")
-            let error = try osc.waitFor("/error") { $0.address == "/error" }.match
-            #expect(error.string(0) == "/personalization/gains" && (error.string(1) ?? "").contains("no hearing profile"), "\(error)")
-            #expect(try osc.status()["applied_share_db"] == nil)
-            // With arguments it has the form of the reply: never answered (two servers would
-            // answer each other forever); the /pong after it shows nothing came before it.
-            osc.send("/personalization/gains", .string("default"))
-            osc.send("/ping")
-            let pong = try osc.waitFor("/pong") { $0.address == "/pong" }
-            #expect(pong.before.isEmpty, "\(pong.before)")
+            try Rig.run(.process(channels: 2)) { rig in
+                rig.osc.send("/personalization/gains")
+                let error = try rig.osc.waitFor("/error") { $0.address == "/error" }.match
+                #expect(error.string(0) == "/personalization/gains" && (error.string(1) ?? "").contains("no hearing profile"), "\(error)")
+                #expect(try rig.osc.status()["applied_share_db"] == nil)
+                // With arguments it has the form of the reply: never answered (two servers would
+                // answer each other forever); the /pong after it shows nothing came before it.
+                rig.osc.send("/personalization/gains", .string("default"))
+                rig.osc.send("/ping")
+                let pong = try rig.osc.waitFor("/pong") { $0.address == "/pong" }
+                #expect(pong.before.isEmpty, "\(pong.before)")
+            }
         }
     }
 }

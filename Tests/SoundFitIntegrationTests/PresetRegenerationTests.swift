@@ -8,7 +8,7 @@ extension SoundFitIntegration {
     @Suite("Preset regeneration for a new session") struct PresetRegeneration {
         @Test("Another tech level, a re-activation and a restart keep the personalization preset and processing on")
         func newSessionsRegenerateThePreset() throws {
-            let rig = try StatefulRig(channels: 1)
+            let rig = try Rig.start(.stateful(channels: 1))
             defer { rig.stop() }
             var osc = try rig.osc
             let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")

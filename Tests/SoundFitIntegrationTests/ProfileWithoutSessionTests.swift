@@ -7,22 +7,21 @@ extension SoundFitIntegration {
     @Suite("Profile without a session") struct ProfileWithoutSession {
         @Test("The recommendation of a profile submitted without a session follows at the next activation")
         func recommendationAtNextActivation() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let osc = rig.osc
-            #expect(try osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
-            let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
+            #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
+            let presets = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(presets.address == "/profile/presets", "\(presets)")
-            let activated = try osc.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session")
+            let activated = try rig.osc.ask("/session/activate", [.string("fine_tuning"), .int(3)], reply: "/session")
             #expect(activated.string(0) == "active", "\(activated)")
-            #expect(try osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
-            #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            #expect(try osc.query("/processing/can_enable") == .int(1))
+            #expect(try rig.osc.pollQuery("/processing/preset") { $0 == .string("default") } == .string("default"))
+            #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
+            #expect(try rig.osc.query("/processing/can_enable") == .int(1))
         }
 
         @Test("A pending recommendation survives a kill -9 and restart, and is followed once")
         func pendingRecommendationSurvivesRestart() throws {
-            let rig = try StatefulRig(channels: 1)
+            let rig = try Rig.start(.stateful(channels: 1))
             defer { rig.stop() }
             var osc = try rig.osc
             #expect(try osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")

@@ -9,9 +9,9 @@ extension SoundFitIntegration.RealtimeSafety {
     /// and toggles the stage while every other stage is on.
     @Test("No heap calls on the JACK thread with personalization running (preset switches, intensity, enable)", .optimizedCodeOnly)
     func noHeapCallsWithPersonalization() throws {
-        let rig = try InProcessRealtimeRig(clientName: "sfrtp", label: "soundfit.integration.realtime-personalization",
+        let rig = try Rig.start(.inProcess(clientName: "sfrtp", label: "soundfit.integration.realtime-personalization",
                                            waitForSession: true,
-                                           playing: [Capture.tone(1000, amplitude: 0.05), Capture.noise(seed: 11, amplitude: 0.1)])
+                                           playing: [Capture.tone(1000, amplitude: 0.05), Capture.noise(seed: 11, amplitude: 0.1)]))
         defer { rig.stop() }
         let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
         let (heapBefore, sectionsBefore) = (rig.heapCallsBeforeStart, rig.sectionsBeforeStart)

@@ -24,8 +24,8 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread over ≥ 1000 cycles of OSC changes, timed bundles among them, with every stage on", .optimizedCodeOnly)
         func noHeapCallsInProcessCallback() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sfrt", label: "soundfit.integration.realtime",
-                                               playing: [Capture.tone(1000, amplitude: 0.3), Capture.noise(seed: 9, amplitude: 0.3)])
+            let rig = try Rig.start(.inProcess(clientName: "sfrt", label: "soundfit.integration.realtime",
+                                               playing: [Capture.tone(1000, amplitude: 0.3), Capture.noise(seed: 9, amplitude: 0.3)]))
             defer { rig.stop() }
             let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
             let (heapBefore, sectionsBefore, otherBefore) = (rig.heapCallsBeforeStart, rig.sectionsBeforeStart,
@@ -122,8 +122,8 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread over ≥ 1000 cycles of a MIDI stream: mapped and unmapped control changes, learn, program changes", .optimizedCodeOnly)
         func noHeapCallsDuringMIDIStream() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sfrtmidi", label: "soundfit.integration.realtime.midi",
-                                               playing: [Capture.tone(1000, amplitude: 0.3)])
+            let rig = try Rig.start(.inProcess(clientName: "sfrtmidi", label: "soundfit.integration.realtime.midi",
+                                               playing: [Capture.tone(1000, amplitude: 0.3)]))
             defer { rig.stop() }
             let (server, soundfit, engine, osc, audio) = (rig.server, rig.soundfit, rig.engine, rig.osc, rig.audio)
             let fader = try TestJackClient(server: server.name, name: "sfmidi", roles: .midiSource)
@@ -200,8 +200,8 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread while the server freewheels, timed bundles among the changes", .optimizedCodeOnly)
         func noHeapCallsWhileFreewheeling() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sffw", label: "soundfit.integration.freewheel",
-                                               playing: [Capture.tone(1000, amplitude: 0.3)])
+            let rig = try Rig.start(.inProcess(clientName: "sffw", label: "soundfit.integration.freewheel",
+                                               playing: [Capture.tone(1000, amplitude: 0.3)]))
             defer { rig.stop() }
             let (server, engine, osc) = (rig.server, rig.engine, rig.osc)
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
@@ -235,8 +235,8 @@ extension SoundFitIntegration {
 
         @Test("No heap calls on the JACK thread while the hearing test plays tones in test mode", .optimizedCodeOnly)
         func noHeapCallsDuringHearingTest() throws {
-            let rig = try InProcessRealtimeRig(clientName: "sfrtht", label: "soundfit.integration.realtime.test",
-                                               waitForSession: true)
+            let rig = try Rig.start(.inProcess(clientName: "sfrtht", label: "soundfit.integration.realtime.test",
+                                               waitForSession: true))
             defer { rig.stop() }
             let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
             let config = try osc.ask("/test/config", [

@@ -71,59 +71,59 @@ extension SoundFitIntegration {
             #expect(rendered.count == 2 && rendered[0].count == signal.count)
 
             // Through JACK: the same binary, the same settings over OSC, the same samples played.
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let soundfit = try SoundFitProcess(arguments: ["--server", server.name, "--channels", "2",
-                                                           "--profile", profile.path, "--tech-level", "2"])
-            defer { soundfit.stop() }
-            let ready = try soundfit.waitForReady()
-            let osc = try OSCTestClient(port: ready.oscPort)
-            try osc.waitForSession()
-            osc.send("/patch/load", .string("Speech clarity"))
-            _ = try osc.waitFor("/patch/current") { $0.address == "/patch/current" }
-            for (address, value, _) in Self.sets {
-                let states = try osc.set(address, value)
-                #expect(states.last?.string(1) == "applied", "\(address): \(states)")
-            }
-            let clients = try TimedAudioClients(server: server.name, channels: 2, playCapacity: signal.count,
-                                                recordCapacity: 3 * signal.count)
-            defer { clients.close() }
-            try clients.connect(through: ready.client)
-            // Idle long enough for every ramp and level detector to come to rest, as render's
-            // settling does: 3 s of audio, counted in JACK cycles.
-            try clients.waitForAudio(seconds: 3)
-            var best: (offset: Int, difference: Float) = (0, .infinity)
-            for attempt in 1...3 {
-                try clients.startRecording(frames: 3 * signal.count)
-                try clients.play(signal)
-                let recording = try clients.finishRecording()
-                try clients.play([Float](repeating: 0, count: 256))
-                // Player and recorder start at cycle boundaries: the signal's first frame is at
-                // a whole number of periods into the recording.
-                best = (0, .infinity)
-                for offset in stride(from: 0, through: 2 * signal.count - 1, by: recording.period)
-                where offset + signal.count <= recording.channels[0].count {
-                    var worst: Float = 0
-                    for channel in 0..<2 {
-                        for frame in 0..<signal.count {
-                            worst = max(worst, abs(recording.channels[channel][offset + frame] - rendered[channel][frame]))
-                            if worst >= best.difference { break }
-                        }
-                    }
-                    if worst < best.difference { best = (offset, worst) }
+            try Rig.run(.server()) { rig in
+                let soundfit = try SoundFitProcess(arguments: ["--server", rig.server.name, "--channels", "2",
+                                                               "--profile", profile.path, "--tech-level", "2"])
+                defer { soundfit.stop() }
+                let ready = try soundfit.waitForReady()
+                let osc = try OSCTestClient(port: ready.oscPort)
+                try osc.waitForSession()
+                osc.send("/patch/load", .string("Speech clarity"))
+                _ = try osc.waitFor("/patch/current") { $0.address == "/patch/current" }
+                for (address, value, _) in Self.sets {
+                    let states = try osc.set(address, value)
+                    #expect(states.last?.string(1) == "applied", "\(address): \(states)")
                 }
-                if recording.isContiguous && recording.xruns == 0 { break }
-                print("note: recording with a skipped cycle or xrun (attempt \(attempt)); recording again")
-                try clients.waitForAudio(seconds: 3)  // the same rest as above
+                let clients = try TimedAudioClients(server: rig.server.name, channels: 2, playCapacity: signal.count,
+                                                    recordCapacity: 3 * signal.count)
+                defer { clients.close() }
+                try clients.connect(through: ready.client)
+                // Idle long enough for every ramp and level detector to come to rest, as render's
+                // settling does: 3 s of audio, counted in JACK cycles.
+                try clients.waitForAudio(seconds: 3)
+                var best: (offset: Int, difference: Float) = (0, .infinity)
+                for attempt in 1...3 {
+                    try clients.startRecording(frames: 3 * signal.count)
+                    try clients.play(signal)
+                    let recording = try clients.finishRecording()
+                    try clients.play([Float](repeating: 0, count: 256))
+                    // Player and recorder start at cycle boundaries: the signal's first frame is at
+                    // a whole number of periods into the recording.
+                    best = (0, .infinity)
+                    for offset in stride(from: 0, through: 2 * signal.count - 1, by: recording.period)
+                    where offset + signal.count <= recording.channels[0].count {
+                        var worst: Float = 0
+                        for channel in 0..<2 {
+                            for frame in 0..<signal.count {
+                                worst = max(worst, abs(recording.channels[channel][offset + frame] - rendered[channel][frame]))
+                                if worst >= best.difference { break }
+                            }
+                        }
+                        if worst < best.difference { best = (offset, worst) }
+                    }
+                    if recording.isContiguous && recording.xruns == 0 { break }
+                    print("note: recording with a skipped cycle or xrun (attempt \(attempt)); recording again")
+                    try clients.waitForAudio(seconds: 3)  // the same rest as above
+                }
+                let peak = rendered[0].map(abs).max() ?? 0
+                report("largest |JACK − render| over 2 × 48000 samples", Double(best.difference) * 1e6, unit: "× 1e-6 (linear)")
+                report("peak of the rendered output", Double(peak), unit: "(linear)")
+                #expect(peak > 0.01, "the rendered output is (nearly) silent")
+                // Float rounding: the two paths run the same code on the same samples. The residue
+                // measured is 2.9e-6…4.8e-6 (3 runs) at a peak of 0.97 (about −106 dB); where it arises is not
+                // pinned down (most likely state that silence leaves after 3 s here and 10 s in render).
+                #expect(best.difference <= 1e-5, "render and JACK differ by up to \(best.difference) (best offset \(best.offset))")
             }
-            let peak = rendered[0].map(abs).max() ?? 0
-            report("largest |JACK − render| over 2 × 48000 samples", Double(best.difference) * 1e6, unit: "× 1e-6 (linear)")
-            report("peak of the rendered output", Double(peak), unit: "(linear)")
-            #expect(peak > 0.01, "the rendered output is (nearly) silent")
-            // Float rounding: the two paths run the same code on the same samples. The residue
-            // measured is 2.9e-6…4.8e-6 (3 runs) at a peak of 0.97 (about −106 dB); where it arises is not
-            // pinned down (most likely state that silence leaves after 3 s here and 10 s in render).
-            #expect(best.difference <= 1e-5, "render and JACK differ by up to \(best.difference) (best offset \(best.offset))")
         }
 
         @Test("render keeps the input's format: FLAC 16-bit in, FLAC 16-bit and AIFF out, and --format")

@@ -33,7 +33,7 @@ extension SoundFitIntegration {
 
         @Test("/subscribe: snapshot, feedback and terminal states for other clients' changes, no echo to the maker, session changes, /unsubscribe")
         func feedbackToOthersOnly() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let maker = rig.osc
             let values = try currentValues(maker)
@@ -138,7 +138,7 @@ extension SoundFitIntegration {
 
         @Test("Feedback forms: normalized and both; a subscription for another URL; re-subscribing changes the form")
         func feedbackForms() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let maker = rig.osc
             let faders = try OSCTestClient(port: rig.ready.oscPort)
@@ -199,7 +199,7 @@ extension SoundFitIntegration {
 
         @Test("/subscribe ,s pattern: the snapshot and feedback follow only the selected parameters; session notifications still come")
         func subscriptionToASubtree() throws {
-            let rig = try SoundFitRig(channels: 1)
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let maker = rig.osc
             let watcher = try OSCTestClient(port: rig.ready.oscPort)
@@ -223,9 +223,9 @@ extension SoundFitIntegration {
 
         @Test("/subscribe and /unsubscribe errors: bad URLs and forms, another host's subscription, the subscriber limit")
         func subscriptionErrors() throws {
-            let rig = try SoundFitRig(channels: 1)
+            // Not `Rig.run`: Swift 6.3.1 crashes (SendNonSendable) on this body in a closure.
+            let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let osc = rig.osc
             for arguments: [OSCValue] in [
                 [.string("http://127.0.0.1:9000")],
                 [.string("osc.tcp://127.0.0.1:9000")],
@@ -241,15 +241,15 @@ extension SoundFitIntegration {
                 [.string("/filter/[cutoff")],
                 [.int(5)],
             ] {
-                let reply = try osc.ask("/subscribe", arguments, reply: "/subscribed", timeout: .seconds(3))
+                let reply = try rig.osc.ask("/subscribe", arguments, reply: "/subscribed", timeout: .seconds(3))
                 expectErrorReply(reply, for: "/subscribe")
             }
             // Nothing was subscribed by those: /unsubscribe has nothing to remove.
-            expectErrorReply(try osc.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
-            expectErrorReply(try osc.ask("/unsubscribe", [.string("osc.udp://127.0.0.1:9")], reply: "/unsubscribed"),
+            expectErrorReply(try rig.osc.ask("/unsubscribe", reply: "/unsubscribed"), for: "/unsubscribe")
+            expectErrorReply(try rig.osc.ask("/unsubscribe", [.string("osc.udp://127.0.0.1:9")], reply: "/unsubscribed"),
                              for: "/unsubscribe")
-            expectErrorReply(try osc.ask("/unsubscribe", [.string("garbage")], reply: "/unsubscribed"), for: "/unsubscribe")
-            expectErrorReply(try osc.ask("/unsubscribe", [.int(1)], reply: "/unsubscribed"), for: "/unsubscribe")
+            expectErrorReply(try rig.osc.ask("/unsubscribe", [.string("garbage")], reply: "/unsubscribed"), for: "/unsubscribe")
+            expectErrorReply(try rig.osc.ask("/unsubscribe", [.int(1)], reply: "/unsubscribed"), for: "/unsubscribe")
 
             // A client on another host (127.0.0.2) can neither remove nor redirect nor change
             // someone else's subscription.
@@ -262,10 +262,10 @@ extension SoundFitIntegration {
                              for: "/unsubscribe", hint: "another client")
             expectErrorReply(try stranger.ask("/subscribe", [.string(watcher.url), .string("normalized")], reply: "/subscribed"),
                              for: "/subscribe", hint: "another client")
-            _ = try osc.setWithID("/filter/q", .float(2), id: 1)
+            _ = try rig.osc.setWithID("/filter/q", .float(2), id: 1)
             _ = try watcher.waitFor("native feedback still flowing") { $0.address == "/filter/q" && $0.arguments == [.float(2)] }
             // A marker: normalized feedback of the q, queued before, would arrive before it.
-            _ = try osc.setWithID("/filter/q", .float(3), id: 2)
+            _ = try rig.osc.setWithID("/filter/q", .float(3), id: 2)
             #expect(!(try watcher.waitForChangeFeedback("/filter/q", .float(3))).contains { $0.address.hasSuffix("/normalized") })
 
             // The limits: 8 per client (address and port), 32 in all (the watcher holds one). The
@@ -281,28 +281,28 @@ extension SoundFitIntegration {
                     #expect(reply.string(0).map { $0.contains(":\(sink.localPort)") } == true, "\(reply)")
                 }
             }
-            try subscribeSinks(osc, 8)
-            #expect(!(try osc.sync()).contains { $0.address == "/error" })  // and its eight /subscribe/pending
+            try subscribeSinks(rig.osc, 8)
+            #expect(!(try rig.osc.sync()).contains { $0.address == "/error" })  // and its eight /subscribe/pending
             let ninth = try OSCTestClient(port: rig.ready.oscPort)
-            expectErrorReply(try subscribe(osc, [.string(ninth.url)]), for: "/subscribe", hint: "holds 8")
+            expectErrorReply(try subscribe(rig.osc, [.string(ninth.url)]), for: "/subscribe", hint: "holds 8")
             let owners = try (0..<3).map { _ in try OSCTestClient(port: rig.ready.oscPort) }
             try subscribeSinks(owners[0], 8)
             try subscribeSinks(owners[1], 8)
             try subscribeSinks(owners[2], 7)
             #expect(!(try owners.flatMap { try $0.sync() }).contains { $0.address == "/error" })
-            #expect(try osc.status()["subscribers"]?.number == 32)
+            #expect(try rig.osc.status()["subscribers"]?.number == 32)
             let extra = try OSCTestClient(port: rig.ready.oscPort)
             expectErrorReply(try subscribe(owners[2], [.string(extra.url)]), for: "/subscribe", hint: "limit")
             expectErrorReply(try subscribe(extra), for: "/subscribe", hint: "limit")
             // Unsubscribing without a URL removes what the sender subscribed.
-            osc.send("/unsubscribe")
+            rig.osc.send("/unsubscribe")
             var removed = 0
             while removed < 8 {
-                _ = try osc.waitFor("/unsubscribed \(removed + 1) of 8") { $0.address == "/unsubscribed" }
+                _ = try rig.osc.waitFor("/unsubscribed \(removed + 1) of 8") { $0.address == "/unsubscribed" }
                 removed += 1
             }
             #expect(try subscribe(extra).address == "/subscribed", "room again after /unsubscribe")
-            #expect(try osc.status()["subscribers"]?.number == 25)
+            #expect(try rig.osc.status()["subscribers"]?.number == 25)
         }
     }
 }

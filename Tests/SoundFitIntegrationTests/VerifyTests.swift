@@ -187,7 +187,7 @@ extension SoundFitIntegration {
             let directory = try UniqueName.temporaryDirectory("soundfit-verify")
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: .n2, in: directory)
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "1"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "1"]))
             defer { rig.stop() }
             let port = try #require(rig.ready.httpPort)
 
@@ -237,8 +237,8 @@ extension SoundFitIntegration {
             let directory = try UniqueName.temporaryDirectory("soundfit-verify")
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: nil, in: directory)
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "1",
-                                                                    "--http-token", "verify-secret"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "1",
+                                                                           "--http-token", "verify-secret"]))
             defer { rig.stop() }
             let port = try #require(rig.ready.httpPort)
             let (refused, reason) = try PlainHTTP.getJSON(port: port, "/verify?tones=0")
@@ -256,7 +256,7 @@ extension SoundFitIntegration {
             let directory = try UniqueName.temporaryDirectory("soundfit-verify")
             defer { try? FileManager.default.removeItem(at: directory) }
             let profile = try TestAudiogram.profileFile(left: .n3, right: .n2, in: directory)
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "3"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "3"]))
             defer { rig.stop() }
             let port = try #require(rig.ready.httpPort)
             let page = try BrowserDriver(url: "http://127.0.0.1:\(port)/ui/", width: 1280, height: 900)
@@ -289,7 +289,7 @@ extension SoundFitIntegration {
             #expect(offline.status == 0 || offline.status == 1, "\(offline.stderr)")
             let rows = try Self.readCSV(directory.appendingPathComponent("offline.csv")).filter { $0.kind == "speech" }
 
-            let rig = try SoundFitRig(channels: 2, extraArguments: ["--profile", profile.path, "--tech-level", "3"])
+            let rig = try Rig.start(.process(channels: 2, arguments: ["--profile", profile.path, "--tech-level", "3"]))
             defer { rig.stop() }
             let periodFrames = FourierTransform.powerOfTwo(atLeast: Int(2.7 * 48000))
             let clients = try TimedAudioClients(server: rig.server.name, channels: 2, playCapacity: periodFrames,

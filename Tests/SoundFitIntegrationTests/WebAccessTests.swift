@@ -34,57 +34,57 @@ extension SoundFitIntegration {
 
         @Test("A WebSocket from another origin is refused 403 with a JSON reason and changes nothing; the page's own origin and a non-browser client (no Origin) are upgraded; refusals are logged rate-limited")
         func forgedOrigin() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--http-allow-origin", "http://studio.lan:8080"])
-            defer { rig.stop() }
-            let port = try #require(rig.ready.httpPort)
-            let host = "127.0.0.1:\(port)"
-            let before = try rig.osc.query("/output/gain").number
+            try Rig.run(.process(channels: 1, arguments: ["--http-allow-origin", "http://studio.lan:8080"])) { rig in
+                let port = try #require(rig.ready.httpPort)
+                let host = "127.0.0.1:\(port)"
+                let before = try rig.osc.query("/output/gain").number
 
-            // The attack of the issue: the handshake with a foreign Origin, then /output/gain 12 anyway.
-            let start = ContinuousClock.now
-            let forged = try Self.upgrade(port, host: host, [("Origin", "http://evil.example")])
-            #expect(forged.status == 403, "\(forged)")
-            let reason = try JSONSerialization.jsonObject(with: Data(forged.body.utf8)) as? [String: Any]
-            #expect((reason?["error"] as? String)?.contains("origin 'http://evil.example'") == true, "\(forged.body)")
-            forged.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(12)))
-            #expect(forged.connection.waitForClose(timeout: .seconds(5)), "the refused connection stayed open")
-            for origin in ["null", "http://127.0.0.1:\(port &+ 1)", "https://127.0.0.1:\(port)", "http://evil.example:\(port)",
-                           "http://127.0.0.1.evil.example:\(port)"] {
-                let refused = try Self.upgrade(port, host: host, [("Origin", origin)])
-                #expect(refused.status == 403, "Origin \(origin): \(refused.status) \(refused.body)")
-            }
-            // A state-changing request with a foreign Origin is refused before its route (405 otherwise).
-            let post = try RawHTTPConnection(port: port)
-            post.send(RawHTTPConnection.request("POST", "/output/gain", host: host, headers: [("Origin", "http://evil.example")],
-                                                body: Array("12".utf8)))
-            #expect(post.readResponse()?.status == 403)
-            #expect(try rig.osc.query("/output/gain").number == before, "a refused client changed /output/gain")
+                // The attack of the issue: the handshake with a foreign Origin, then /output/gain 12 anyway.
+                let start = ContinuousClock.now
+                let forged = try Self.upgrade(port, host: host, [("Origin", "http://evil.example")])
+                #expect(forged.status == 403, "\(forged)")
+                let reason = try JSONSerialization.jsonObject(with: Data(forged.body.utf8)) as? [String: Any]
+                #expect((reason?["error"] as? String)?.contains("origin 'http://evil.example'") == true, "\(forged.body)")
+                forged.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(12)))
+                #expect(forged.connection.waitForClose(timeout: .seconds(5)), "the refused connection stayed open")
+                for origin in ["null", "http://127.0.0.1:\(port &+ 1)", "https://127.0.0.1:\(port)", "http://evil.example:\(port)",
+                               "http://127.0.0.1.evil.example:\(port)"] {
+                    let refused = try Self.upgrade(port, host: host, [("Origin", origin)])
+                    #expect(refused.status == 403, "Origin \(origin): \(refused.status) \(refused.body)")
+                }
+                // A state-changing request with a foreign Origin is refused before its route (405 otherwise).
+                let post = try RawHTTPConnection(port: port)
+                post.send(RawHTTPConnection.request("POST", "/output/gain", host: host, headers: [("Origin", "http://evil.example")],
+                                                    body: Array("12".utf8)))
+                #expect(post.readResponse()?.status == 403)
+                #expect(try rig.osc.query("/output/gain").number == before, "a refused client changed /output/gain")
 
-            // The page's own origin (any loopback name with this port), an allowed origin, and no Origin at all.
-            for (origin, gain) in [("http://127.0.0.1:\(port)", -3.0), ("http://localhost:\(port)", -4.0),
-                                   ("http://studio.lan:8080", -5.0), (nil, -6.0)] as [(String?, Double)] {
-                let own = try Self.upgrade(port, host: host, origin.map { [("Origin", $0)] } ?? [])
-                #expect(own.status == 101, "Origin \(origin ?? "none"): \(own.status) \(own.body)")
-                own.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(Float(gain))))
-                #expect(try Self.waitForGain(rig.osc, gain), "Origin \(origin ?? "none") could not set /output/gain \(gain)")
-            }
+                // The page's own origin (any loopback name with this port), an allowed origin, and no Origin at all.
+                for (origin, gain) in [("http://127.0.0.1:\(port)", -3.0), ("http://localhost:\(port)", -4.0),
+                                       ("http://studio.lan:8080", -5.0), (nil, -6.0)] as [(String?, Double)] {
+                    let own = try Self.upgrade(port, host: host, origin.map { [("Origin", $0)] } ?? [])
+                    #expect(own.status == 101, "Origin \(origin ?? "none"): \(own.status) \(own.body)")
+                    own.connection.send(RawHTTPConnection.frame(opcode: 2, payload: Self.gainPacket(Float(gain))))
+                    #expect(try Self.waitForGain(rig.osc, gain), "Origin \(origin ?? "none") could not set /output/gain \(gain)")
+                }
 
-            // A flood of forged handshakes: each refused, the log bounded (5 lines per 10 s).
-            for _ in 0..<50 {
-                #expect(try Self.upgrade(port, host: host, [("Origin", "http://evil.example")]).status == 403)
+                // A flood of forged handshakes: each refused, the log bounded (5 lines per 10 s).
+                for _ in 0..<50 {
+                    #expect(try Self.upgrade(port, host: host, [("Origin", "http://evil.example")]).status == 403)
+                }
+                let elapsed = ContinuousClock.now - start
+                let logged = rig.soundfit.process.standardError.components(separatedBy: "HTTP 403").count - 1
+                report("log lines for the test's 57 refusals", Double(logged), unit: "lines")
+                #expect(logged >= 1, "no refusal was logged")
+                // (Refusals spanning n windows of 10 s may fill each, and one summary line each.)
+                #expect(logged <= 6 * (Int(elapsed.components.seconds) / 10 + 2), "\(logged) log lines for 57 refusals in \(elapsed)")
+                try rig.osc.ping()
             }
-            let elapsed = ContinuousClock.now - start
-            let logged = rig.soundfit.process.standardError.components(separatedBy: "HTTP 403").count - 1
-            report("log lines for the test's 57 refusals", Double(logged), unit: "lines")
-            #expect(logged >= 1, "no refusal was logged")
-            // (Refusals spanning n windows of 10 s may fill each, and one summary line each.)
-            #expect(logged <= 6 * (Int(elapsed.components.seconds) / 10 + 2), "\(logged) log lines for 57 refusals in \(elapsed)")
-            try rig.osc.ping()
         }
 
         @Test("A forged Host (DNS rebinding) is refused 403 on GET /, HOST_INFO, /response, /ui and the upgrade; loopback names, [::1] and --http-allow-host are answered")
         func forgedHost() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--http-allow-host", "soundfit.local,studio.lan", "--http-allow-host", "mixer"])
+            let rig = try Rig.start(.process(channels: 1, arguments: ["--http-allow-host", "soundfit.local,studio.lan", "--http-allow-host", "mixer"]))
             defer { rig.stop() }
             let port = try #require(rig.ready.httpPort)
             for target in ["/", "/?HOST_INFO", "/response", "/ui/", "/output/gain?VALUE"] {
@@ -117,60 +117,60 @@ extension SoundFitIntegration {
 
         @Test("A page from another origin in Chromium cannot open a WebSocket to SoundFit nor change anything")
         func hostilePageInBrowser() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let port = try #require(rig.ready.httpPort)
-            let before = try rig.osc.query("/output/gain").number
-            // The hostile page, served by a second HTTP server on another port of this host.
-            let folder = try UniqueName.temporaryDirectory("soundfit-hostile")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let packet = Self.gainPacket(12).map(String.init).joined(separator: ",")
-            // (`data-ready` and a `.parameter` element: what the driver's open_page waits for.)
-            let page = """
-                <!doctype html><html><body data-ready="true"><div class="parameter">hostile page</div><script>
-                for (const [key, url] of [["local", "ws://127.0.0.1:\(port)/"], ["named", "ws://localhost:\(port)/"]]) {
-                  const socket = new WebSocket(url);
-                  socket.binaryType = "arraybuffer";
-                  socket.onopen = () => { socket.send(new Uint8Array([\(packet)])); document.body.dataset[key] = "open"; };
-                  socket.onclose = (event) => { document.body.dataset[key] ||= "closed " + event.code; };
+            try Rig.run(.process(channels: 1)) { rig in
+                let port = try #require(rig.ready.httpPort)
+                let before = try rig.osc.query("/output/gain").number
+                // The hostile page, served by a second HTTP server on another port of this host.
+                let folder = try UniqueName.temporaryDirectory("soundfit-hostile")
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let packet = Self.gainPacket(12).map(String.init).joined(separator: ",")
+                // (`data-ready` and a `.parameter` element: what the driver's open_page waits for.)
+                let page = """
+                    <!doctype html><html><body data-ready="true"><div class="parameter">hostile page</div><script>
+                    for (const [key, url] of [["local", "ws://127.0.0.1:\(port)/"], ["named", "ws://localhost:\(port)/"]]) {
+                      const socket = new WebSocket(url);
+                      socket.binaryType = "arraybuffer";
+                      socket.onopen = () => { socket.send(new Uint8Array([\(packet)])); document.body.dataset[key] = "open"; };
+                      socket.onclose = (event) => { document.body.dataset[key] ||= "closed " + event.code; };
+                    }
+                    fetch("http://127.0.0.1:\(port)/output/gain", {method: "POST", mode: "no-cors", body: "12"})
+                      .then(() => { document.body.dataset.post = "sent"; }, () => { document.body.dataset.post = "failed"; });
+                    </script></body></html>
+                    """
+                try page.write(to: folder.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+                let server = try ChildProcess(label: "hostile page server", executable: "/usr/bin/python3",
+                                              arguments: ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", folder.path])
+                defer { server.stop() }
+                let hostilePort = server.waitForOutput(timeout: .seconds(15)) { output -> Int? in
+                    output.range(of: "port ").flatMap { Int(output[$0.upperBound...].prefix { $0.isNumber }) }
                 }
-                fetch("http://127.0.0.1:\(port)/output/gain", {method: "POST", mode: "no-cors", body: "12"})
-                  .then(() => { document.body.dataset.post = "sent"; }, () => { document.body.dataset.post = "failed"; });
-                </script></body></html>
-                """
-            try page.write(to: folder.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
-            let server = try ChildProcess(label: "hostile page server", executable: "/usr/bin/python3",
-                                          arguments: ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", folder.path])
-            defer { server.stop() }
-            let hostilePort = server.waitForOutput(timeout: .seconds(15)) { output -> Int? in
-                output.range(of: "port ").flatMap { Int(output[$0.upperBound...].prefix { $0.isNumber }) }
-            }
-            let served = try #require(hostilePort, "python3 -m http.server printed no port: \(server.standardError)")
+                let served = try #require(hostilePort, "python3 -m http.server printed no port: \(server.standardError)")
 
-            let browser = try BrowserDriver(url: "http://127.0.0.1:\(served)/index.html")
-            defer { browser.quit() }
-            for key in ["local", "named"] {
-                let outcome = try #require(try browser.call("wait_dataset", ["key": key]) as? String)
-                #expect(outcome.hasPrefix("closed"), "the hostile page's WebSocket to \(key): \(outcome)")
+                let browser = try BrowserDriver(url: "http://127.0.0.1:\(served)/index.html")
+                defer { browser.quit() }
+                for key in ["local", "named"] {
+                    let outcome = try #require(try browser.call("wait_dataset", ["key": key]) as? String)
+                    #expect(outcome.hasPrefix("closed"), "the hostile page's WebSocket to \(key): \(outcome)")
+                }
+                _ = try browser.call("wait_dataset", ["key": "post"])
+                #expect(try rig.osc.query("/output/gain").number == before, "the hostile page changed /output/gain")
+                let log = rig.soundfit.process.standardError
+                #expect(log.contains("from the origin 'http://127.0.0.1:\(served)' is refused"), "\(log.suffix(2000))")
             }
-            _ = try browser.call("wait_dataset", ["key": "post"])
-            #expect(try rig.osc.query("/output/gain").number == before, "the hostile page changed /output/gain")
-            let log = rig.soundfit.process.standardError
-            #expect(log.contains("from the origin 'http://127.0.0.1:\(served)' is refused"), "\(log.suffix(2000))")
         }
 
         @Test("--http-token on loopback: the ready line carries it, an upgrade without it is refused, with it upgraded")
         func tokenOnLoopback() throws {
-            let rig = try SoundFitRig(channels: 1, extraArguments: ["--http-token", "local-secret_1"])
-            defer { rig.stop() }
-            let port = try #require(rig.ready.httpPort)
-            #expect(rig.ready.fields["http"] == "http://127.0.0.1:\(port)/?token=local-secret_1", "\(rig.ready.fields)")
-            let host = "127.0.0.1:\(port)"
-            let refused = try Self.upgrade(port, host: host, [("Origin", "http://127.0.0.1:\(port)")])
-            #expect(refused.status == 403 && refused.body.contains("token"), "\(refused.status) \(refused.body)")
-            let upgraded = try Self.upgrade(port, target: "/?token=local-secret_1", host: host, [("Origin", "http://127.0.0.1:\(port)")])
-            #expect(upgraded.status == 101, "\(upgraded.status) \(upgraded.body)")
-            #expect(try PlainHTTP.get(port: port, "/?HOST_INFO").status == 200, "a read needs no token")
+            try Rig.run(.process(channels: 1, arguments: ["--http-token", "local-secret_1"])) { rig in
+                let port = try #require(rig.ready.httpPort)
+                #expect(rig.ready.fields["http"] == "http://127.0.0.1:\(port)/?token=local-secret_1", "\(rig.ready.fields)")
+                let host = "127.0.0.1:\(port)"
+                let refused = try Self.upgrade(port, host: host, [("Origin", "http://127.0.0.1:\(port)")])
+                #expect(refused.status == 403 && refused.body.contains("token"), "\(refused.status) \(refused.body)")
+                let upgraded = try Self.upgrade(port, target: "/?token=local-secret_1", host: host, [("Origin", "http://127.0.0.1:\(port)")])
+                #expect(upgraded.status == 101, "\(upgraded.status) \(upgraded.body)")
+                #expect(try PlainHTTP.get(port: port, "/?HOST_INFO").status == 200, "a read needs no token")
+            }
         }
 
         @Test("Bad --http-token, --http-allow-host and --http-allow-origin values: a message naming the flag and exit 64")
@@ -188,21 +188,16 @@ extension SoundFitIntegration {
 
         @Test("An exposed port (--osc-host 0.0.0.0) prints a token; upgrades and state-changing requests need it (query or Bearer); reads do not; the page forwards it to its WebSocket")
         func tokenWhenExposed() throws {
-            let server = try TestJackServer()
-            defer { server.stop() }
-            let soundfit = try SoundFitProcess(arguments: ["--server", server.name, "--no-start-server", "--channels", "1",
-                                                           "--osc-host", "0.0.0.0"])
-            defer { soundfit.stop() }
-            let oscPort = try soundfit.oscEndpoint().port
-            let http = soundfit.process.waitForOutput(timeout: .seconds(30)) { output -> String? in
+            let rig = try Rig.start(.launched(channels: 1, arguments: ["--osc-host", "0.0.0.0"]))
+            defer { rig.stop() }
+            let oscPort = try rig.soundfit.oscEndpoint().port
+            let http = rig.soundfit.process.waitForOutput(timeout: .seconds(30)) { output -> String? in
                 output.split(separator: " ").first { $0.hasPrefix("http=") }.map { String($0.dropFirst("http=".count)) }
             }
-            let url = try #require(http, "\(soundfit.process.standardOutput)")
+            let url = try #require(http, "\(rig.soundfit.process.standardOutput)")
             let match = try #require(url.wholeMatch(of: /http:\/\/0\.0\.0\.0:(\d+)\/\?token=([0-9a-f]{32})\n?/), "ready line http=\(url)")
             let port = try #require(UInt16(match.1)), token = String(match.2)
-            let osc = try OSCTestClient(port: oscPort)
-            try osc.ping()
-            try osc.waitForSession()
+            let osc = try OSCTestClient.inSession(port: oscPort)
             let host = "127.0.0.1:\(port)"
             let initial = try osc.query("/output/gain").number
 

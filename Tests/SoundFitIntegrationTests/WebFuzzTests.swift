@@ -59,43 +59,43 @@ extension SoundFitIntegration {
 
         @Test("3 000 seeded random and mutated HTTP requests, handshakes and frames: the server survives, answers, changes nothing, memory < 32 MB more")
         func fuzzHTTPAndWebSocket() throws {
-            let rig = try SoundFitRig(channels: 1)
-            defer { rig.stop() }
-            let port = try #require(rig.ready.httpPort)
-            let pid = rig.soundfit.process.pid
-            _ = try PlainHTTP.get(port: port, "/")
-            let gain = try rig.osc.query("/output/gain").number
-            let before = try ProcessMemory.residentKilobytes(pid)
-            var random = SeededRandom(seed: Self.seed)
-            let corpus = Self.corpus(port: port)
-            let start = ContinuousClock.now
-            var sent = 0, answered = 0, closed = 0
-            while sent < Self.inputs, ContinuousClock.now - start < Self.timeBudget {
-                let bytes = Self.input(corpus, &random)
-                let connection = try RawHTTPConnection(port: port, sendTimeoutSeconds: 2)
-                connection.send(bytes)
-                sent += 1
-                // Whatever comes back within a moment (an answer, a close); unfinished inputs wait
-                // for the request deadline, which the client does not wait out: it closes.
-                connection.receive(timeout: .milliseconds(40)) { RawHTTPConnection.response(in: $0) != nil }
-                if !connection.received.isEmpty { answered += 1 }
-                if connection.closedByServer { closed += 1 }
+            try Rig.run(.process(channels: 1)) { rig in
+                let port = try #require(rig.ready.httpPort)
+                let pid = rig.soundfit.process.pid
+                _ = try PlainHTTP.get(port: port, "/")
+                let gain = try rig.osc.query("/output/gain").number
+                let before = try ProcessMemory.residentKilobytes(pid)
+                var random = SeededRandom(seed: Self.seed)
+                let corpus = Self.corpus(port: port)
+                let start = ContinuousClock.now
+                var sent = 0, answered = 0, closed = 0
+                while sent < Self.inputs, ContinuousClock.now - start < Self.timeBudget {
+                    let bytes = Self.input(corpus, &random)
+                    let connection = try RawHTTPConnection(port: port, sendTimeoutSeconds: 2)
+                    connection.send(bytes)
+                    sent += 1
+                    // Whatever comes back within a moment (an answer, a close); unfinished inputs wait
+                    // for the request deadline, which the client does not wait out: it closes.
+                    connection.receive(timeout: .milliseconds(40)) { RawHTTPConnection.response(in: $0) != nil }
+                    if !connection.received.isEmpty { answered += 1 }
+                    if connection.closedByServer { closed += 1 }
+                }
+                let elapsed = ContinuousClock.now - start
+                try rig.osc.ping()
+                #expect(rig.soundfit.process.isRunning)
+                let info = try PlainHTTP.getJSON(port: port, "/?HOST_INFO")
+                #expect(info.status == 200 && info.object["OSC_PORT"] != nil, "\(info)")
+                let after = try ProcessMemory.residentKilobytes(pid)
+                report("web fuzz inputs sent (seed \(Self.seed))", Double(sent), unit: "inputs")
+                report("web fuzz inputs answered within 40 ms", Double(answered), unit: "inputs")
+                report("web fuzz run time", Double(elapsed.components.seconds), unit: "s")
+                report("web fuzz RSS growth", Double(after - before) / 1024, unit: "MiB")
+                #expect(sent >= 500, "only \(sent) inputs in \(Self.timeBudget)")
+                #expect(answered > sent / 2, "\(answered) of \(sent) inputs got an answer")
+                #expect(after - before < 32 * 1024, "RSS grew \(after - before) kB")
+                #expect(try rig.osc.query("/output/gain").number == gain)
+                #expect(!rig.soundfit.process.standardError.contains("Fatal error"), "\(rig.soundfit.process.standardError.suffix(2000))")
             }
-            let elapsed = ContinuousClock.now - start
-            try rig.osc.ping()
-            #expect(rig.soundfit.process.isRunning)
-            let info = try PlainHTTP.getJSON(port: port, "/?HOST_INFO")
-            #expect(info.status == 200 && info.object["OSC_PORT"] != nil, "\(info)")
-            let after = try ProcessMemory.residentKilobytes(pid)
-            report("web fuzz inputs sent (seed \(Self.seed))", Double(sent), unit: "inputs")
-            report("web fuzz inputs answered within 40 ms", Double(answered), unit: "inputs")
-            report("web fuzz run time", Double(elapsed.components.seconds), unit: "s")
-            report("web fuzz RSS growth", Double(after - before) / 1024, unit: "MiB")
-            #expect(sent >= 500, "only \(sent) inputs in \(Self.timeBudget)")
-            #expect(answered > sent / 2, "\(answered) of \(sent) inputs got an answer")
-            #expect(after - before < 32 * 1024, "RSS grew \(after - before) kB")
-            #expect(try rig.osc.query("/output/gain").number == gain)
-            #expect(!rig.soundfit.process.standardError.contains("Fatal error"), "\(rig.soundfit.process.standardError.suffix(2000))")
         }
     }
 }

@@ -35,37 +35,55 @@ import Testing
         return result.problems.map(\.description)
     }
 
-    @Test func outOfRangeValueNamesTheFileAndTheField() throws {
-        let found = try problems { $0.replacingOccurrences(of: "\"/filter/cutoff\": 1000", with: "\"/filter/cutoff\": 50000") }
-        #expect(found == ["patches/05-bad.json: line 13, column 23: parameters./filter/cutoff: 50000 is out of range 20…20000"])
+    /// A broken field of `05-bad.json`: the text edits that break it (in order) and the problems
+    /// reported, each naming the file, line, column and field.
+    struct BrokenField: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let edits: [(String, String)]
+        let expected: [String]
     }
 
-    @Test func unknownAddressIsNamed() throws {
-        let found = try problems { $0.replacingOccurrences(of: "\"/filter/gain\": 0,", with: "\"/filter/gain\": 0,\n    \"/filter/resonance\": 3,") }
-        #expect(found == ["patches/05-bad.json: line 16, column 26: parameters./filter/resonance: unknown parameter address"])
-    }
-
-    @Test func missingParameterIsNamed() throws {
-        let found = try problems { $0.replacingOccurrences(of: "    \"/filter/q\": 0.7071,\n", with: "") }
-        #expect(found == ["patches/05-bad.json: line 7, column 17: parameters./filter/q: missing (every writable parameter must be set)"])
-    }
-
-    @Test func wrongTypesAreNamed() throws {
-        let found = try problems {
-            $0.replacingOccurrences(of: "\"/filter/enabled\": true", with: "\"/filter/enabled\": 1")
-                .replacingOccurrences(of: "\"/filter/cutoff\": 1000", with: "\"/filter/cutoff\": \"1000\"")
-                .replacingOccurrences(of: "\"/filter/type\": \"lowpass\"", with: "\"/filter/type\": \"lowpas\"")
-        }
-        #expect(found == [
+    static let brokenFields: [BrokenField] = [
+        BrokenField(testDescription: "an out-of-range value", edits: [("\"/filter/cutoff\": 1000", "\"/filter/cutoff\": 50000")],
+                    expected: ["patches/05-bad.json: line 13, column 23: parameters./filter/cutoff: 50000 is out of range 20…20000"]),
+        BrokenField(testDescription: "an unknown address", edits: [("\"/filter/gain\": 0,", "\"/filter/gain\": 0,\n    \"/filter/resonance\": 3,")],
+                    expected: ["patches/05-bad.json: line 16, column 26: parameters./filter/resonance: unknown parameter address"]),
+        BrokenField(testDescription: "a missing parameter", edits: [("    \"/filter/q\": 0.7071,\n", "")],
+                    expected: ["patches/05-bad.json: line 7, column 17: parameters./filter/q: missing (every writable parameter must be set)"]),
+        BrokenField(testDescription: "wrong types", edits: [
+            ("\"/filter/enabled\": true", "\"/filter/enabled\": 1"),
+            ("\"/filter/cutoff\": 1000", "\"/filter/cutoff\": \"1000\""),
+            ("\"/filter/type\": \"lowpass\"", "\"/filter/type\": \"lowpas\""),
+        ], expected: [
             "patches/05-bad.json: line 11, column 24: parameters./filter/enabled: expected true or false, got 1",
             "patches/05-bad.json: line 12, column 21: parameters./filter/type: \"lowpas\" is not one of lowpass, highpass, bandpass, notch, peak, lowshelf, highshelf, allpass",
             "patches/05-bad.json: line 13, column 23: parameters./filter/cutoff: expected a number (20…20000), got \"1000\"",
-        ])
-    }
+        ]),
+        BrokenField(testDescription: "a read-only parameter", edits: [("\"parameters\": {", "\"parameters\": {\n    \"/processing/fitting\": 3,")],
+                    expected: ["patches/05-bad.json: line 8, column 28: parameters./processing/fitting: is read-only: it cannot be set, so it does not belong in parameters"]),
+        BrokenField(testDescription: "header fields", edits: [
+            ("\"soundfit.patch\"", "\"soundfit.preset\""),
+            ("\"version\": 1", "\"version\": 2"),
+            ("\"number\": 5", "\"number\": 5.5"),
+            ("\"Broken\"", "\"../etc/passwd\""),
+            ("\"description\"", "\"descripton\""),
+        ], expected: [
+            "patches/05-bad.json: line 2, column 13: format: expected \"soundfit.patch\", got \"soundfit.preset\"",
+            "patches/05-bad.json: line 3, column 14: version: 2 is not supported (this SoundFit reads version 1)",
+            "patches/05-bad.json: line 6, column 17: descripton: unknown field (known fields: format, version, number, name, description, parameters)",
+            "patches/05-bad.json: line 4, column 13: number: 5.5 is not an integer",
+            "patches/05-bad.json: line 5, column 11: name: patch name '../etc/passwd' contains '/': a patch name is a name, never a path",
+        ]),
+        BrokenField(testDescription: "a negative factory number", edits: [("\"number\": 5", "\"number\": -5")],
+                    expected: ["patches/05-bad.json: number: -5 is not a factory patch number (factory patches have numbers ≥ 0, user patches < 0)"]),
+    ]
 
-    @Test func readOnlyParameterDoesNotBelongInAPatch() throws {
-        let found = try problems { $0.replacingOccurrences(of: "\"parameters\": {", with: "\"parameters\": {\n    \"/processing/fitting\": 3,") }
-        #expect(found == ["patches/05-bad.json: line 8, column 28: parameters./processing/fitting: is read-only: it cannot be set, so it does not belong in parameters"])
+    @Test("A broken field is named with the file and the field", arguments: brokenFields)
+    func brokenFieldIsNamed(_ field: BrokenField) throws {
+        let found = try problems { text in
+            field.edits.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
+        }
+        #expect(found == field.expected)
     }
 
     @Test func badJSONGivesTheLineAndColumn() throws {
@@ -85,28 +103,6 @@ import Testing
 
         let empty = try problems { _ in "" }
         #expect(empty == ["patches/05-bad.json: line 1, column 1: invalid JSON: the file is empty (expected a JSON value)"])
-    }
-
-    @Test func headerFieldsAreChecked() throws {
-        let found = try problems {
-            $0.replacingOccurrences(of: "\"soundfit.patch\"", with: "\"soundfit.preset\"")
-                .replacingOccurrences(of: "\"version\": 1", with: "\"version\": 2")
-                .replacingOccurrences(of: "\"number\": 5", with: "\"number\": 5.5")
-                .replacingOccurrences(of: "\"Broken\"", with: "\"../etc/passwd\"")
-                .replacingOccurrences(of: "\"description\"", with: "\"descripton\"")
-        }
-        #expect(found == [
-            "patches/05-bad.json: line 2, column 13: format: expected \"soundfit.patch\", got \"soundfit.preset\"",
-            "patches/05-bad.json: line 3, column 14: version: 2 is not supported (this SoundFit reads version 1)",
-            "patches/05-bad.json: line 6, column 17: descripton: unknown field (known fields: format, version, number, name, description, parameters)",
-            "patches/05-bad.json: line 4, column 13: number: 5.5 is not an integer",
-            "patches/05-bad.json: line 5, column 11: name: patch name '../etc/passwd' contains '/': a patch name is a name, never a path",
-        ])
-    }
-
-    @Test func factoryNumbersAreNotNegative() throws {
-        let found = try problems { $0.replacingOccurrences(of: "\"number\": 5", with: "\"number\": -5") }
-        #expect(found == ["patches/05-bad.json: number: -5 is not a factory patch number (factory patches have numbers ≥ 0, user patches < 0)"])
     }
 
     @Test func duplicateNumbersAndNamesAreReportedForTheLaterFile() throws {

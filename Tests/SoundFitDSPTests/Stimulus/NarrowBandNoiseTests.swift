@@ -24,6 +24,18 @@ import Testing
         return (0..<channels).map { buffers.channel($0) }
     }
 
+    /// Renders `seconds` of a noise seeded `seed` playing `first`, set to `second` at frame
+    /// `changeAt` (a block boundary); the noise after it and the output's `channel`.
+    private func renderChange(seed: UInt64, _ first: MaskingNoise, then second: MaskingNoise, at changeAt: Int,
+                              seconds: Double, channel: Int) -> (noise: NarrowBandNoise, out: [Float]) {
+        var noise = NarrowBandNoise(sampleRate: sampleRate, seed: seed)
+        let out = render(&noise, seconds: seconds) { frame, noise in
+            if frame == 0 { noise.set(first) }
+            if frame == changeAt { noise.set(second) }
+        }[channel]
+        return (noise, out)
+    }
+
     private func steady(frequency: Double, amplitude: Double, seconds: Double, seed: UInt64 = 1) -> [Float] {
         var noise = NarrowBandNoise(sampleRate: sampleRate, seed: seed)
         noise.set(MaskingNoise(frequency: frequency, ear: .left, amplitude: amplitude))
@@ -125,12 +137,10 @@ import Testing
 
     @Test("A level change ramps continuously: no gap, no jump, the new level within 0.5 dB after the ramp")
     func levelChangeIsContinuous() {
-        var noise = NarrowBandNoise(sampleRate: sampleRate, seed: 5)
         let changeAt = 188 * 256 // a block boundary
-        let out = render(&noise, seconds: 6) { frame, noise in
-            if frame == 0 { noise.set(MaskingNoise(frequency: 2000, ear: .right, amplitude: 0.02)) }
-            if frame == changeAt { noise.set(MaskingNoise(frequency: 2000, ear: .right, amplitude: 0.08)) }
-        }[1]
+        let out = renderChange(seed: 5, MaskingNoise(frequency: 2000, ear: .right, amplitude: 0.02),
+                               then: MaskingNoise(frequency: 2000, ear: .right, amplitude: 0.08),
+                               at: changeAt, seconds: 6, channel: 1).out
         // Short-time RMS over 5 ms windows around the change: monotone within noise, never near silence.
         let window = Int(0.005 * sampleRate)
         var previous = 0.0, minimum = Double.infinity, largestStep = 0.0
@@ -174,12 +184,10 @@ import Testing
 
     @Test("A band switch ramps down, then up on the new band: no gap longer than two ramps")
     func bandSwitch() {
-        var noise = NarrowBandNoise(sampleRate: sampleRate, seed: 9)
         let switchAt = 94 * 256 // a block boundary
-        let out = render(&noise, seconds: 3) { frame, noise in
-            if frame == 0 { noise.set(MaskingNoise(frequency: 1000, ear: .left, amplitude: 0.05)) }
-            if frame == switchAt { noise.set(MaskingNoise(frequency: 4000, ear: .left, amplitude: 0.05)) }
-        }[0]
+        let (noise, out) = renderChange(seed: 9, MaskingNoise(frequency: 1000, ear: .left, amplitude: 0.05),
+                                        then: MaskingNoise(frequency: 4000, ear: .left, amplitude: 0.05),
+                                        at: switchAt, seconds: 3, channel: 0)
         let ramp = Int(NarrowBandNoise.rampSeconds * sampleRate)
         let silent = out[switchAt..<(switchAt + 3 * ramp)].filter { $0 == 0 }.count
         #expect(silent <= 2, "\(silent) silent frames at the switch")

@@ -437,6 +437,15 @@ final class OSCTestClient: @unchecked Sendable {
         return result.before.filter { $0.address == "/state" && $0.string(0) == address } + [result.match]
     }
 
+    /// A client of the soundfit listening on `port` once it is ready: its `/ping` answered and
+    /// its processing session active.
+    static func inSession(port: UInt16) throws -> OSCTestClient {
+        let client = try OSCTestClient(port: port)
+        try client.ping()
+        try client.waitForSession()
+        return client
+    }
+
     /// Polls `/session` until it reports `active`; returns the reply.
     @discardableResult
     func waitForSession(timeout: Duration = .seconds(30)) throws -> OSCTestMessage {

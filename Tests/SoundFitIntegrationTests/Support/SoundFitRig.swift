@@ -185,12 +185,14 @@ final class SoundFitRig: @unchecked Sendable {
     let channels: Int
     private(set) var audioClient: TestJackClient?
 
-    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256, realtime: Bool = false) throws {
+    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256, realtime: Bool = false,
+         mayStartServer: Bool = true) throws {
         let server = try TestJackServer(period: period, realtime: realtime)
         self.server = server
         self.channels = channels
         do {
-            instance = try SoundFitInstance(server: server, channels: channels, arguments: extraArguments, mayStartServer: true)
+            instance = try SoundFitInstance(server: server, channels: channels, arguments: extraArguments,
+                                           mayStartServer: mayStartServer)
         } catch {
             server.stop()
             throw error
