@@ -83,10 +83,13 @@ struct JackProcessState: ~Copyable {
 
     /// Hands every message of this cycle's MIDI input to the MIDI control (before rendering, so
     /// nothing waits a cycle more than it must). Real-time safe: `jack_midi_event_get` reads the
-    /// port's buffer in place; `receive` stores atomics.
+    /// port's buffer in place; `receive` stores atomics. With nothing connected to the port no
+    /// event can come: `jack_port_connected` (a lock-free read of the graph in shared memory)
+    /// skips the buffer, which JACK would otherwise clear for us every cycle.
     @inline(__always)
     private func receiveMIDI(frames: jack_nframes_t) {
-        guard let midi, let midiPort, let buffer = jack_port_get_buffer(midiPort, frames) else { return }
+        guard let midi, let midiPort, jack_port_connected(midiPort) != 0,
+              let buffer = jack_port_get_buffer(midiPort, frames) else { return }
         let count = jack_midi_get_event_count(buffer)
         var event = jack_midi_event_t()
         for index in 0..<count {

@@ -32,6 +32,10 @@ public struct ProcessingChain: ~Copyable {
     private var outputLimiter: OutputLimiter
     /// Output channel pointers offset to the current chunk.
     private let chunkPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// `isPassthrough` as the last chunk left it: `process` then copies and limits without
+    /// visiting the other stages, so a bypassed cycle touches less memory on the audio thread.
+    /// Cleared by every call that can wake a stage.
+    private var passthrough = false
 
     /// Prepares every stage for `spec`, starting at `settings` (no ramp from defaults), with no
     /// personalization preset; the personalization stage accepts presets of
@@ -86,19 +90,22 @@ public struct ProcessingChain: ~Copyable {
     /// band gains move to the new preset over 50 ms. Never retains or releases: the caller
     /// releases whatever comes back on the control side. Real-time safe.
     public mutating func installPersonalization(_ prepared: Unmanaged<PreparedPersonalization>) -> PersonalizationInstallResult {
-        personalization.install(prepared)
+        passthrough = false
+        return personalization.install(prepared)
     }
 
     /// Removes the personalization preset (the stage fades out over 15 ms and then passes the
     /// input through) and hands it back for release on the control side. Real-time safe.
     public mutating func removePersonalization() -> Unmanaged<PreparedPersonalization>? {
-        personalization.removePreset()
+        passthrough = false
+        return personalization.removePreset()
     }
 
     /// Accepts presets of another tech level from now on (a new session). An installed preset is
     /// removed at once, without a fade, and handed back. Real-time safe.
     public mutating func setPersonalizationTechLevel(_ techLevel: Int) -> Unmanaged<PreparedPersonalization>? {
-        personalization.setTechLevel(techLevel)
+        passthrough = false
+        return personalization.setTechLevel(techLevel)
     }
 
     /// Changes the sample rate of every stage: coefficients and ramp lengths are recomputed,
@@ -106,6 +113,7 @@ public struct ProcessingChain: ~Copyable {
     /// applying until one for the new rate is installed. Real-time safe.
     public mutating func setSampleRate(_ sampleRate: Double) {
         spec.sampleRate = sampleRate
+        passthrough = false
         personalization.setSampleRate(sampleRate)
         filter.setSampleRate(sampleRate)
         ringModulator.setSampleRate(sampleRate)
@@ -145,6 +153,7 @@ public struct ProcessingChain: ~Copyable {
     /// Clears filter states, resets the modulator phase and jumps every smoother to its target.
     /// Real-time safe.
     public mutating func reset() {
+        passthrough = false
         personalization.reset()
         filter.reset()
         ringModulator.reset()
@@ -157,6 +166,7 @@ public struct ProcessingChain: ~Copyable {
         let target = newSettings.clamped()
         guard target != settings else { return }
         settings = target
+        passthrough = false
         personalization.apply(target.personalization)
         filter.apply(target.filter)
         ringModulator.apply(target.ringModulator)
@@ -179,18 +189,25 @@ public struct ProcessingChain: ~Copyable {
                 copyFloats(from: inputs[channel] + chunkStart, to: destination, count: count)
                 chunkPointers[channel] = destination
             }
-            processChunk(count: count)
+            if passthrough {
+                outputLimiter.process(UnsafePointer(chunkPointers), channelCount: channelCount, frameCount: count)
+            } else {
+                processChunk(count: count)
+                passthrough = isPassthrough
+            }
             chunkStart &+= count
         }
     }
 
-    /// Runs the stages in place on `chunkPointers`.
+    /// Runs the stages in place on `chunkPointers`. A stage that would leave the samples untouched
+    /// is not called (the same checks its `process` starts with), so its code stays out of the
+    /// cycle.
     private mutating func processChunk(count: Int) {
         let buffers = UnsafePointer(chunkPointers)
-        personalization.process(buffers, frameCount: count)
-        filter.process(buffers, frameCount: count)
-        ringModulator.process(buffers, frameCount: count)
-        outputGain.process(buffers, frameCount: count)
+        if !personalization.isBypassed { personalization.process(buffers, frameCount: count) }
+        if !filter.isBypassed { filter.process(buffers, frameCount: count) }
+        if !ringModulator.isBypassed { ringModulator.process(buffers, frameCount: count) }
+        if !outputGain.isUnity { outputGain.process(buffers, frameCount: count) }
         outputLimiter.process(buffers, channelCount: spec.channelCount, frameCount: count)
     }
 }

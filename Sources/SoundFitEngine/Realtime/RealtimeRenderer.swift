@@ -123,7 +123,11 @@ public struct RealtimeRenderer: ~Copyable {
                                 frameCount: Int, time: CycleTime? = nil) -> UInt64 {
         let cycle = mailbox.beginCycle()
         takePersonalizationChanges()
-        takeParameterChanges(cycle: cycle)
+        // The slots are visited only when a batch was published since the last snapshot (checked
+        // here, inline: an ordinary cycle does not call into `takeParameterChanges`).
+        if mailbox.generation.pointee.load(ordering: .acquiring) != snapshotGeneration {
+            takeParameterChanges(cycle: cycle)
+        }
         chain.setOutputCeilings(left: Float(bitPattern: mailbox.outputCeiling[0].load(ordering: .relaxed)),
                                 right: Float(bitPattern: mailbox.outputCeiling[1].load(ordering: .relaxed)))
         let metering = meters.begin()
@@ -133,7 +137,8 @@ public struct RealtimeRenderer: ~Copyable {
             due = mailbox.scheduled.collectDue(before: time.end.microseconds, into: dueRecords, settled: &scheduledSettled)
         }
         let testCeiling = Float(bitPattern: mailbox.outputCeiling[2].load(ordering: .relaxed))
-        if stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle,
+        if !stimulus.isQuiet,
+           stimulus.process(chain: &chain, inputs: inputs, outputs: outputs, frameCount: frameCount, cycle: cycle,
                             ceiling: testCeiling) {
             // The hearing test's stimulus is the output: scheduled changes due now still take
             // effect (for the chain's next run), without rendering.

@@ -83,6 +83,18 @@ struct StimulusStage: ~Copyable {
         fadeStep = Self.fadeStep(sampleRate)
     }
 
+    /// True when `process` would change nothing and return false: test mode off and faded out,
+    /// no tone or stopped noise to clear, the chain not skipped, no command or masking setting
+    /// waiting. The renderer reads it inline, so an ordinary cycle does not call into the stage
+    /// (less code and memory touched per cycle). Real-time safe: three atomic loads.
+    @inline(__always)
+    var isQuiet: Bool {
+        mix == 0 && !chainSkipped && !tone.isPlaying && !(noise.target == nil && noise.playing != nil)
+            && !mailbox.testMode.pointee.load(ordering: .acquiring)
+            && mailbox.version.pointee.load(ordering: .acquiring) == takenVersion
+            && mailbox.maskingVersion.pointee.load(ordering: .acquiring) == takenMaskingVersion
+    }
+
     /// Renders the cycle when test mode is on or fading; returns false when it is off (the
     /// renderer runs the chain as usual). Takes the latest tone command first and reports the
     /// onset of a tone it starts as this `cycle`. While it renders, both ears' output limit is

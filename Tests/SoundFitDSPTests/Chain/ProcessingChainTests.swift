@@ -70,6 +70,25 @@ struct ProcessingChainTests {
         for c in 0..<2 { #expect(out2.channel(c).isBitIdentical(to: input[c])) }
     }
 
+    /// A bypassed chain skips its stages after the first block, never the output limit: a ceiling
+    /// set while it passes through holds every sample from the next block on.
+    @Test("the output limit holds on a chain that passes through")
+    func limitHoldsWhilePassingThrough() {
+        var chain = ProcessingChain(spec: Self.spec())
+        let tone = Measurement.sine(frequency: 440, amplitude: 0.9, sampleRate: Self.fs, count: 4800)
+        let before = runChain(&chain, [tone, tone], block: 64)
+        let passthrough = chain.isPassthrough
+        #expect(passthrough)
+        #expect(before.channel(0).isBitIdentical(to: tone))
+        chain.setOutputCeiling(0.5)
+        let after = runChain(&chain, [tone, tone], block: 64)
+        for c in 0..<2 {
+            let peak = after.channel(c).map { abs($0) }.max() ?? 0
+            #expect(peak <= 0.5, "channel \(c)")
+            #expect(peak > 0.45, "channel \(c)")
+        }
+    }
+
     /// Toggling each stage on and off under a 1 kHz tone: the largest sample-to-sample jump stays
     /// within 5 % of the largest jump of the steady dry or steady processed signal. Control: a hard
     /// switch between the two at the worst sample exceeds that bound.
