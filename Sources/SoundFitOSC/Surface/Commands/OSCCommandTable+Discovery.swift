@@ -31,8 +31,9 @@ extension OSCCommandTable {
             summary: "Waits for this client's earlier requests, as scsynth's `/sync`: answered once every request "
                 + "it sent before (from the same address and port, or over the same connection) has ended — "
                 + "each set's terminal `/state` (applied, failed or superseded; a bundle timetagged ahead ends "
-                + "when it applies) and each command's answer were sent before `/synced`, and so was the "
-                + "feedback they caused to every subscriber. Replies to one client keep their order, so a script sends its changes, then `/sync`, and reads up to "
+                + "when it applies) and each command's answer were sent before `/synced`, and so were the "
+                + "terminal `/state` reports and notifications they caused to every subscriber (the "
+                + "new values themselves follow on their own feed). Replies to one client keep their order, so a script sends its changes, then `/sync`, and reads up to "
                 + "`/synced` instead of waiting a fixed time.",
             arguments: [Arg("i", "id", "any number; echoed, so several `/sync`s can be told apart")],
             reply: "`/synced ,i id`.",
