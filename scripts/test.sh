@@ -61,15 +61,69 @@ if grep -q "warning:" "$build_log"; then
     exit 1
 fi
 
+# A test blocked in a system call ignores Swift Testing's time limit, and a silent CI job says
+# nothing of where it stopped. So each tier has a budget in seconds: twice or more its usual
+# time on this 2-core machine, and all three with the build below CI's 90 minutes. Past it, the
+# watchdog names the tests that started and did not end, prints every thread's stack (with gdb,
+# when installed) and stops the tier, which fails. The output is line-buffered, so a log ends
+# at the last line printed, not at the last full 4 KB block.
+declare -A tier_budget=([fast]=600 [integration]=1200 [slow]=2400)
+
+unfinished_tests() {  # log file
+    awk '/^◇ Test "/ && / started\.$/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
+         /^(✔|✘) Test "/ && /(passed|failed) after/ {
+             name = $0; sub(/^(✔|✘) Test /, "", name)
+             sub(/( with [0-9]+ test cases?)? (passed|failed) after.*$/, "", name); delete open[name] }
+         END { for (name in open) print "  " name }' "$1"
+}
+
+descendants() {  # pid: its children, their children, ...
+    local child
+    for child in $(pgrep -P "$1" || true); do echo "$child"; descendants "$child"; done
+}
+
+report_hang() {  # tier, budget, log file, pid of the tier's `swift test`
+    echo "test.sh: tier $1 still running after its budget of $2 s; tests started and not ended:" >&2
+    unfinished_tests "$3" >&2
+    local pid
+    for pid in $(descendants "$4" | xargs -r ps -o pid= -o comm= -p | awk '$2 ~ /SoundFitPackage/ { print $1 }'); do
+        if command -v gdb >/dev/null; then
+            echo "test.sh: threads of test process $pid:" >&2
+            timeout 60 gdb -p "$pid" -batch -ex 'thread apply all bt 16' 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
+        fi
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+}
+
+swift_test_watched() {  # tier, swift test arguments...
+    local tier=$1; shift
+    local log status=0
+    log=$(mktemp "${TMPDIR:-/tmp}/soundfit-tier.XXXXXX")
+    stdbuf -oL -eL swift test --skip-build "${build[@]}" "$@" > >(tee "$log") 2>&1 &
+    local runner=$!
+    (
+        deadline=$((SECONDS + tier_budget[$tier]))
+        while kill -0 "$runner" 2>/dev/null; do
+            if ((SECONDS >= deadline)); then report_hang "$tier" "${tier_budget[$tier]}" "$log" "$runner"; break; fi
+            sleep 2
+        done
+    ) &
+    local watchdog=$!
+    wait "$runner" || status=$?
+    wait "$watchdog" || true
+    rm -f "$log"
+    return "$status"
+}
+
 run_tier() {
     local tier=$1 start=$SECONDS
     echo "==== tier $tier" >&2
     case "$tier" in
-        fast) swift test --skip-build "${build[@]}" --skip SoundFitIntegrationTests ${passed[@]+"${passed[@]}"} ;;
-        integration) swift test --skip-build "${build[@]}" --filter SoundFitIntegrationTests --skip "$slow_pattern" \
+        fast) swift_test_watched fast --skip SoundFitIntegrationTests ${passed[@]+"${passed[@]}"} ;;
+        integration) swift_test_watched integration --filter SoundFitIntegrationTests --skip "$slow_pattern" \
             ${passed[@]+"${passed[@]}"} ;;
         slow)
-            swift test --skip-build "${build[@]}" --filter "$slow_pattern" ${passed[@]+"${passed[@]}"}
+            swift_test_watched slow --filter "$slow_pattern" ${passed[@]+"${passed[@]}"}
             scripts/check-consumer.sh ;;
     esac
     echo "==== tier $tier passed in $((SECONDS - start)) s" >&2

@@ -118,12 +118,8 @@ extension SoundFitIntegration {
             #expect(output.contains("test/state running ear left hz 1000"), "\(output)")
             #expect(output.contains("test/state cancelled"), "\(output)")
             // Its own soundfit is gone: nothing runs on that state directory any more.
-            let search = Process()
-            search.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
-            search.arguments = ["-f", "--", "--state-dir \(directory.path)"]
-            try search.run()
-            search.waitUntilExit()
-            #expect(search.terminationStatus == 1, "a soundfit started by soundfit test --start still runs")
+            let search = try runToEnd(["/usr/bin/pgrep", "-f", "--", "--state-dir \(directory.path)"], timeout: .seconds(30))
+            #expect(search.status == 1, "a soundfit started by soundfit test --start still runs: \(search.stdout)")
 
             // Nothing listens at the discard port: told so, exit 1, no hang.
             let unanswered = try ChildProcess(label: "soundfit test (no answer)", executable: try SoundFitBinary.path(),

@@ -44,17 +44,7 @@ extension SoundFitIntegration {
         }
 
         private func setBufferSize(_ frames: Int, server: String) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_bufsize")
-            process.arguments = [String(frames)]
-            var environment = ProcessInfo.processInfo.environment
-            environment["JACK_DEFAULT_SERVER"] = server
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "jack_bufsize \(frames) exited \(process.terminationStatus)")
+            try JackTools.run("jack_bufsize", server: server, String(frames))
         }
     }
 }

@@ -74,12 +74,9 @@ extension SoundFitIntegration {
             let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
             let port = try tcpPort(rig)
-            let oscsend = Process()
-            oscsend.executableURL = URL(fileURLWithPath: "/usr/bin/oscsend")
-            oscsend.arguments = ["osc.tcp://127.0.0.1:\(port)", "/filter/cutoff", "f", "3210"]
-            try oscsend.run()
-            oscsend.waitUntilExit()
-            #expect(oscsend.terminationStatus == 0)
+            let oscsend = try runToEnd(["/usr/bin/oscsend", "osc.tcp://127.0.0.1:\(port)", "/filter/cutoff", "f", "3210"],
+                                       timeout: .seconds(30))
+            #expect(oscsend.status == 0, "oscsend: \(oscsend.stderr)")
             let deadline = ContinuousClock.now + .seconds(10)
             while try rig.osc.query("/filter/cutoff") != .float(3210), ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)

@@ -3,19 +3,6 @@ import Glibc
 import SoundFitAudioFile
 import Testing
 
-/// Runs a command to its end; returns its exit status and output.
-func runToEnd(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(300))
-    throws -> (status: Int32, stdout: String, stderr: String)
-{
-    let child = try ChildProcess(label: URL(fileURLWithPath: executable).lastPathComponent, executable: executable,
-                                 arguments: arguments)
-    guard child.waitForExit(timeout: timeout) else {
-        child.stop()
-        throw IntegrationError("\(executable) \(arguments) did not end within \(timeout)")
-    }
-    return (child.termination?.status ?? -1, child.standardOutput, child.standardError)
-}
-
 extension SoundFitIntegration {
     /// `soundfit render`: offline processing of files through the real binary, compared with
     /// what the same binary plays in a real JACK graph.

@@ -13,21 +13,24 @@ enum JackTools {
     }
 }
 
-/// Runs `command` (its executable's full path first) to its end with Foundation's `Process`
-/// (no `setpriv` wrapper, unlike `ChildProcess`), with `environment` over this process's and
-/// stdin from /dev/null: its exit status and output.
-func runToEnd(_ command: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text, errorText)
+/// Runs `command` (its executable's full path first) to its end: its exit status and output.
+func runToEnd(_ command: [String], environment: [String: String] = [:],
+              timeout: Duration = .seconds(300)) throws -> (status: Int32, stdout: String, stderr: String) {
+    try runToEnd(command[0], Array(command.dropFirst()), environment: environment, timeout: timeout)
+}
+
+/// Runs `executable arguments…` to its end, with `environment` over this process's and stdin
+/// from /dev/null: its exit status and output. A command still running after `timeout` is
+/// stopped, and the call throws. A JACK tool never starts a server of its own
+/// (`JACK_NO_START_SERVER`): a test names the server it means, and one that is down is a
+/// failure to see, not a reason for libjack to start another.
+func runToEnd(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+              timeout: Duration = .seconds(300)) throws -> (status: Int32, stdout: String, stderr: String) {
+    let child = try ChildProcess(label: URL(fileURLWithPath: executable).lastPathComponent, executable: executable,
+                                 arguments: arguments, environment: ["JACK_NO_START_SERVER": "1"].merging(environment) { $1 })
+    guard child.waitForExit(timeout: timeout) else {
+        child.stop()
+        throw IntegrationError("\(executable) \(arguments) did not end within \(timeout)")
+    }
+    return (child.termination?.status ?? -1, child.standardOutput, child.standardError)
 }
