@@ -74,7 +74,7 @@ public final class SoundFitApplication: Service, Sendable {
         self.store = store
 
         engine = AudioEngine(settings: restored.map(StateKeeper.chainSettings) ?? ChainSettings(),
-                             techLevel: configuration.session.fitting.techLevel)
+                             techLevel: configuration.session.techLevel.value)
         runtime = SoundFitRuntime(engine: engine, sessionConfiguration: configuration.session,
                                   presets: ProfilePresetSource(calibration: configuration.calibration),
                                   ceiling: configuration.outputCeiling)

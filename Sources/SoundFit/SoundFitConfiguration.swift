@@ -21,7 +21,7 @@ public struct SoundFitConfiguration: Sendable {
     /// Whether the JACK client has the MIDI control input `midi_in` (`--no-midi`: none; the
     /// mappings stay in the state, and `/midi/learn` says why nothing can come).
     public var midiInput = true
-    /// The session activated on every connection (personalization mode and fitting); the
+    /// The session activated on every connection (personalization mode and tech level); the
     /// engine's personalization stage is built for its tech level.
     public var session: ProcessingConfiguration
     /// A hearing profile submitted once the first session is active. It replaces a restored

@@ -37,8 +37,7 @@ struct OfflineChainSetup {
             }
         }
         if techLevel != nil || personalization != nil {
-            let fitting = try Fitting(techLevel: techLevel ?? 3)
-            settings.session = (personalization ?? .fineTuning).configuration(fitting: fitting)
+            settings.session = (personalization ?? .fineTuning).configuration(techLevel: try TechLevel(techLevel ?? 3))
         }
         settings.hearingProfile = hearingProfile
         settings.patch = patch.map { Int($0).map(PatchReference.number) ?? .name($0) }

@@ -31,7 +31,7 @@ struct OfflineFittingOptions: ParsableArguments {
     var stateDir: String?
 
     func validate() throws {
-        if let techLevel, !Fitting.techLevels.contains(techLevel) {
+        if let techLevel, !TechLevel.range.contains(techLevel) {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
         }
         if profile != nil && audiogram != nil {

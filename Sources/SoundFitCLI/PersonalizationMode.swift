@@ -20,11 +20,11 @@ enum PersonalizationMode: String, CaseIterable, ExpressibleByArgument {
         self = mode
     }
 
-    /// The session configuration of this mode for `fitting`.
-    func configuration(fitting: Fitting) -> ProcessingConfiguration {
+    /// The session configuration of this mode for `techLevel`.
+    func configuration(techLevel: TechLevel) -> ProcessingConfiguration {
         switch self {
-        case .fineTuning: .fineTuning(fitting: fitting)
-        case .singlePreset: .singlePreset(fitting: fitting)
+        case .fineTuning: .fineTuning(techLevel: techLevel)
+        case .singlePreset: .singlePreset(techLevel: techLevel)
         }
     }
 }

@@ -30,7 +30,7 @@ struct PresetsCommand: ParsableCommand {
     var calibration = PresetGenerator.defaultCalibration
 
     func validate() throws {
-        guard Fitting.techLevels.contains(techLevel) else {
+        guard TechLevel.range.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
         }
         guard PresetPayload.calibrationRange.contains(calibration) else {
@@ -40,8 +40,8 @@ struct PresetsCommand: ParsableCommand {
 
     func run() throws {
         let profile = try HearingProfileFile.load(audiogram)
-        let level = try Fitting(techLevel: techLevel)
-        var presets = PresetGenerator.presets(for: profile, fitting: level, calibration: calibration)
+        let level = try TechLevel(techLevel)
+        var presets = PresetGenerator.presets(for: profile, techLevel: level, calibration: calibration)
         if personalization == .singlePreset { presets = [presets[0]] }
         FileHandle.standardOutput.write(JSONValue.array(presets.map(\.reportJSON)).fileData())
     }

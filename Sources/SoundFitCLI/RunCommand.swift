@@ -136,7 +136,7 @@ struct RunCommand: AsyncParsableCommand {
         guard (1...3600).contains(subscriptionLease) else {
             throw ValidationError("--subscription-lease must be 1…3600 seconds, got \(subscriptionLease)")
         }
-        guard Fitting.techLevels.contains(techLevel) else {
+        guard TechLevel.range.contains(techLevel) else {
             throw ValidationError("--tech-level must be 1…4, got \(techLevel)")
         }
         if let server, server == name {
@@ -212,8 +212,7 @@ struct RunCommand: AsyncParsableCommand {
             ?? document.osc.allow
 
         let hearingProfile = try profile.map(HearingProfileFile.load)
-        let fitting = try Fitting(techLevel: techLevel)
-        let session = personalization.configuration(fitting: fitting)
+        let session = personalization.configuration(techLevel: try TechLevel(techLevel))
         let patches = try PatchDirectory.library(explicit: levels.patchesDir, stateDirectory: stateURL, logger: logger,
                                                  limits: patchLimits.limits)
 

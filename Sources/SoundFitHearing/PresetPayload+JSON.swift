@@ -20,19 +20,19 @@ extension PresetPayload {
     /// A band's fields in the order they are written (sorted by name).
     private static let bandFieldsInFileOrder = BandDynamics.Field.allCases.sorted { $0.rawValue < $1.rawValue }
 
-    /// Reads and validates a preset for a processor of `fitting`; every problem names `file`,
+    /// Reads and validates a preset for a processor of `techLevel`; every problem names `file`,
     /// the line and column, and the field.
-    public static func decode(_ data: Data, file: String? = nil, for fitting: Fitting) throws(DocumentError) -> PresetPayload {
+    public static func decode(_ data: Data, file: String? = nil, for techLevel: TechLevel) throws(DocumentError) -> PresetPayload {
         var reader = DocumentReader(file: file)
         guard let root = reader.parse(data) else { throw DocumentError(reader.problems) }
-        let payload = read(root, field: "", validatingFor: fitting, reader: &reader)
+        let payload = read(root, field: "", validatingFor: techLevel, reader: &reader)
         try reader.check()
         return payload!
     }
 
     /// Reads the preset at `field` of a document (`""` for the root) and validates it for
-    /// `fitting` (nil: for the tech level it names), problems to `reader`.
-    public static func read(_ value: JSONValue, field: String, validatingFor fitting: Fitting? = nil,
+    /// `techLevel` (nil: for the tech level it names), problems to `reader`.
+    public static func read(_ value: JSONValue, field: String, validatingFor techLevel: TechLevel? = nil,
                             reader: inout DocumentReader) -> PresetPayload? {
         guard case .object(let object) = value else {
             reader.fail(field.isEmpty ? nil : field, "expected a preset object, got \(value.summary)")
@@ -42,7 +42,7 @@ extension PresetPayload {
         let problemsBefore = reader.problems.count
         let version = reader.integer(object, "version", in: Int.min...Int.max, prefix: prefix)
         let rule = reader.string(object, "rule", prefix: prefix)
-        let level = reader.integer(object, "tech_level", in: Fitting.techLevels, prefix: prefix)
+        let level = reader.integer(object, "tech_level", in: TechLevel.range, prefix: prefix)
         var variant: PresetVariant?
         if let name = reader.string(object, "variant", prefix: prefix) {
             variant = PresetVariant(rawValue: name)
@@ -54,11 +54,11 @@ extension PresetPayload {
         let left = readBands(object, "left", prefix: prefix, reader: &reader)
         let right = readBands(object, "right", prefix: prefix, reader: &reader)
         guard reader.problems.count == problemsBefore, let version, let rule, let level, let variant, let calibration,
-              let left, let right, let generatedFor = try? Fitting(techLevel: level) else { return nil }
-        let payload = PresetPayload(version: version, rule: rule, fitting: generatedFor, variant: variant,
+              let left, let right, let generatedFor = try? TechLevel(level) else { return nil }
+        let payload = PresetPayload(version: version, rule: rule, techLevel: generatedFor, variant: variant,
                                     calibration: calibration, left: left, right: right)
         do {
-            try payload.validate(for: fitting ?? generatedFor)
+            try payload.validate(for: techLevel ?? generatedFor)
         } catch {
             reader.fail(error.field.map { prefix + $0 } ?? (field.isEmpty ? nil : field), error.reason)
             return nil
@@ -112,7 +112,7 @@ extension PresetPayload {
         }
         return .object(JSONObject([
             "calibration_db_spl": .number(calibration), "left": bands(left), "right": bands(right), "rule": .string(rule),
-            "tech_level": .number(fitting.techLevel), "variant": .string(variant.rawValue), "version": .number(version),
+            "tech_level": .number(techLevel.value), "variant": .string(variant.rawValue), "version": .number(version),
         ]))
     }
 

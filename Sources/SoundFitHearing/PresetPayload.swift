@@ -17,53 +17,53 @@ public struct PresetPayload: Sendable, Equatable {
     /// The generation rule and its version, e.g. "soundfit-nal-rp-wdrc/2".
     public var rule: String
     /// The tech level the preset was generated for (`tech_level` in the file).
-    public var fitting: Fitting
+    public var techLevel: TechLevel
     public var variant: PresetVariant
     /// dB SPL of a full-scale sine.
     public var calibration: Double
-    /// Per-ear bands, in the order of the fitting's band centres: the reference level of each is
+    /// Per-ear bands, in the order of the tech level's band centres: the reference level of each is
     /// the band level of 65 dB SPL speech, the knee the band level of 40 dB SPL speech.
     public var left: [BandDynamics]
     public var right: [BandDynamics]
 
-    public init(version: Int = formatVersion, rule: String, fitting: Fitting, variant: PresetVariant, calibration: Double,
+    public init(version: Int = formatVersion, rule: String, techLevel: TechLevel, variant: PresetVariant, calibration: Double,
                 left: [BandDynamics], right: [BandDynamics]) {
         self.version = version
         self.rule = rule
-        self.fitting = fitting
+        self.techLevel = techLevel
         self.variant = variant
         self.calibration = calibration
         self.left = left
         self.right = right
     }
 
-    /// Checks the payload before a processor of `fitting` applies it: format version, tech
+    /// Checks the payload before a processor of `techLevel` applies it: format version, tech
     /// level, band count and centres, every number finite and in range (`BandDynamics.Field`).
     /// The error names the field at fault; the processor stays unchanged.
-    public func validate(for fitting: Fitting) throws(PresetValidationError) {
+    public func validate(for techLevel: TechLevel) throws(PresetValidationError) {
         guard version == Self.formatVersion else {
             throw .init("unsupported preset version \(version) (expected \(Self.formatVersion))")
         }
-        guard self.fitting == fitting else {
-            throw .init("preset is for \(self.fitting), the processor is \(fitting)")
+        guard self.techLevel == techLevel else {
+            throw .init("preset is for \(self.techLevel), the processor is \(techLevel)")
         }
         try check(calibration, in: Self.calibrationRange, field: "calibration_db_spl")
-        let centres = fitting.bandCentres
+        let centres = techLevel.bandCentres
         for (ear, bands) in [("left", left), ("right", right)] {
             guard bands.count == centres.count else {
-                throw .init("\(bands.count) bands, \(fitting) has \(centres.count)", field: ear)
+                throw .init("\(bands.count) bands, \(techLevel) has \(centres.count)", field: ear)
             }
             for (index, band) in bands.enumerated() {
                 let at = "\(ear)[\(index)]."
                 guard band.centre.isFinite, abs(band.centre - centres[index]) < 0.5 else {
-                    throw .init("\(band.centre) is not band \(index + 1) of \(fitting) (\(centres[index]) Hz)",
+                    throw .init("\(band.centre) is not band \(index + 1) of \(techLevel) (\(centres[index]) Hz)",
                                 field: at + BandDynamics.Field.centre.rawValue)
                 }
                 for field in BandDynamics.Field.allCases {
                     guard let range = field.range, let value = band[field] else { continue }
                     try check(value, in: range, field: at + field.rawValue)
-                    if field == .ratio, !fitting.compresses, band.ratio != 1 {
-                        throw .init("\(fitting) has no compression (ratio must be 1)", field: at + field.rawValue)
+                    if field == .ratio, !techLevel.compresses, band.ratio != 1 {
+                        throw .init("\(techLevel) has no compression (ratio must be 1)", field: at + field.rawValue)
                     }
                 }
             }

@@ -9,14 +9,14 @@ import SoundFitModel
 /// | 2 | 6 (octaves 250…8k) | EQ + compression |
 /// | 3 | 8 (250, 500, 1k, 1.5k, 2k, 3k, 4k, 6k) | compression + expansion + per-band limiter |
 /// | 4 | 12 (half octaves 250…11.3k) | as 3, per-band attack/release |
-extension Fitting {
+extension TechLevel {
     /// Band centre frequencies in Hz: the processor's layout (`MultibandLayout`), so a preset
     /// is generated for exactly the bands that apply it.
-    public var bandCentres: [Double] { MultibandLayout(techLevel: techLevel)!.bandCentres }
+    public var bandCentres: [Double] { MultibandLayout(techLevel: value)!.bandCentres }
 
-    public var compresses: Bool { techLevel >= 2 }
-    public var expands: Bool { techLevel >= 3 }
-    public var limits: Bool { techLevel >= 3 }
+    public var compresses: Bool { value >= 2 }
+    public var expands: Bool { value >= 3 }
+    public var limits: Bool { value >= 3 }
     /// Per-band attack and release (lower levels share one pair).
-    public var perBandTimeConstants: Bool { techLevel >= 4 }
+    public var perBandTimeConstants: Bool { value >= 4 }
 }

@@ -4,7 +4,7 @@ import SoundFitModel
 ///
 /// Parameter-delivery failures (timeouts, superseded) are `ProcessingParameterError`.
 public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A fitting's tech level is outside `Fitting.techLevels` (1…4).
+    /// A tech level outside `TechLevel.range` (1…4).
     case invalidTechLevel(Int)
     /// An intensity outside 0…1 (or not a number). Rejected, not clamped.
     case invalidIntensity(Float)
@@ -22,8 +22,8 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
     case interruptionReasonTooLong(bytes: Int)
     /// More than `InterruptionState.maximumReasons` interruptions at once.
     case tooManyInterruptions
-    /// A personalization preset made for another tech level than the session's fitting.
-    case presetFittingMismatch(presetTechLevel: Int, sessionTechLevel: Int)
+    /// A personalization preset made for another tech level than the session's.
+    case presetTechLevelMismatch(presetTechLevel: Int, sessionTechLevel: Int)
     /// A preset variant the session's personalization mode does not offer (SinglePreset
     /// offers only `default`).
     case presetVariantUnavailable(PresetVariant)
@@ -38,7 +38,7 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .invalidTechLevel(let level):
-            "tech level \(level) is outside \(Fitting.techLevels.lowerBound)…\(Fitting.techLevels.upperBound)"
+            "tech level \(level) is outside \(TechLevel.range.lowerBound)…\(TechLevel.range.upperBound)"
         case .invalidIntensity(let intensity): "intensity \(intensity) is outside 0…1"
         case .invalidConfig(let reason): "invalid processing config: \(reason)"
         case .sessionAlreadyActive: "a processing session is already active (deactivate it first)"
@@ -49,8 +49,8 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
             "an interruption reason may have at most \(InterruptionState.maximumReasonBytes) bytes, got \(bytes)"
         case .tooManyInterruptions:
             "at most \(InterruptionState.maximumReasons) interruptions may be active at once; resolve one first"
-        case .presetFittingMismatch(let preset, let session):
-            "the preset was made for tech level \(preset), the session's fitting is tech level \(session)"
+        case .presetTechLevelMismatch(let preset, let session):
+            "the preset was made for tech level \(preset), the session is at tech level \(session)"
         case .presetVariantUnavailable(let variant): "preset variant \(variant) is not available in this personalization mode"
         case .noPresetSource: "no preset source is configured"
         case .readTimeoutExceeded(let timeout): "the processing handler did not answer a read within \(timeout)"

@@ -24,7 +24,7 @@ public enum InvalidationCause: String, Error, Sendable, CaseIterable, CustomStri
     /// A new hearing profile replaced the presets: the preset (same variant, new payload) and
     /// whether processing can be enabled.
     case hearingProfileReplaced = "hearing_profile_replaced"
-    /// A session started with another tech level: the fitting, the preset regenerated for it,
+    /// A session started with another tech level: the tech level, the preset regenerated for it,
     /// and whether processing can be enabled.
     case techLevelChanged = "tech_level_changed"
     /// The calibration changed: the preset is regenerated for it.
@@ -42,11 +42,11 @@ public enum InvalidationCause: String, Error, Sendable, CaseIterable, CustomStri
         let session: [(SessionParameter.Name?, ParameterDescriptor)] = [
             (.isEnabled, ParameterModel.processingEnabled), (.intensity, ParameterModel.processingIntensity),
             (.preset, ParameterModel.processingPreset), (.canEnable, ParameterModel.processingCanEnable),
-            (.fitting, ParameterModel.processingFitting),
+            (.techLevel, ParameterModel.processingFitting),
         ]
         let staleSession: Set<SessionParameter.Name> = switch self {
         case .hearingProfileReplaced: [.preset, .canEnable]
-        case .techLevelChanged: [.preset, .canEnable, .fitting]
+        case .techLevelChanged: [.preset, .canEnable, .techLevel]
         case .calibrationChanged: [.preset]
         case .serverLostAndBack, .sampleRateChanged: Set(SessionParameter.Name.allCases)
         }

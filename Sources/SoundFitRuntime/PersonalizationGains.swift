@@ -17,7 +17,7 @@ import SoundFitProcessing
 ///
 /// Both are the preset's static law, not a measurement (`soundfit verify` measures).
 public struct PersonalizationGains: Sendable, Equatable {
-    /// One ear's bands, in the fitting's band order.
+    /// One ear's bands, in the tech level's band order.
     public struct Ear: Sendable, Equatable {
         /// Band centres (Hz).
         public var centres: [Double]
@@ -38,7 +38,7 @@ public struct PersonalizationGains: Sendable, Equatable {
     }
 
     /// The tech level the gains are for: the session's, or the configured one without a session.
-    public var fitting: Fitting
+    public var techLevel: TechLevel
     /// The loaded variant, nil when no preset is loaded.
     public var variant: PresetVariant?
     /// The session's intensity (0…1), 0 without a session.
@@ -48,8 +48,8 @@ public struct PersonalizationGains: Sendable, Equatable {
     public var left: Ear
     public var right: Ear
 
-    public init(fitting: Fitting, variant: PresetVariant?, intensity: Double, isApplied: Bool, left: Ear, right: Ear) {
-        self.fitting = fitting
+    public init(techLevel: TechLevel, variant: PresetVariant?, intensity: Double, isApplied: Bool, left: Ear, right: Ear) {
+        self.techLevel = techLevel
         self.variant = variant
         self.intensity = intensity
         self.isApplied = isApplied
@@ -76,10 +76,10 @@ extension SoundFitRuntime {
     /// (microseconds). Throws `ControlError` without a hearing profile.
     public func personalizationGains() throws(ControlError) -> PersonalizationGains {
         let session = controller.session.flatMap { $0.isActive ? $0 : nil }
-        let fitting = session?.fitting ?? sessionConfiguration.fitting
+        let techLevel = session?.techLevel ?? sessionConfiguration.techLevel
         let prescription: PresetPayload
         do {
-            prescription = try presets.payload(.default, for: fitting)
+            prescription = try presets.payload(.default, for: techLevel)
         } catch let error as ControlError {
             throw error
         } catch {
@@ -100,7 +100,7 @@ extension SoundFitRuntime {
                 capped: prescribed.indices.map { index in applied.map { index < $0.count && $0[index].isGainCapped } ?? false })
         }
         return PersonalizationGains(
-            fitting: fitting, variant: loaded?.variant, intensity: intensity, isApplied: isApplied,
+            techLevel: techLevel, variant: loaded?.variant, intensity: intensity, isApplied: isApplied,
             left: ear(prescription.left, payload?.left), right: ear(prescription.right, payload?.right))
     }
 }

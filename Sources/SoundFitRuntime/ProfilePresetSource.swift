@@ -58,30 +58,30 @@ public final class ProfilePresetSource: PresetSource {
         }
     }
 
-    /// The variants the current profile offers at `fitting` (empty without a profile).
-    public func availableVariants(for fitting: Fitting) -> [PresetVariant] {
+    /// The variants the current profile offers at `techLevel` (empty without a profile).
+    public func availableVariants(for techLevel: TechLevel) -> [PresetVariant] {
         guard let profile else { return [] }
-        return PresetGenerator.availableVariants(for: profile, fitting: fitting)
+        return PresetGenerator.availableVariants(for: profile, techLevel: techLevel)
     }
 
-    public func preset(_ variant: PresetVariant, for fitting: Fitting) async throws -> PersonalizationPreset {
-        let (payload, generation) = try generate(variant, for: fitting)
-        let id = "profile-\(generation)-\(variant)-tl\(fitting.techLevel)"
-        return PersonalizationPreset(id: id, variant: variant, fitting: fitting, payload: payload)
+    public func preset(_ variant: PresetVariant, for techLevel: TechLevel) async throws -> PersonalizationPreset {
+        let (payload, generation) = try generate(variant, for: techLevel)
+        let id = "profile-\(generation)-\(variant)-tl\(techLevel.value)"
+        return PersonalizationPreset(id: id, variant: variant, techLevel: techLevel, payload: payload)
     }
 
     /// The payload `preset(_:for:)` would carry, now (for reports: `/personalization/gains`).
     /// Throws `ControlError` without a profile or when the variant is not available.
-    public func payload(_ variant: PresetVariant, for fitting: Fitting) throws -> PresetPayload {
-        try generate(variant, for: fitting).payload
+    public func payload(_ variant: PresetVariant, for techLevel: TechLevel) throws -> PresetPayload {
+        try generate(variant, for: techLevel).payload
     }
 
-    private func generate(_ variant: PresetVariant, for fitting: Fitting) throws -> (payload: PresetPayload, generation: Int) {
+    private func generate(_ variant: PresetVariant, for techLevel: TechLevel) throws -> (payload: PresetPayload, generation: Int) {
         try state.withLock { state in
             guard let profile = state.profile else {
                 throw ControlError("no hearing profile yet: submit one with /profile/audiogram or --profile")
             }
-            let payloads = PresetGenerator.presets(for: profile, fitting: fitting, calibration: state.calibration)
+            let payloads = PresetGenerator.presets(for: profile, techLevel: techLevel, calibration: state.calibration)
                 .map { $0.corrected(by: state.calibrationTable) }
             guard let payload = payloads.first(where: { $0.variant == variant }) else {
                 throw ControlError(

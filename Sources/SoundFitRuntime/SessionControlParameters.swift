@@ -96,7 +96,7 @@ struct SessionPresetControl: ControlParameter {
         guard session.configuration.personalization.variants.contains(variant) else {
             throw ControlError(ProcessingError.presetVariantUnavailable(variant).description)
         }
-        let available = presets.availableVariants(for: session.fitting)
+        let available = presets.availableVariants(for: session.techLevel)
         guard available.contains(variant) else {
             throw ControlError(presets.profile == nil
                 ? "no hearing profile yet: submit one with /profile/audiogram or --profile"

@@ -56,8 +56,8 @@ public final class SoundFitRuntime: Sendable {
         var connections = 0
         /// The sample rate of the last connection, when reported.
         var sampleRate: Int?
-        /// The fitting of the last session started.
-        var lastFitting: Fitting?
+        /// The tech level of the last session started.
+        var lastTechLevel: TechLevel?
         /// Runs first when a session starts (the state keeper restores its values).
         var sessionStart: (@Sendable (ProcessingSession) async -> Void)?
         /// Told when `recommendationPending` changed (the state keeper persists it).
@@ -94,7 +94,7 @@ public final class SoundFitRuntime: Sendable {
             SessionPresetControl(controller: controller, presets: presets),
             SessionReadOnlyControl(descriptor: ParameterModel.processingCanEnable, controller: controller) { .bool($0.canEnable) },
             SessionReadOnlyControl(descriptor: ParameterModel.processingFitting, controller: controller) {
-                .int($0.fitting.techLevel)
+                .int($0.techLevel.value)
             },
         ]
         parameters = session + kernels
@@ -294,7 +294,7 @@ public final class SoundFitRuntime: Sendable {
                     (intensity, .float(session.intensity.value)),
                     (preset, SessionPresetControl.controlValue(session.preset.value)),
                     (canEnable, .bool(session.canEnable)),
-                    (ParameterModel.processingFitting.address, .int(session.fitting.techLevel)),
+                    (ParameterModel.processingFitting.address, .int(session.techLevel.value)),
                 ] {
                     feed.yield(ParameterChange(address: address, value: value))
                 }
@@ -392,17 +392,17 @@ public final class SoundFitRuntime: Sendable {
     @discardableResult
     private func startSession(_ configuration: ProcessingConfiguration, requested: Bool = false) async throws -> ProcessingSession {
         let session = try await ControlError.refusing { try await controller.activate(configuration: configuration) }
-        let (hook, previousFitting) = lifecycle.withLock { state in
-            defer { state.lastFitting = session.fitting }
+        let (hook, previousTechLevel) = lifecycle.withLock { state in
+            defer { state.lastTechLevel = session.techLevel }
             if requested {
                 state.sessionConfiguration = configuration
                 state.deactivatedByUser = false
             }
-            return (state.sessionStart, state.lastFitting)
+            return (state.sessionStart, state.lastTechLevel)
         }
         await hook?(session)
         try await applyPendingRecommendation()
-        if let previousFitting, previousFitting != session.fitting { await invalidate(.techLevelChanged) }
+        if let previousTechLevel, previousTechLevel != session.techLevel { await invalidate(.techLevelChanged) }
         return session
     }
 
@@ -563,7 +563,7 @@ public final class SoundFitRuntime: Sendable {
     /// A new hearing profile: presets are generated from it, and the recommendation for a
     /// submitted profile follows (default preset, processing enabled, recommended intensity) —
     /// at once, or, without an active session, when the next one starts.
-    /// Returns the available variants for the session's fitting.
+    /// Returns the available variants for the session's tech level.
     @discardableResult
     public func submitProfile(_ profile: HearingProfile) async throws -> [PresetVariant] {
         try await profileChanged(replacing: updateProfile { _ in profile }.replacing)
@@ -589,7 +589,7 @@ public final class SoundFitRuntime: Sendable {
     public func profileChanged(replacing: Bool) async throws -> [PresetVariant] {
         let configuration = controller.session?.configuration ?? sessionConfiguration
         // The profile's variants that the personalization mode offers (single preset: default).
-        let variants = presets.availableVariants(for: configuration.fitting)
+        let variants = presets.availableVariants(for: configuration.techLevel)
             .filter(configuration.personalization.variants.contains)
         if controller.session != nil {
             try await ControlError.refusing { try await controller.recommend(for: .hearingProfileSubmitted) }

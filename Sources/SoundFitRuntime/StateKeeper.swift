@@ -160,7 +160,7 @@ public final class StateKeeper: Sendable {
         let (values, current) = state.withLock { ($0.values, $0.tracker.current) }
         let session = runtime.controller.session?.configuration ?? runtime.sessionConfiguration
         let profile = runtime.presets.profile
-        let presets = profile.map { PresetGenerator.presets(for: $0, fitting: session.fitting, calibration: runtime.calibration) } ?? []
+        let presets = profile.map { PresetGenerator.presets(for: $0, techLevel: session.techLevel, calibration: runtime.calibration) } ?? []
         var document = StateDocument(parameters: values, delivery: runtime.config, session: session, currentPatch: current,
                                      hearingProfile: profile, presets: presets)
         document.midiMappings = midiMappings
@@ -215,11 +215,11 @@ public final class StateKeeper: Sendable {
         return document
     }
 
-    /// The informational presets of `document` (its profile, for its fitting, at the
+    /// The informational presets of `document` (its profile, for its tech level, at the
     /// calibration and calibration table now), for the store's `state.json` writes (its writer queue).
     private func presets(for document: StateDocument) -> [PresetPayload] {
         document.hearingProfile.map {
-            PresetGenerator.presets(for: $0, fitting: document.session.fitting, calibration: runtime.calibration)
+            PresetGenerator.presets(for: $0, techLevel: document.session.techLevel, calibration: runtime.calibration)
                 .map { $0.corrected(by: runtime.calibrationTable) }
         } ?? []
     }
@@ -297,7 +297,7 @@ public final class StateKeeper: Sendable {
             guard configuration.personalization.variants.contains(variant) else {
                 throw ControlError(ProcessingError.presetVariantUnavailable(variant).description)
             }
-            let available = runtime.presets.availableVariants(for: configuration.fitting)
+            let available = runtime.presets.availableVariants(for: configuration.techLevel)
             guard available.contains(variant) else {
                 throw ControlError("patch \(patch.number) '\(patch.name)' uses preset variant \(variant), which this hearing profile does not offer (available: \(available.map(\.rawValue).joined(separator: " ")))")
             }

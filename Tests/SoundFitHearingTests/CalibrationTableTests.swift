@@ -131,8 +131,8 @@ import Testing
 @Suite struct CalibratedPresetTests {
     @Test func levelsMoveByTheBandsCorrectionAndGainsStay() throws {
         let audiogram = try Audiogram([(500, 40), (1000, 45), (2000, 50), (4000, 60)])
-        let fitting = try Fitting(techLevel: 3)
-        let preset = PresetGenerator.preset(.default, profile: try HearingProfile(left: audiogram, right: audiogram), fitting: fitting)
+        let techLevel = try TechLevel(3)
+        let preset = PresetGenerator.preset(.default, profile: try HearingProfile(left: audiogram, right: audiogram), techLevel: techLevel)
         var table = CalibrationTable()
         try table.set(ear: .left, frequency: 4000, correction: 6)
         let corrected = preset.corrected(by: table)
@@ -147,7 +147,7 @@ import Testing
             #expect(abs(band.referenceLevel - reference) < 1e-9)
             #expect(abs(band.outputLimit - limit) < 1e-9)
         }
-        try corrected.validate(for: fitting)
+        try corrected.validate(for: techLevel)
         #expect(preset.corrected(by: CalibrationTable()) == preset)
     }
 }

@@ -117,23 +117,23 @@ import Testing
     }
 
     @Test func presetsRoundTripAndNameTheFieldAtFault() throws {
-        let fitting = try Fitting(techLevel: 4)
+        let techLevel = try TechLevel(4)
         let profile = try HearingProfile.decode(Data(good.utf8))
-        for preset in PresetGenerator.presets(for: profile, fitting: fitting) {
-            #expect(try PresetPayload.decode(preset.encoded(), file: "preset.json", for: fitting) == preset)
+        for preset in PresetGenerator.presets(for: profile, techLevel: techLevel) {
+            #expect(try PresetPayload.decode(preset.encoded(), file: "preset.json", for: techLevel) == preset)
         }
-        let preset = PresetGenerator.preset(.default, profile: profile, fitting: fitting)
+        let preset = PresetGenerator.preset(.default, profile: profile, techLevel: techLevel)
         let text = String(decoding: preset.encoded(), as: UTF8.self)
         let range = try #require(text.range(of: "\"gain_db\": "))
         let end = try #require(text[range.upperBound...].firstIndex(of: ","))
         let bad = text.replacingCharacters(in: range.upperBound..<end, with: "99")
         do {
-            _ = try PresetPayload.decode(Data(bad.utf8), file: "preset.json", for: fitting)
+            _ = try PresetPayload.decode(Data(bad.utf8), file: "preset.json", for: techLevel)
             Issue.record("accepted")
         } catch {
             #expect(error.problems.map(\.description) == ["preset.json: line 9, column 18: left[0].gain_db: 99.0 is out of range 0…60"])
         }
         let wrongType = text.replacingOccurrences(of: "\"variant\": \"default\"", with: "\"variant\": \"louder\"")
-        #expect(throws: DocumentError.self) { try PresetPayload.decode(Data(wrongType.utf8), for: fitting) }
+        #expect(throws: DocumentError.self) { try PresetPayload.decode(Data(wrongType.utf8), for: techLevel) }
     }
 }

@@ -15,7 +15,7 @@ import Testing
     private func insertionGains(_ payload: PresetPayload, level: Double, limited: Bool) throws -> [Double] {
         var bands = payload.left
         if !limited { for index in bands.indices { bands[index].outputLimit = 140 } }
-        let preset = MultibandPreset(techLevel: payload.fitting.techLevel, calibration: payload.calibration,
+        let preset = MultibandPreset(techLevel: payload.techLevel.value, calibration: payload.calibration,
                                      left: bands, right: bands)
         let spec = ProcessingSpec(sampleRate: Self.fs, maximumFrameCount: 256, channelCount: 1)
         var chain = ProcessingChain(
@@ -52,10 +52,10 @@ import Testing
 
     @Test("75 dB SPL speech: the derived limits change no band's insertion gain by more than 0.2 dB (N1, N3, N6, S1, tech level 3); 85 dB SPL speech is held for N1")
     func speechPeaksPass() throws {
-        let fitting = try Fitting(techLevel: 3)
+        let techLevel = try TechLevel(3)
         for standard in StandardAudiogram.all where ["N1", "N3", "N6", "S1"].contains(standard.name) {
             let profile = try HearingProfile(left: standard.audiogram, right: standard.audiogram)
-            let payload = PresetGenerator.preset(.default, profile: profile, fitting: fitting)
+            let payload = PresetGenerator.preset(.default, profile: profile, techLevel: techLevel)
             var line = "\(standard.name):"
             for level in [75.0, 85] {
                 let free = try insertionGains(payload, level: level, limited: false)

@@ -23,10 +23,10 @@ import Testing
     @Test("Band and ear maxima of N1–N7 and S1–S3 follow the rule (tech levels 3 and 4); below level 3 no band limits",
           arguments: [1, 2, 3, 4])
     func standardAudiograms(techLevel: Int) throws {
-        let fitting = try Fitting(techLevel: techLevel)
+        let level = try TechLevel(techLevel)
         for standard in StandardAudiogram.all {
             let profile = try HearingProfile(left: standard.audiogram, right: standard.audiogram)
-            let preset = PresetGenerator.preset(.default, profile: profile, fitting: fitting)
+            let preset = PresetGenerator.preset(.default, profile: profile, techLevel: level)
             let centres = preset.left.map(\.centre)
             var maxima: [Double] = []
             for (index, band) in preset.left.enumerated() {

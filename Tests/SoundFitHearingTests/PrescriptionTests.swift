@@ -54,7 +54,7 @@ enum StandardAudiograms {
 @Suite struct PresetGeneratorTests {
     @Test func normalHearingGivesOnlyDefault() throws {
         for level in 1...4 {
-            let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(0), fitting: try Fitting(techLevel: level))
+            let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(0), techLevel: try TechLevel(level))
             #expect(variants == [.default])
         }
     }
@@ -62,7 +62,7 @@ enum StandardAudiograms {
     @Test func n3GivesAllThreeVariantsOrderedByGain() throws {
         let audiogram = try StandardAudiograms.audiogram(StandardAudiograms.n3)
         let profile = try HearingProfile(left: audiogram, right: nil)
-        let presets = PresetGenerator.presets(for: profile, fitting: try Fitting(techLevel: 3))
+        let presets = PresetGenerator.presets(for: profile, techLevel: try TechLevel(3))
         #expect(presets.map(\.variant) == [.default, .up, .down])
         let at4k = presets.map { $0.left[6].gain }
         #expect(presets[0].left[6].centre == 4000)
@@ -75,25 +75,25 @@ enum StandardAudiograms {
     /// safety cap (60 dB here) leaves NAL-RP below it in some bands: up is offered, and the
     /// bands where NAL-RP exceeds the cap sit at it and say so (`gain_capped`).
     @Test func lossBeyondTheSafetyCapIsCappedAndReported() throws {
-        let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(110), fitting: try Fitting(techLevel: 3))
+        let variants = PresetGenerator.availableVariants(for: try StandardAudiograms.flat(110), techLevel: try TechLevel(3))
         #expect(variants == [.default, .up, .down])
-        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(110), fitting: try Fitting(techLevel: 3))
+        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(110), techLevel: try TechLevel(3))
         #expect(preset.left.allSatisfy { $0.gain <= $0.maximumGain && $0.maximumGain == PresetGenerator.largestGainCap })
         // 1 kHz: 0.31·110 + 0.15·110 + 1 + 0.2·50 + 0 = 61.6 dB > 60.
         #expect(preset.left[2].gain == 60 && preset.left[2].isGainCapped)
     }
 
     @Test(arguments: 1...4)
-    func generatedPresetsValidateForTheirFittingOnly(_ level: Int) throws {
-        let techLevel = try Fitting(techLevel: level)
+    func generatedPresetsValidateForTheirTechLevelOnly(_ level: Int) throws {
+        let techLevel = try TechLevel(level)
         let profile = try HearingProfile(left: try StandardAudiograms.audiogram(StandardAudiograms.s2),
                                          right: try StandardAudiograms.audiogram(StandardAudiograms.n3))
-        for preset in PresetGenerator.presets(for: profile, fitting: techLevel) {
+        for preset in PresetGenerator.presets(for: profile, techLevel: techLevel) {
             try preset.validate(for: techLevel)
             #expect(preset.left.count == techLevel.bandCentres.count)
             #expect(preset.left.map(\.centre) == techLevel.bandCentres)
             if !techLevel.compresses { #expect(preset.left.allSatisfy { $0.ratio == 1 }) }
-            let other = try Fitting(techLevel: level % 4 + 1)
+            let other = try TechLevel(level % 4 + 1)
             #expect(throws: PresetValidationError.self) { try preset.validate(for: other) }
             // JSON round trip.
             #expect(try PresetPayload.decode(preset.encoded(), for: techLevel) == preset)
@@ -101,11 +101,11 @@ enum StandardAudiograms {
     }
 
     @Test func ratiosFollowTheLoss() throws {
-        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(0), fitting: try Fitting(techLevel: 3))
+        let preset = PresetGenerator.preset(.default, profile: try StandardAudiograms.flat(0), techLevel: try TechLevel(3))
         #expect(preset.left.allSatisfy { $0.ratio == 1 })
         let n3 = PresetGenerator.preset(
             .default, profile: try HearingProfile(left: try StandardAudiograms.audiogram(StandardAudiograms.n3), right: nil),
-            fitting: try Fitting(techLevel: 3))
+            techLevel: try TechLevel(3))
         #expect(n3.left[2].ratio == 1.4)  // 40 dB HL at 1 kHz
         #expect(n3.left[6].ratio == 1.8)  // 60 dB HL at 4 kHz
     }

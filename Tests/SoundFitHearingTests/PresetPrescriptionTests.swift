@@ -73,8 +73,8 @@ struct PresetPrescriptionTests {
     func defaultPresetIsNALRP(_ name: String) throws {
         let levels = StandardAudiogramLevels.levels(name)
         for level in 1...4 {
-            let fitting = try Fitting(techLevel: level)
-            let preset = PresetGenerator.preset(.default, profile: try Self.profile(name), fitting: fitting)
+            let techLevel = try TechLevel(level)
+            let preset = PresetGenerator.preset(.default, profile: try Self.profile(name), techLevel: techLevel)
             for band in preset.left {
                 let expected = IndependentNALRP.gain(levels, at: band.centre)
                 #expect(abs(band.gain - expected) <= 0.006, "\(name) tech level \(level) \(band.centre) Hz: \(band.gain) vs \(expected)")
@@ -93,7 +93,7 @@ struct PresetPrescriptionTests {
     /// 250 Hz and −5 dB at 2 kHz over NAL-R + the H3FA extension.
     @Test("N7: the 2 kHz ≥ 95 dB HL correction is in the tech level 3 preset")
     func severeCorrectionInPreset() throws {
-        let preset = PresetGenerator.preset(.default, profile: try Self.profile("N7"), fitting: try Fitting(techLevel: 3))
+        let preset = PresetGenerator.preset(.default, profile: try Self.profile("N7"), techLevel: try TechLevel(3))
         let h3fa = (95.0 + 105 + 105) / 3
         let withoutCorrection250 = 0.31 * 90 + 0.15 * h3fa - 17 + 0.2 * (h3fa - 60)
         #expect(abs(preset.left[0].gain - (withoutCorrection250 + 8)) <= 0.006, "\(preset.left[0].gain)")
@@ -108,8 +108,8 @@ struct PresetPrescriptionTests {
     @Test("no gain below 0 dB at band levels 20…110 dB SPL", arguments: names)
     func neverALoss(_ name: String) throws {
         for level in 1...4 {
-            let fitting = try Fitting(techLevel: level)
-            for preset in PresetGenerator.presets(for: try Self.profile(name), fitting: fitting) {
+            let techLevel = try TechLevel(level)
+            for preset in PresetGenerator.presets(for: try Self.profile(name), techLevel: techLevel) {
                 for band in preset.left + preset.right {
                     #expect(band.minimumGain == 0)
                     for spl in stride(from: 20.0, through: 110, by: 0.5) {
@@ -128,7 +128,7 @@ struct PresetPrescriptionTests {
     /// N3 at 80 dB SPL speech: the 250 Hz band read −3.6 dB under rule 1; now the floor holds.
     @Test("N3 at 250 Hz: 0 dB, not a loss, above the reference level")
     func n3LowBandAtLoudSpeech() throws {
-        let band = PresetGenerator.preset(.default, profile: try Self.profile("N3"), fitting: try Fitting(techLevel: 3)).left[0]
+        let band = PresetGenerator.preset(.default, profile: try Self.profile("N3"), techLevel: try TechLevel(3)).left[0]
         #expect(band.gain(atLevel: band.referenceLevel + 15) == 0)
         var unfloored = band
         unfloored.minimumGain = -60
@@ -155,18 +155,18 @@ struct PresetPrescriptionTests {
     /// for 0), a negative floor is written and read back, a positive one rejected with the field.
     @Test("minimum_gain_db: default, absent, range")
     func minimumGainInJSON() throws {
-        let fitting = try Fitting(techLevel: 3)
-        var preset = PresetGenerator.preset(.default, profile: try Self.profile("N3"), fitting: fitting)
+        let techLevel = try TechLevel(3)
+        var preset = PresetGenerator.preset(.default, profile: try Self.profile("N3"), techLevel: techLevel)
         let text = String(decoding: preset.encoded(), as: UTF8.self)
         #expect(!text.contains("minimum_gain_db"), "0 dB is not written")
-        #expect(try PresetPayload.decode(Data(text.utf8), for: fitting).left.allSatisfy { $0.minimumGain == 0 })
+        #expect(try PresetPayload.decode(Data(text.utf8), for: techLevel).left.allSatisfy { $0.minimumGain == 0 })
         preset.left[0].minimumGain = -12
         let lowered = String(decoding: preset.encoded(), as: UTF8.self)
         #expect(lowered.contains("\"minimum_gain_db\": -12"))
-        #expect(try PresetPayload.decode(Data(lowered.utf8), for: fitting) == preset)
+        #expect(try PresetPayload.decode(Data(lowered.utf8), for: techLevel) == preset)
         let raised = lowered.replacingOccurrences(of: "\"minimum_gain_db\": -12", with: "\"minimum_gain_db\": 3")
         #expect {
-            _ = try PresetPayload.decode(Data(raised.utf8), for: fitting)
+            _ = try PresetPayload.decode(Data(raised.utf8), for: techLevel)
         } throws: { error in
             "\(error)".contains("left[0].minimum_gain_db") && "\(error)".contains("out of range")
         }
@@ -176,8 +176,8 @@ struct PresetPrescriptionTests {
     /// above it, the band reports `gain_capped` (payload and JSON) and the law stops at the cap.
     @Test("the cap is reported when an edited preset binds it")
     func capReportedWhenItBinds() throws {
-        let fitting = try Fitting(techLevel: 3)
-        var preset = PresetGenerator.preset(.default, profile: try Self.profile("N3"), fitting: fitting)
+        let techLevel = try TechLevel(3)
+        var preset = PresetGenerator.preset(.default, profile: try Self.profile("N3"), techLevel: techLevel)
         // The cap is min(60, output limit − knee): with the derived output limit (75 dB SPL speech
         // peaks through the gain) about min(60, gain + 50), far above what the law gives.
         #expect(preset.left.allSatisfy { !$0.isGainCapped && abs($0.maximumGain - min(60, $0.outputLimit - $0.knee)) < 0.01 },
@@ -191,7 +191,7 @@ struct PresetPrescriptionTests {
         #expect(text.components(separatedBy: "\"gain_capped\": true").count == 2)
         #expect(!String(decoding: preset.encoded(), as: UTF8.self).contains("gain_capped"), "files leave the report out")
         // Reading ignores the derived key: the edited preset comes back as it was.
-        #expect(try PresetPayload.decode(preset.reportJSON.fileData(), for: fitting) == preset)
+        #expect(try PresetPayload.decode(preset.reportJSON.fileData(), for: techLevel) == preset)
     }
 
     /// The cap follows the output limit: a band whose limit is 50 dB above its knee gets a
@@ -202,7 +202,7 @@ struct PresetPrescriptionTests {
         #expect(PresetGenerator.safetyCap(outputLimit: 80, knee: 30) == 50)
         #expect(PresetGenerator.safetyCap(outputLimit: 60, knee: 70) == 0)
         // N7 up at tech level 3: 1.25·57 + 2 > 60: capped at 60 and reported.
-        let up = PresetGenerator.preset(.up, profile: try Self.profile("N7"), fitting: try Fitting(techLevel: 3))
+        let up = PresetGenerator.preset(.up, profile: try Self.profile("N7"), techLevel: try TechLevel(3))
         #expect(up.left[2].gain == 60 && up.left[2].isGainCapped, "\(up.left[2])")
         #expect(up.left.allSatisfy { $0.gain <= $0.maximumGain })
     }
@@ -211,8 +211,8 @@ struct PresetPrescriptionTests {
     /// 110 dB HL flat loss is no longer all capped (rule 1's 40 dB cap made it so).
     @Test("availability: no up only when every band is at its cap")
     func availabilityFollowsTheCap() throws {
-        let fitting = try Fitting(techLevel: 3)
-        let flat110 = PresetGenerator.presets(for: try StandardAudiograms.flat(110), fitting: fitting)
+        let techLevel = try TechLevel(3)
+        let flat110 = PresetGenerator.presets(for: try StandardAudiograms.flat(110), techLevel: techLevel)
         #expect(flat110.map(\.variant) == [.default, .up, .down])
         var base = flat110[0]
         for index in base.left.indices {

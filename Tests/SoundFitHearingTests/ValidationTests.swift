@@ -57,13 +57,13 @@ import Testing
     private func preset() throws -> PresetPayload {
         let audiogram = try Audiogram([(500, 30), (1000, 35), (2000, 40), (4000, 50)])
         return PresetGenerator.preset(.default, profile: try HearingProfile(left: audiogram, right: nil),
-                                      fitting: try Fitting(techLevel: 3))
+                                      techLevel: try TechLevel(3))
     }
 
     private func rejection(_ change: (inout PresetPayload) -> Void) throws -> String? {
         var payload = try preset()
         change(&payload)
-        let techLevel = try Fitting(techLevel: 3)
+        let techLevel = try TechLevel(3)
         do {
             try payload.validate(for: techLevel)
             return nil
@@ -78,7 +78,7 @@ import Testing
         #expect(try rejection { $0.right[0].gain = .infinity } == "right[0].gain_db: inf is not a finite number")
         #expect(try rejection { $0.left[1].ratio = 7 } == "left[1].ratio: 7.0 is out of range 1…5")
         #expect(try rejection { $0.left.removeLast() } == "left: 7 bands, tech level 3 has 8")
-        #expect(try rejection { $0.fitting = try! Fitting(techLevel: 2) } == "preset is for tech level 2, the processor is tech level 3")
+        #expect(try rejection { $0.techLevel = try! TechLevel(2) } == "preset is for tech level 2, the processor is tech level 3")
         #expect(try rejection { $0.version = 9 } == "unsupported preset version 9 (expected 1)")
         #expect(try rejection { $0.calibration = 20 } == "calibration_db_spl: 20.0 is out of range 80…130")
         #expect(try rejection { $0.left[0].centre = 300 }?.hasPrefix("left[0].centre_hz") == true)
@@ -91,9 +91,9 @@ import Testing
             for (value, accepted) in [(range.lowerBound, true), (range.upperBound, true), (range.upperBound + 1, false)] {
                 var payload = try preset()
                 payload.left[3][field] = value
-                let processor = MultibandPreset(techLevel: payload.fitting.techLevel, calibration: payload.calibration,
+                let processor = MultibandPreset(techLevel: payload.techLevel.value, calibration: payload.calibration,
                                                 left: payload.left, right: payload.right)
-                #expect(((try? payload.validate(for: payload.fitting)) != nil) == accepted, "\(field) = \(value)")
+                #expect(((try? payload.validate(for: payload.techLevel)) != nil) == accepted, "\(field) = \(value)")
                 #expect(((try? processor.validate()) != nil) == accepted, "\(field) = \(value)")
                 if !accepted {
                     #expect(try rejection { $0 = payload }?.hasPrefix("left[3].\(field.rawValue): ") == true, "\(field)")
@@ -103,6 +103,6 @@ import Testing
     }
 
     @Test func malformedJSONIsRejected() throws {
-        #expect(throws: DocumentError.self) { try PresetPayload.decode(Data("{}".utf8), for: try Fitting(techLevel: 3)) }
+        #expect(throws: DocumentError.self) { try PresetPayload.decode(Data("{}".utf8), for: try TechLevel(3)) }
     }
 }

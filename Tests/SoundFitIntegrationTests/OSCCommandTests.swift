@@ -320,10 +320,10 @@ extension SoundFitIntegration {
             let type = try #require(byAddress["/filter/type"])
             #expect(type.string(3) == "lowpass highpass bandpass notch peak lowshelf highshelf allpass"
                     && type.string(4) == "lowpass", "\(type)")
-            let fitting = try #require(byAddress["/processing/fitting"])
+            let techLevel = try #require(byAddress["/processing/fitting"])
             let canEnable = try #require(byAddress["/processing/can_enable"])
-            #expect(fitting.string(2) != cutoff.string(2) && canEnable.string(2) == fitting.string(2),
-                    "read-only parameters must be listed with another access than read-write ones: \(fitting) \(cutoff)")
+            #expect(techLevel.string(2) != cutoff.string(2) && canEnable.string(2) == techLevel.string(2),
+                    "read-only parameters must be listed with another access than read-write ones: \(techLevel) \(cutoff)")
             // Every listed parameter answers a query at its address.
             for address in byAddress.keys.sorted() where address.hasPrefix("/") {
                 rig.osc.send(address)

@@ -3,7 +3,7 @@ import Testing
 
 extension SoundFitIntegration {
     /// A new session with a stored hearing profile gets presets generated for
-    /// its fitting and the recommendation, not preset `none` with personalization silently off —
+    /// its tech level and the recommendation, not preset `none` with personalization silently off —
     /// also after a restart.
     @Suite("Preset regeneration for a new session") struct PresetRegeneration {
         @Test("Another tech level, a re-activation and a restart keep the personalization preset and processing on")
@@ -24,7 +24,7 @@ extension SoundFitIntegration {
             #expect(activated.arguments == [.string("active"), .string("fine_tuning"), .int(4)], "\(activated)")
             try expectPersonalized(osc, preset: "up", techLevel: 4)
 
-            // Re-activation with the same fitting, then back to tech level 3 in single-preset
+            // Re-activation with the same tech level, then back to tech level 3 in single-preset
             // mode (which offers only the default variant).
             #expect(try osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")
             #expect(try osc.ask("/session/activate", [.string("fine_tuning"), .int(4)], reply: "/session").string(0) == "active")

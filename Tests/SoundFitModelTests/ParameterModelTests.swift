@@ -19,9 +19,9 @@ import Testing
         #expect(!ParameterModel.writable.contains(ParameterModel.processingFitting))
     }
 
-    @Test func fittingsOutsideTheTechLevelsAreRefused() {
-        #expect(throws: FittingError.invalidTechLevel(5)) { try Fitting(techLevel: 5) }
-        #expect("\(FittingError.invalidTechLevel(0))" == "tech level 0 is outside 1…4")
+    @Test func techLevelsOutsideTheRangeAreRefused() {
+        #expect(throws: TechLevelError.invalidTechLevel(5)) { try TechLevel(5) }
+        #expect("\(TechLevelError.invalidTechLevel(0))" == "tech level 0 is outside 1…4")
         #expect(PresetVariant.allCases.map(\.rawValue) + [PresetVariant.noneName]
             == ["default", "up", "down", "none"])
     }

@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct ApplicatorTimeoutTests {
     let clock = ManualClock()
-    let handler = FakeHandler(fitting: techLevel3, name: "the slow processor",
+    let handler = FakeHandler(techLevel: techLevel3, name: "the slow processor",
                               applyTimeouts: [.intensity: .milliseconds(500), .preset: .seconds(2)])
 
     private func makeController() -> ProcessingController {
@@ -23,7 +23,7 @@ struct ApplicatorTimeoutTests {
         ]
         // Before a session: the ones the next session gets.
         #expect(controller.sessionApplicators == expected)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         #expect(controller.sessionApplicators == expected)
         #expect(session.intensity.applicators.map(\.applyTimeout) == [.milliseconds(500)])
         #expect(session.intensity.applicators.map(\.name) == ["the slow processor"])
@@ -31,7 +31,7 @@ struct ApplicatorTimeoutTests {
 
     @Test func aSlowApplicatorFailsTheValueAtItsOwnTimeoutNamingIt() async throws {
         let controller = makeController()
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         #expect(session.intensity.value == 0.5)  // the activation recommendation, applied in time
         let gate = Gate(), reached = Gate()
         handler.holdNextWrite(at: gate, reached: reached)
@@ -57,7 +57,7 @@ struct ApplicatorTimeoutTests {
     @Test func withoutItsOwnTimeoutAnApplicatorIsBoundByTheDeliveryTimeout() async throws {
         let controller = makeController()
         controller.config = DeliveryConfiguration(deliveryStyle: .continuous, deliveryTimeout: .seconds(1))
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         let gate = Gate(), reached = Gate()
         handler.holdNextWrite(at: gate, reached: reached)
 

@@ -3,33 +3,33 @@ import SoundFitTestSupport
 import Testing
 @testable import SoundFitProcessing
 
-/// Fitting, configuration, session parameter validation, presets.
+/// Tech level, configuration, session parameter validation, presets.
 @Suite(.timeLimit(.minutes(1)))
 struct ConfigurationTests {
     let clock = ManualClock()
 
     @Test(arguments: [0, 5, -1, 100])
     func techLevelsOutsideOneToFourAreRejected(_ level: Int) {
-        #expect(throws: ProcessingError.invalidTechLevel(level)) { try Fitting.techLevel(level) }
+        #expect(throws: ProcessingError.invalidTechLevel(level)) { try TechLevel.level(level) }
     }
 
     @Test func techLevelsOneToFourAreValid() throws {
         for level in 1...4 {
-            #expect(try Fitting.techLevel(level).techLevel == level)
+            #expect(try TechLevel.level(level).value == level)
         }
     }
 
     @Test func modesOfferTheirVariants() throws {
-        let fitting = try Fitting.techLevel(4)
-        #expect(ProcessingConfiguration.fineTuning(fitting: fitting).personalization.variants == [.default, .up, .down])
-        #expect(ProcessingConfiguration.singlePreset(fitting: fitting).personalization.variants == [.default])
-        #expect(ProcessingConfiguration.fineTuning(fitting: fitting).fitting == fitting)
-        #expect(ProcessingConfiguration.singlePreset(fitting: fitting).personalization.modeName == "single_preset")
+        let techLevel = try TechLevel.level(4)
+        #expect(ProcessingConfiguration.fineTuning(techLevel: techLevel).personalization.variants == [.default, .up, .down])
+        #expect(ProcessingConfiguration.singlePreset(techLevel: techLevel).personalization.variants == [.default])
+        #expect(ProcessingConfiguration.fineTuning(techLevel: techLevel).techLevel == techLevel)
+        #expect(ProcessingConfiguration.singlePreset(techLevel: techLevel).personalization.modeName == "single_preset")
     }
 
     @Test func intensityOutsideZeroToOneIsRejected() async throws {
         let controller = ProcessingController(clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
 
         #expect(throws: ProcessingError.invalidIntensity(1.5)) { try session.intensity.request(1.5) }
         #expect(throws: ProcessingError.invalidIntensity(-0.1)) { try session.intensity.request(-0.1) }
@@ -42,10 +42,10 @@ struct ConfigurationTests {
     @Test func presetsMustMatchTheSession() async throws {
         let presets = FakePresetSource()
         let controller = ProcessingController(presetSource: presets, clock: clock)
-        let session = try await controller.activate(configuration: .singlePreset(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .singlePreset(techLevel: techLevel3))
 
-        #expect(throws: ProcessingError.presetFittingMismatch(presetTechLevel: 2, sessionTechLevel: 3)) {
-            try session.preset.request(FakePresetSource.preset(.default, try .techLevel(2)))
+        #expect(throws: ProcessingError.presetTechLevelMismatch(presetTechLevel: 2, sessionTechLevel: 3)) {
+            try session.preset.request(FakePresetSource.preset(.default, try .level(2)))
         }
         #expect(throws: ProcessingError.presetVariantUnavailable(.up)) {
             try session.preset.request(FakePresetSource.preset(.up, techLevel3))
@@ -64,7 +64,7 @@ struct ConfigurationTests {
 
     @Test func loadingWithoutAPresetSourceFails() async throws {
         let controller = ProcessingController(clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
 
         await #expect(throws: ProcessingError.noPresetSource) { try await session.preset.load() }
         #expect(session.preset.updateState.description == "applied(nil)")  // nothing reported

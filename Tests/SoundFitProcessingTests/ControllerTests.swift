@@ -7,9 +7,9 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct ControllerTests {
     let clock = ManualClock()
-    let handler = FakeHandler(fitting: techLevel3)
+    let handler = FakeHandler(techLevel: techLevel3)
     let presets = FakePresetSource()
-    let configuration = ProcessingConfiguration.fineTuning(fitting: techLevel3)
+    let configuration = ProcessingConfiguration.fineTuning(techLevel: techLevel3)
 
     private func makeController() -> ProcessingController {
         ProcessingController(handler: handler, presetSource: presets, clock: clock)
@@ -20,14 +20,14 @@ struct ControllerTests {
         let first = try await controller.activate(configuration: configuration)
 
         await #expect(throws: ProcessingError.sessionAlreadyActive) {
-            try await controller.activate(configuration: .singlePreset(fitting: techLevel3))
+            try await controller.activate(configuration: .singlePreset(techLevel: techLevel3))
         }
         #expect(controller.session === first)
 
         await controller.deactivate()
         #expect(controller.session == nil)
         #expect(!first.isActive)
-        let second = try await controller.activate(configuration: .singlePreset(fitting: techLevel3))
+        let second = try await controller.activate(configuration: .singlePreset(techLevel: techLevel3))
         #expect(controller.session === second)
         #expect(second.id == 2)
         #expect(handler.activations == [1, 2])
@@ -53,7 +53,7 @@ struct ControllerTests {
         let session = try await controller.activate(configuration: configuration)
 
         #expect(handler.writes == ["preset(nil)", "intensity(0.5)", "isEnabled(false)"])
-        #expect(session.fitting == techLevel3)
+        #expect(session.techLevel == techLevel3)
         #expect(session.isEnabled.value == false)
         #expect(session.intensity.value == 0.5)
         #expect(session.preset.value == nil)
@@ -81,7 +81,7 @@ struct ControllerTests {
         #expect(handler.processor.intensity == 0.3)
     }
 
-    /// A new fitting gets its own preset, not none.
+    /// A new tech level gets its own preset, not none.
     @Test func aPresetForAnotherTechLevelIsRegeneratedForTheNewOne() async throws {
         let controller = makeController()
         let first = try await controller.activate(configuration: configuration)
@@ -90,10 +90,10 @@ struct ControllerTests {
         await controller.deactivate()
         handler.clearWrites()
 
-        let second = try await controller.activate(configuration: .fineTuning(fitting: try .techLevel(2)))
+        let second = try await controller.activate(configuration: .fineTuning(techLevel: try .level(2)))
 
-        #expect(second.fitting.techLevel == 2)
-        #expect(second.preset.value == FakePresetSource.preset(.up, second.fitting))
+        #expect(second.techLevel.value == 2)
+        #expect(second.preset.value == FakePresetSource.preset(.up, second.techLevel))
         #expect(second.canEnable)
         #expect(second.isEnabled.value)
         #expect(second.intensity.value == 0.5)
@@ -107,7 +107,7 @@ struct ControllerTests {
         try await first.loadPreset(.down)
         await controller.deactivate()
 
-        let second = try await controller.activate(configuration: .singlePreset(fitting: techLevel3))
+        let second = try await controller.activate(configuration: .singlePreset(techLevel: techLevel3))
 
         #expect(second.preset.value == FakePresetSource.preset(.default, techLevel3))
     }

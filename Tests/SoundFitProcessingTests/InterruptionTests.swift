@@ -8,9 +8,9 @@ struct InterruptionTests {
     let clock = ManualClock()
 
     private func activeSession(enabled: Bool) async throws -> (ProcessingController, ProcessingSession, FakeHandler) {
-        let handler = FakeHandler(fitting: techLevel3)
+        let handler = FakeHandler(techLevel: techLevel3)
         let controller = ProcessingController(handler: handler, clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         try await session.isEnabled.apply(enabled)
         handler.clearWrites()
         return (controller, session, handler)
@@ -103,7 +103,7 @@ struct InterruptionTests {
         await controller.deactivate()
         await #expect(throws: ProcessingError.sessionInactive) { try await session.interrupt(reason: "other") }
 
-        let next = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let next = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
 
         #expect(next.isInterrupted)
         #expect(next.isEnabled.value == false)

@@ -7,13 +7,13 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct InvalidationTests {
     let clock = ManualClock()
-    let handler = FakeHandler(fitting: techLevel3)
+    let handler = FakeHandler(techLevel: techLevel3)
     let presets = FakePresetSource()
 
     /// An active session with a profile's recommended values applied to the handler.
     private func personalizedSession() async throws -> (ProcessingController, ProcessingSession) {
         let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         try await controller.recommend(for: .hearingProfileSubmitted)
         handler.clearWrites()
         return (controller, session)
@@ -24,7 +24,7 @@ struct InvalidationTests {
         defer { withExtendedLifetime(controller) {} }
         let personalized = handler.processor
         #expect(personalized == FakeHandler.Processor(
-            isEnabled: true, intensity: 0.75, preset: FakePresetSource.preset(.default, techLevel3), fitting: techLevel3))
+            isEnabled: true, intensity: 0.75, preset: FakePresetSource.preset(.default, techLevel3), techLevel: techLevel3))
 
         handler.goAway()
         await #expect(throws: FakeHandlerError.offline) { try await session.intensity.apply(0.9) }
@@ -39,7 +39,7 @@ struct InvalidationTests {
         #expect(try report.readings[.isEnabled]?.get() == .isEnabled(false))
         #expect(try report.readings[.intensity]?.get() == .intensity(0))
         #expect(try report.readings[.canEnable]?.get() == .canEnable(false))
-        #expect(try report.readings[.fitting]?.get() == .fitting(techLevel3))
+        #expect(try report.readings[.techLevel]?.get() == .techLevel(techLevel3))
         #expect(session.intensity.value == 0.75 && session.isEnabled.value && session.canEnable)
     }
 
@@ -88,14 +88,14 @@ struct InvalidationTests {
         #expect(session.intensity.isUpToDate(applicators.intensity))
     }
 
-    @Test func aDifferentFittingIsReportedNotFixed() async throws {
+    @Test func aDifferentTechLevelIsReportedNotFixed() async throws {
         let (controller, _) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
-        handler.setProcessor { $0.fitting = try! .techLevel(2) }
+        handler.setProcessor { $0.techLevel = try! .level(2) }
 
-        let report = try #require(await handler.invalidation?.invalidate(parameters: .fitting))
+        let report = try #require(await handler.invalidation?.invalidate(parameters: .techLevel))
 
-        #expect(report.fittingMismatch == (try Fitting.techLevel(2)))
+        #expect(report.techLevelMismatch == (try TechLevel.level(2)))
         #expect(!report.isRecovered)
         #expect(report.reapplied.isEmpty)
         #expect(handler.writes.isEmpty)
@@ -105,7 +105,7 @@ struct InvalidationTests {
         let stuck = StuckReadHandler()
         let controller = ProcessingController(handler: stuck, config: DeliveryConfiguration(deliveryTimeout: .seconds(4)),
                                               clock: clock)
-        _ = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        _ = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         let recovery = Task { await controller.invalidate(parameters: [.intensity]) }
         while clock.sleeperCount == 0 { await Task.yield() }
 

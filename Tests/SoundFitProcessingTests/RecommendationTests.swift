@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct RecommendationTests {
     let clock = ManualClock()
-    let handler = FakeHandler(fitting: techLevel3)
+    let handler = FakeHandler(techLevel: techLevel3)
     let presets = FakePresetSource()
 
     @Test func theRecommendedValuesAreDocumented() {
@@ -22,7 +22,7 @@ struct RecommendationTests {
         let slow = Gate()
         let reached = Gate()
         handler.holdNextWrite(at: slow, reached: reached)  // the first write: the preset
-        let activation = Task { try await controller.activate(configuration: .fineTuning(fitting: techLevel3)) }
+        let activation = Task { try await controller.activate(configuration: .fineTuning(techLevel: techLevel3)) }
         await reached.wait()
         let session = try #require(controller.session)
         let values = session.intensity.valueUpdates()
@@ -38,7 +38,7 @@ struct RecommendationTests {
 
     @Test func aSubmittedProfileLoadsTheDefaultPresetAndEnablesProcessing() async throws {
         let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         let presetValues = session.preset.valueUpdates()
         let intensityValues = session.intensity.valueUpdates()
         let intensityStates = session.intensity.stateUpdates()
@@ -60,7 +60,7 @@ struct RecommendationTests {
 
     @Test func whileInterruptedTheRecommendedEnableWaitsForTheResolve() async throws {
         let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         _ = try await session.interrupt(reason: "hearing test")
 
         try await controller.recommend(for: .hearingProfileSubmitted)
@@ -73,7 +73,7 @@ struct RecommendationTests {
 
     @Test func aFailingPresetSourceStopsTheRecommendation() async throws {
         let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         presets.makeUnavailable([.default])
 
         await #expect(throws: TestError("no default preset")) { try await controller.recommend(for: .hearingProfileSubmitted) }
@@ -84,7 +84,7 @@ struct RecommendationTests {
 
     @Test func anExplicitIntensityIsNotOverriddenByTheActivationRecommendation() async throws {
         let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
-        let session = try await controller.activate(configuration: .fineTuning(fitting: techLevel3))
+        let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         try await session.intensity.apply(0.2)
 
         try await controller.recommend(for: .sessionActivated)

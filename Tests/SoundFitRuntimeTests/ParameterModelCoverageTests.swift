@@ -50,7 +50,7 @@ import Testing
 
     /// The runtime (OSC dispatch and `/list`) serves every entry, with the entry itself.
     @Test func theRuntimeServesEveryEntry() throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
         #expect(runtime.parameters.map(\.descriptor) == ParameterModel.all)
         for entry in ParameterModel.all {
             #expect(runtime.parameter(at: entry.address)?.descriptor == entry, "\(entry.address) is not dispatched")
@@ -59,7 +59,7 @@ import Testing
 
     /// State files and patches carry every writable entry and read it back.
     @Test func stateAndPatchCodingCoverEveryWritableEntry() throws {
-        let document = StateDocument.defaults(descriptors: ParameterModel.all, session: .fineTuning(fitting: try .techLevel(3)))
+        let document = StateDocument.defaults(descriptors: ParameterModel.all, session: .fineTuning(techLevel: try .level(3)))
         let decoded = try StateDocument.decode(document.encoded(descriptors: ParameterModel.all), file: "state.json",
                                                descriptors: ParameterModel.all)
         let patch = Patch(number: -1, name: "all", parameters: document.parameters)

@@ -9,10 +9,10 @@ import Testing
     @Test func aPresetCarriesItsPayload() async throws {
         let source = ProfilePresetSource()
         source.setProfile(try HearingProfile(left: try Audiogram([(500, 40), (1000, 45), (2000, 50), (4000, 60)]), right: nil))
-        let fitting = try Fitting(techLevel: 3)
-        let preset = try await source.preset(.default, for: fitting)
+        let techLevel = try TechLevel(3)
+        let preset = try await source.preset(.default, for: techLevel)
         let payload = try #require(preset.payload(as: PresetPayload.self))
         #expect(payload.variant == .default)
-        #expect(payload.fitting == fitting)
+        #expect(payload.techLevel == techLevel)
     }
 }

@@ -11,7 +11,7 @@ import Testing
 @Suite struct RuntimeTests {
     private func makeRuntime(timeout: Duration = .seconds(20)) throws -> SoundFitRuntime {
         SoundFitRuntime(
-            engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
+            engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
             config: DeliveryConfiguration(deliveryTimeout: timeout))
     }
 
@@ -102,7 +102,7 @@ import Testing
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
         let session = try #require(runtime.controller.session)
-        #expect(session.fitting.techLevel == 3)
+        #expect(session.techLevel.value == 3)
         let intensity = try #require(runtime.parameter(at: "/processing/intensity"))
         #expect(await terminalState(try intensity.request(.float(0.8), origin: nil))?.name == .applied)
         #expect(runtime.engine.value(of: .personalizationIntensity) == .float(0.8))
@@ -182,7 +182,7 @@ import Testing
 
 @Suite struct ChangeFeedTests {
     @Test func changesCarryTheRequestersOriginAndOthersDoNot() async throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
         let publishing = Task { await runtime.run() }
         defer { publishing.cancel() }
         let loop = RenderLoop(engine: runtime.engine)

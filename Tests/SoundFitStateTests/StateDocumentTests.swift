@@ -14,7 +14,7 @@ import Testing
 
     private func fullDocument() throws -> StateDocument {
         let profile = try profile()
-        let fitting = try Fitting.techLevel(3)
+        let techLevel = try TechLevel.level(3)
         return StateDocument(
             parameters: TestParameters.values([
                 "/processing/enabled": .bool(true), "/processing/intensity": .float(0.75), "/processing/preset": .choice("up"),
@@ -22,10 +22,10 @@ import Testing
                 "/filter/q": .float(0.3333), "/filter/gain": .float(-7.25), "/output/gain": .float(-12.5),
             ]),
             delivery: DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(350)), deliveryTimeout: .milliseconds(2500)),
-            session: .fineTuning(fitting: fitting),
+            session: .fineTuning(techLevel: techLevel),
             currentPatch: CurrentPatch(number: -3, name: "Evening", isModified: true),
             hearingProfile: profile,
-            presets: PresetGenerator.presets(for: profile, fitting: fitting))
+            presets: PresetGenerator.presets(for: profile, techLevel: techLevel))
     }
 
     private func decode(_ text: String) -> [String] {
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func aMinimalDocumentRoundTrips() throws {
-        let document = StateDocument.defaults(descriptors: TestParameters.descriptors, session: .singlePreset(fitting: try .techLevel(1)))
+        let document = StateDocument.defaults(descriptors: TestParameters.descriptors, session: .singlePreset(techLevel: try .level(1)))
         #expect(document.parameters == TestParameters.defaults)
         let data = document.encoded(descriptors: TestParameters.descriptors)
         #expect(try StateDocument.decode(data, file: "state.json", descriptors: TestParameters.descriptors) == document)

@@ -16,7 +16,7 @@ import Testing
         let data = try Data(contentsOf: fixture)
         let document = try StateDocument.decode(data, file: "state-v1.json", descriptors: TestParameters.descriptors)
         #expect(document.hearingProfile != nil)
-        #expect(document.presets.map(\.fitting.techLevel) == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4])
+        #expect(document.presets.map(\.techLevel.value) == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4])
         #expect(document.presets.contains { $0.left.contains { $0.expansionKnee != nil } })
         #expect(document.currentPatch?.name == "Evening")
         #expect(String(decoding: document.encoded(descriptors: TestParameters.descriptors), as: UTF8.self)

@@ -10,7 +10,7 @@ import Testing
 
     static func bands(techLevel: Int) throws -> [BandDynamics] {
         let profile = try HearingProfile(left: n3, right: n3)
-        return PresetGenerator.preset(.default, profile: profile, fitting: try Fitting(techLevel: techLevel)).left
+        return PresetGenerator.preset(.default, profile: profile, techLevel: try TechLevel(techLevel)).left
     }
 
     @Test func targetAt65AndIntensity1IsThePrescribedGain() throws {

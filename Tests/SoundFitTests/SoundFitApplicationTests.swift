@@ -35,7 +35,7 @@ import Testing
         let readies = Readies()
         let application = try SoundFitApplication(
             configuration: SoundFitConfiguration(jack: jack, osc: .init(host: "127.0.0.1", port: 0),
-                                                 session: .fineTuning(fitting: try Fitting(techLevel: 3))),
+                                                 session: .fineTuning(techLevel: try TechLevel(3))),
             logger: logger, onReady: { _ in readies.count.add(1, ordering: .relaxed) })
         let port = application.socket.boundPeer.port
 

@@ -142,11 +142,11 @@ public enum FittingVerification {
             throw Failure("no hearing profile: nothing is prescribed to verify (give one with --profile or --audiogram)")
         }
         let calibration = runtime.calibration
-        let fitting = session.fitting
-        let prescription = PresetGenerator.preset(.default, profile: profile, fitting: fitting, calibration: calibration)
+        let techLevel = session.techLevel
+        let prescription = PresetGenerator.preset(.default, profile: profile, techLevel: techLevel, calibration: calibration)
         let intensity = Double(session.intensity.value)
         let ears: [(Ear, [BandDynamics])] = [(.left, prescription.left), (.right, prescription.right)]
-        let centres = fitting.bandCentres
+        let centres = techLevel.bandCentres
         // The broadband output ceiling: no tone comes out louder, whatever the gain law says.
         let ceiling = runtime.effectiveMaximumOutputSPL
         let analysis = BandPowerAnalysis(sampleRate: Double(sampleRate))
@@ -208,11 +208,11 @@ public enum FittingVerification {
         let prescribedCurves = [(Ear.left, gains.left), (Ear.right, gains.right)].map { ear, bands in
             PrescribedCurve(ear: ear, centres: bands.centres, prescribed: bands.prescribed, applied: bands.applied)
         }
-        var report = Report(techLevel: fitting.techLevel, calibration: calibration, intensity: intensity,
+        var report = Report(techLevel: techLevel.value, calibration: calibration, intensity: intensity,
                             isEnabled: session.isEnabled.value, loadedVariant: session.preset.value?.variant.rawValue,
                             speech: speech, tones: tones, prescription: prescribedCurves)
         report.outputLimit = ceiling
-        if fitting.limits {
+        if techLevel.limits {
             for (ear, bands) in ears { report.derivedMaximumOutput[ear] = MaximumOutput.earMaximum(bands: bands) }
         }
         return report

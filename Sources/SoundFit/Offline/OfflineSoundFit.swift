@@ -77,7 +77,7 @@ public final class OfflineSoundFit: @unchecked Sendable {
         self.channelCount = channelCount
         let descriptors = StateKeeper.writableDescriptors
         // Tech level 3 exists: `try!` cannot fail.
-        let session = settings.session ?? .fineTuning(fitting: try! Fitting(techLevel: 3))
+        let session = settings.session ?? .fineTuning(techLevel: try! TechLevel(3))
         var defaults = StateDocument.defaults(descriptors: descriptors, session: session)
         defaults.currentPatch = settings.patches.factoryPatches.first.map { CurrentPatch(number: $0.number, name: $0.name) }
         let store = DurableStateStore(directory: settings.stateDirectory ?? FileManager.default.temporaryDirectory,
@@ -92,7 +92,7 @@ public final class OfflineSoundFit: @unchecked Sendable {
         if let session = settings.session { document.session = session }
         if settings.hearingProfile != nil { document.forgetHearingProfile() }
 
-        let engine = AudioEngine(settings: StateKeeper.chainSettings(document), techLevel: document.session.fitting.techLevel)
+        let engine = AudioEngine(settings: StateKeeper.chainSettings(document), techLevel: document.session.techLevel.value)
         runtime = SoundFitRuntime(engine: engine, sessionConfiguration: document.session,
                                   presets: ProfilePresetSource(calibration: settings.calibration),
                                   ceiling: OutputCeiling(maximumOutputSPL: settings.maximumOutputSPL, fullScaleSPL: settings.calibration))

@@ -1,5 +1,5 @@
 /// The band layout of a tech level: its band centres. The one tech-level table: the hearing
-/// module's `Fitting.bandCentres` reads it.
+/// module's `TechLevel.bandCentres` reads it.
 ///
 /// | tech level | bands | centres (Hz) |
 /// | --- | --- | --- |

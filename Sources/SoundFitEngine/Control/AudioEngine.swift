@@ -165,7 +165,7 @@ public final class AudioEngine: Sendable {
 
     // MARK: Personalization presets
 
-    /// The tech level of the personalization stage (the session's fitting). Setting it removes
+    /// The tech level of the personalization stage (the session's). Setting it removes
     /// the installed preset on the audio thread at the next cycle: set it before installing a
     /// preset made for it.
     public var personalizationTechLevel: Int {

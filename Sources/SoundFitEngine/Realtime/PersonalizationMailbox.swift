@@ -11,7 +11,7 @@ import Synchronization
 ///   took (a newer preset replaced it, or a timeout).
 /// - Audio → control: the generation installed (or rejected) last, and a single-producer ring of
 ///   retired pointers that the control side releases.
-/// - The tech level the chain's personalization stage should have (the session's fitting).
+/// - The tech level the chain's personalization stage should have (the session's).
 ///
 /// Plain pointers only: copies never retain. Memory is owned by `EngineMailbox`.
 public struct PersonalizationMailbox: @unchecked Sendable {

@@ -46,12 +46,12 @@ public enum PresetGenerator {
     public static let minimumSoftenableGain = 3.0
     public static let defaultCalibration = 100.0
 
-    /// Every variant available for `profile` and `fitting`, default first.
-    public static func presets(for profile: HearingProfile, fitting: Fitting,
+    /// Every variant available for `profile` and `techLevel`, default first.
+    public static func presets(for profile: HearingProfile, techLevel: TechLevel,
                                calibration: Double = defaultCalibration) -> [PresetPayload] {
-        let base = preset(.default, profile: profile, fitting: fitting, calibration: calibration)
+        let base = preset(.default, profile: profile, techLevel: techLevel, calibration: calibration)
         return variants(offeredBy: base).map {
-            $0 == .default ? base : preset($0, profile: profile, fitting: fitting, calibration: calibration)
+            $0 == .default ? base : preset($0, profile: profile, techLevel: techLevel, calibration: calibration)
         }
     }
 
@@ -66,26 +66,26 @@ public enum PresetGenerator {
     }
 
     /// The available variants' names, default first.
-    public static func availableVariants(for profile: HearingProfile, fitting: Fitting) -> [PresetVariant] {
-        presets(for: profile, fitting: fitting).map(\.variant)
+    public static func availableVariants(for profile: HearingProfile, techLevel: TechLevel) -> [PresetVariant] {
+        presets(for: profile, techLevel: techLevel).map(\.variant)
     }
 
     /// One variant (whether or not the availability rules offer it).
-    public static func preset(_ variant: PresetVariant, profile: HearingProfile, fitting: Fitting,
+    public static func preset(_ variant: PresetVariant, profile: HearingProfile, techLevel: TechLevel,
                               calibration: Double = defaultCalibration) -> PresetPayload {
         PresetPayload(
-            version: PresetPayload.formatVersion, rule: rule, fitting: fitting, variant: variant,
+            version: PresetPayload.formatVersion, rule: rule, techLevel: techLevel, variant: variant,
             calibration: calibration,
-            left: bands(for: profile.audiogram(for: .left), fitting: fitting, variant: variant),
-            right: bands(for: profile.audiogram(for: .right), fitting: fitting, variant: variant))
+            left: bands(for: profile.audiogram(for: .left), techLevel: techLevel, variant: variant),
+            right: bands(for: profile.audiogram(for: .right), techLevel: techLevel, variant: variant))
     }
 
-    static func bands(for audiogram: Audiogram, fitting: Fitting, variant: PresetVariant) -> [BandDynamics] {
-        let centres = fitting.bandCentres
+    static func bands(for audiogram: Audiogram, techLevel: TechLevel, variant: PresetVariant) -> [BandDynamics] {
+        let centres = techLevel.bandCentres
         let gains = NALPrescription.insertionGains(for: audiogram)
         return centres.enumerated().map { index, centre in
             let prescribed = NALPrescription.interpolate(gains, at: centre)
-            var ratio = fitting.compresses
+            var ratio = techLevel.compresses
                 ? min(3, 1 + max(0, audiogram.threshold(at: centre) - 20) / 50) : 1
             var gain = prescribed
             let highBoost = centre >= 1000 ? 2.0 : 0
@@ -93,21 +93,21 @@ public enum PresetGenerator {
             case .default: break
             case .up:
                 gain = 1.25 * prescribed + highBoost
-                if fitting.compresses { ratio = min(3, ratio * 1.1) }
+                if techLevel.compresses { ratio = min(3, ratio * 1.1) }
             case .down:
                 gain = max(0, 0.75 * prescribed - highBoost)
-                if fitting.compresses { ratio = max(1, ratio * 0.9) }
+                if techLevel.compresses { ratio = max(1, ratio * 0.9) }
             }
-            let reference = speechBandLevel(band: index, techLevel: fitting.techLevel)
+            let reference = speechBandLevel(band: index, techLevel: techLevel.value)
             let knee = max(0, reference - 25)
             let position = centres.count > 1 ? Double(index) / Double(centres.count - 1) : 0
             var band = BandDynamics(
                 centre: centre, gain: rounded(gain), referenceLevel: rounded(reference), ratio: rounded(ratio),
-                knee: rounded(knee), expansionKnee: fitting.expands ? rounded(max(0, knee - 20)) : nil,
-                expansionRatio: fitting.expands ? 2 : 1, maximumGain: largestGainCap,
-                outputLimit: fitting.limits ? MaximumOutput.bandMaximum(index: index, centres: centres, gain: gain) : 120,
-                attack: fitting.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
-                release: fitting.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
+                knee: rounded(knee), expansionKnee: techLevel.expands ? rounded(max(0, knee - 20)) : nil,
+                expansionRatio: techLevel.expands ? 2 : 1, maximumGain: largestGainCap,
+                outputLimit: techLevel.limits ? MaximumOutput.bandMaximum(index: index, centres: centres, gain: gain) : 120,
+                attack: techLevel.perBandTimeConstants ? rounded(10 - 7.5 * position) : 5,
+                release: techLevel.perBandTimeConstants ? rounded(100 - 60 * position) : 50)
             // The safety cap follows the band's own output limit and knee, whatever set them;
             // every variant's gain is capped by it (the floor, minimumGain, stays 0 dB).
             band.maximumGain = rounded(safetyCap(outputLimit: band.outputLimit, knee: band.knee))

@@ -33,7 +33,7 @@ public enum SessionBinding: String, Sendable, Hashable, CaseIterable {
     case preset
     /// Whether enabling can succeed (read-only).
     case canEnable
-    /// The session's fitting (read-only).
+    /// The session's tech level, at `/processing/fitting` (read-only).
     case fitting
 }
 

@@ -26,7 +26,7 @@ public enum ParameterModel {
         summary: "True when a preset is applied.",
         displayName: "Can enable", binding: .session(.canEnable))
     public static let processingFitting = ParameterDescriptor(
-        address: "/processing/fitting", kind: .int(Fitting.techLevels), defaultValue: .int(3), access: .readOnly,
+        address: "/processing/fitting", kind: .int(TechLevel.range), defaultValue: .int(3), access: .readOnly,
         summary: "Tech level of the active session.",
         displayName: "Tech level", binding: .session(.fitting))
 

@@ -13,7 +13,7 @@ extension ProcessingController {
                 case .isEnabled(let value) where value != session.isEnabled.value: outOfDate.insert(.isEnabled)
                 case .intensity(let value) where value != session.intensity.value: outOfDate.insert(.intensity)
                 case .canEnable(let value) where value != session.canEnable: outOfDate.insert(.preset)
-                case .fitting(let value) where value != session.fitting: report.fittingMismatch = value
+                case .techLevel(let value) where value != session.techLevel: report.techLevelMismatch = value
                 default: break
                 }
             } catch {
@@ -22,7 +22,7 @@ extension ProcessingController {
                 case .isEnabled: outOfDate.insert(.isEnabled)
                 case .intensity: outOfDate.insert(.intensity)
                 case .canEnable: outOfDate.insert(.preset)
-                case .fitting: break
+                case .techLevel: break
                 }
             }
         }

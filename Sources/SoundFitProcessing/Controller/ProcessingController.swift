@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// ```swift
 /// let controller = ProcessingController(handler: engineHandler, presetSource: profiles)
-/// let session = try await controller.activate(configuration: .fineTuning(fitting: .techLevel(3)))
+/// let session = try await controller.activate(configuration: .fineTuning(techLevel: .level(3)))
 /// try await session.intensity.apply(0.8)
 /// await controller.deactivate()
 /// ```
@@ -72,7 +72,7 @@ public final class ProcessingController: Sendable {
     /// for another tech level or a variant the mode does not offer cannot carry over). Then, in
     /// this order: the handler is told (`sessionDidActivate`), the preset is applied to the
     /// handler, the activation recommendation is followed (a preset that could not carry over
-    /// is regenerated from the `PresetSource` for the new fitting — its variant, or `default`
+    /// is regenerated from the `PresetSource` for the new tech level — its variant, or `default`
     /// when the mode does not offer it; intensity 0.5 if none was ever set), and intensity and
     /// isEnabled are applied to the handler. Failures of those deliveries do not fail the
     /// activation: they are reported on the parameters' update states, and the handler stays
@@ -97,7 +97,7 @@ public final class ProcessingController: Sendable {
         }
         try? await session.preset.synchronizeApplicators()
         if let variant = session.presetToRegenerate {
-            // The previous preset was made for another fitting or mode: the same variant,
+            // The previous preset was made for another tech level or mode: the same variant,
             // generated for this one (its own step, so a failure leaves the rest to follow).
             try? await session.follow(Recommendation(presetVariant: variant))
         }
@@ -194,11 +194,11 @@ public final class ProcessingController: Sendable {
     /// this through their `ProcessingInvalidation`.
     ///
     /// Recovery: each invalidated readable parameter is read from the handler (`isEnabled`,
-    /// `intensity`, `canEnable`, `fitting`). A writable parameter is re-applied when the
+    /// `intensity`, `canEnable`, `techLevel`). A writable parameter is re-applied when the
     /// handler's value differs from the session's, when the read failed, or, for `preset`
     /// (which cannot be read), when it was invalidated or the handler's `canEnable` disagrees
     /// with the session's. Re-applying marks the handler's applicator out of date and
-    /// synchronizes, in the order preset, intensity, isEnabled. A different fitting is
+    /// synchronizes, in the order preset, intensity, isEnabled. A different tech level is
     /// reported, not fixed.
     @discardableResult
     public func invalidate(parameters: Set<SessionParameter.Name>, cause: (any Error)? = nil) async -> InvalidationReport? {

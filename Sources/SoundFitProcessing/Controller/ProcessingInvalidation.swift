@@ -49,22 +49,22 @@ public struct InvalidationReport: Sendable, CustomStringConvertible {
     /// The writable parameters whose re-application failed (their handler applicator stays out
     /// of date: the next delivery or synchronization retries it).
     public internal(set) var failures: [SessionParameter.Name: any Error] = [:]
-    /// The fitting the handler reported when it differs from the session's. Re-applying
-    /// values cannot fix that: deactivate and activate a session with the new fitting.
-    public internal(set) var fittingMismatch: Fitting?
+    /// The tech level the handler reported when it differs from the session's. Re-applying
+    /// values cannot fix that: deactivate and activate a session with the new tech level.
+    public internal(set) var techLevelMismatch: TechLevel?
 
     init(invalidated: Set<SessionParameter.Name>, cause: (any Error)?) {
         self.invalidated = invalidated
         self.cause = cause
     }
 
-    /// Whether every re-application succeeded and the fitting still matches.
-    public var isRecovered: Bool { failures.isEmpty && fittingMismatch == nil }
+    /// Whether every re-application succeeded and the tech level still matches.
+    public var isRecovered: Bool { failures.isEmpty && techLevelMismatch == nil }
 
     /// A one-line summary for logs.
     public var description: String {
         "invalidated \(invalidated.map(\.rawValue).sorted()), reapplied \(reapplied.map(\.rawValue)), "
             + "failures \(failures.keys.map(\.rawValue).sorted())"
-            + (fittingMismatch.map { ", handler fitting \($0)" } ?? "")
+            + (techLevelMismatch.map { ", handler reports \($0)" } ?? "")
     }
 }

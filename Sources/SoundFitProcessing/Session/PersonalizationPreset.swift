@@ -4,9 +4,9 @@ import SoundFitModel
 /// a hearing profile for one tech level, with what the processing model needs to know about it.
 ///
 /// The payload travels with the preset and is opaque to the processing model: it only checks
-/// `fitting` against the session and passes the preset to the applicators, which know the
+/// `techLevel` against the session and passes the preset to the applicators, which know the
 /// payload's type (per-ear, per-band gains and compression settings, from the hearing-profile
-/// code that generates presets). Presets are equal when their id, variant and fitting are: the
+/// code that generates presets). Presets are equal when their id, variant and tech level are: the
 /// id names the payload.
 public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible {
     /// Identifies the preset (e.g. the profile it was generated from plus the variant).
@@ -14,15 +14,15 @@ public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible
     /// Which variant of the profile's presets this is.
     public var variant: PresetVariant
     /// The tech level the preset was generated for.
-    public var fitting: Fitting
+    public var techLevel: TechLevel
     /// What the processor applies, in the type its applicator expects.
     public var payload: (any Sendable)?
 
     /// A preset.
-    public init(id: String, variant: PresetVariant, fitting: Fitting, payload: (any Sendable)? = nil) {
+    public init(id: String, variant: PresetVariant, techLevel: TechLevel, payload: (any Sendable)? = nil) {
         self.id = id
         self.variant = variant
-        self.fitting = fitting
+        self.techLevel = techLevel
         self.payload = payload
     }
 
@@ -30,17 +30,17 @@ public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible
     public func payload<Payload>(as type: Payload.Type) -> Payload? { payload as? Payload }
 
     public static func == (lhs: PersonalizationPreset, rhs: PersonalizationPreset) -> Bool {
-        lhs.id == rhs.id && lhs.variant == rhs.variant && lhs.fitting == rhs.fitting
+        lhs.id == rhs.id && lhs.variant == rhs.variant && lhs.techLevel == rhs.techLevel
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(variant)
-        hasher.combine(fitting)
+        hasher.combine(techLevel)
     }
 
     /// `default preset 'id' (tech level 3)`.
-    public var description: String { "\(variant) preset '\(id)' (\(fitting))" }
+    public var description: String { "\(variant) preset '\(id)' (\(techLevel))" }
 }
 
 /// Where personalization presets come from (the hearing profile's generator, a server, a file).
@@ -49,7 +49,7 @@ public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible
 /// then apply. Called from tasks, never under a lock; may take long (it is not bounded by the
 /// delivery timeout; bound it yourself if it talks to a network).
 public protocol PresetSource: Sendable {
-    /// The preset of `variant` for `fitting`, or an error (e.g. no hearing profile yet, or the
+    /// The preset of `variant` for `techLevel`, or an error (e.g. no hearing profile yet, or the
     /// variant cannot be generated for this profile).
-    func preset(_ variant: PresetVariant, for fitting: Fitting) async throws -> PersonalizationPreset
+    func preset(_ variant: PresetVariant, for techLevel: TechLevel) async throws -> PersonalizationPreset
 }

@@ -1,31 +1,31 @@
 import SoundFitModel
 
-extension Fitting {
-    /// `try Fitting.techLevel(4)`, throwing
-    /// `ProcessingError.invalidTechLevel` outside `techLevels`.
-    public static func techLevel(_ techLevel: Int) throws(ProcessingError) -> Fitting {
-        do throws(FittingError) {
-            return try Fitting(techLevel: techLevel)
+extension TechLevel {
+    /// `try TechLevel.level(4)`, throwing
+    /// `ProcessingError.invalidTechLevel` outside `range`.
+    public static func level(_ value: Int) throws(ProcessingError) -> TechLevel {
+        do throws(TechLevelError) {
+            return try TechLevel(value)
         } catch {
-            throw .invalidTechLevel(techLevel)
+            throw .invalidTechLevel(value)
         }
     }
 }
 
-/// What a session is activated with: the personalization mode and the fitting.
+/// What a session is activated with: the personalization mode and the tech level.
 public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// How presets are offered.
     public enum Personalization: Sendable, Hashable {
         /// Up to three presets from the hearing profile: `default`, `up` and `down` (the
         /// recommended mode). `up`/`down` may be unavailable for some profiles.
-        case fineTuning(fitting: Fitting)
+        case fineTuning(techLevel: TechLevel)
         /// One preset, the `default` variant.
-        case singlePreset(fitting: Fitting)
+        case singlePreset(techLevel: TechLevel)
 
-        /// The processor's fitting.
-        public var fitting: Fitting {
+        /// The processor's tech level.
+        public var techLevel: TechLevel {
             switch self {
-            case .fineTuning(let fitting), .singlePreset(let fitting): fitting
+            case .fineTuning(let techLevel), .singlePreset(let techLevel): techLevel
             }
         }
 
@@ -46,7 +46,7 @@ public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertib
         }
     }
 
-    /// The personalization mode and its fitting.
+    /// The personalization mode and its tech level.
     public var personalization: Personalization
 
     /// A configuration.
@@ -54,19 +54,19 @@ public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertib
         self.personalization = personalization
     }
 
-    /// FineTuning personalization (default/up/down presets) for `fitting`.
-    public static func fineTuning(fitting: Fitting) -> ProcessingConfiguration {
-        ProcessingConfiguration(personalization: .fineTuning(fitting: fitting))
+    /// FineTuning personalization (default/up/down presets) for `techLevel`.
+    public static func fineTuning(techLevel: TechLevel) -> ProcessingConfiguration {
+        ProcessingConfiguration(personalization: .fineTuning(techLevel: techLevel))
     }
 
-    /// SinglePreset personalization for `fitting`.
-    public static func singlePreset(fitting: Fitting) -> ProcessingConfiguration {
-        ProcessingConfiguration(personalization: .singlePreset(fitting: fitting))
+    /// SinglePreset personalization for `techLevel`.
+    public static func singlePreset(techLevel: TechLevel) -> ProcessingConfiguration {
+        ProcessingConfiguration(personalization: .singlePreset(techLevel: techLevel))
     }
 
-    /// The processor's fitting.
-    public var fitting: Fitting { personalization.fitting }
+    /// The processor's tech level.
+    public var techLevel: TechLevel { personalization.techLevel }
 
     /// `fine_tuning, tech level 3`.
-    public var description: String { "\(personalization.modeName), \(fitting)" }
+    public var description: String { "\(personalization.modeName), \(techLevel)" }
 }

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Parameters: `isEnabled` (starts false), `intensity` (0…1, validated; the activation
 /// recommendation sets 0.5), `preset` (a remote parameter: `preset.load()` fetches the current
-/// variant, or `default`, from the `PresetSource`), plus the read-only `fitting` and `canEnable`.
+/// variant, or `default`, from the `PresetSource`), plus the read-only `techLevel` and `canEnable`.
 /// When the controller has a `ProcessingHandler`, each writable parameter has the handler as an
 /// applicator, with the handler's apply timeout for that parameter.
 ///
@@ -37,7 +37,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     private let interruptions: Interruptions
     private let presetSource: (any PresetSource)?
     private let startedWithIntensity: Bool
-    /// The variant to regenerate for this session's fitting: the previous session's preset
+    /// The variant to regenerate for this session's tech level: the previous session's preset
     /// could not carry over (made for another tech level, or a variant this mode does not
     /// offer). nil when it carried over or there was none.
     let presetToRegenerate: PresetVariant?
@@ -94,8 +94,8 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
         self.preset = preset
     }
 
-    /// The processor's fitting (from the configuration). Read-only.
-    public var fitting: Fitting { configuration.fitting }
+    /// The processor's tech level (from the configuration). Read-only.
+    public var techLevel: TechLevel { configuration.techLevel }
 
     /// Whether enabling processing makes sense: true when a preset is applied. Read-only;
     /// observe `preset.valueUpdates()` for changes.
@@ -167,7 +167,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
 
     // MARK: Presets
 
-    /// Fetches the preset of `variant` for this session's fitting from the `PresetSource`,
+    /// Fetches the preset of `variant` for this session's tech level from the `PresetSource`,
     /// without applying it (e.g. to `preset.request(_:)` it and report its states). Throws
     /// `ProcessingError.presetVariantUnavailable`, `.noPresetSource`, the source's error, or
     /// `.presetFittingMismatch` when the source returns a preset for another tech level.
@@ -244,9 +244,9 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     private static func validate(_ preset: PersonalizationPreset?,
                                  for personalization: ProcessingConfiguration.Personalization) throws(ProcessingError) {
         guard let preset else { return }
-        guard preset.fitting == personalization.fitting else {
-            throw .presetFittingMismatch(presetTechLevel: preset.fitting.techLevel,
-                                         sessionTechLevel: personalization.fitting.techLevel)
+        guard preset.techLevel == personalization.techLevel else {
+            throw .presetTechLevelMismatch(presetTechLevel: preset.techLevel.value,
+                                         sessionTechLevel: personalization.techLevel.value)
         }
         guard personalization.variants.contains(preset.variant) else {
             throw .presetVariantUnavailable(preset.variant)
@@ -257,7 +257,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
                               from source: (any PresetSource)?) async throws -> PersonalizationPreset {
         guard personalization.variants.contains(variant) else { throw ProcessingError.presetVariantUnavailable(variant) }
         guard let source else { throw ProcessingError.noPresetSource }
-        let preset = try await source.preset(variant, for: personalization.fitting)
+        let preset = try await source.preset(variant, for: personalization.techLevel)
         try validate(preset, for: personalization)
         return preset
     }

@@ -13,7 +13,7 @@ public enum RecommendationEvent: String, Sendable, Hashable, CaseIterable {
 ///
 /// | event | preset | intensity | isEnabled |
 /// | --- | --- | --- | --- |
-/// | `sessionActivated` | the previous session's variant regenerated for the new fitting, when its preset could not carry over (another tech level or mode); else unchanged | `activationIntensity` (0.5) if no intensity was set yet, else unchanged | unchanged |
+/// | `sessionActivated` | the previous session's variant regenerated for the new tech level, when its preset could not carry over (another tech level or mode); else unchanged | `activationIntensity` (0.5) if no intensity was set yet, else unchanged | unchanged |
 /// | `hearingProfileSubmitted` | the `default` variant, loaded from the `PresetSource` | `profileIntensity` (0.75) | true |
 ///
 /// "Set" means: the controller held an intensity from an earlier session, or a request for

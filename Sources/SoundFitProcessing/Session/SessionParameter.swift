@@ -16,7 +16,7 @@ public enum SessionParameter {
         /// Readable only.
         case canEnable
         /// Readable only.
-        case fitting
+        case techLevel
 
         /// The raw name.
         public var description: String { rawValue }
@@ -58,8 +58,8 @@ public enum SessionParameter {
         case canEnable
         /// How much processing is applied.
         case intensity
-        /// The processor's fitting.
-        case fitting
+        /// The processor's tech level (`/processing/fitting`).
+        case techLevel
 
         /// The session parameter this reading is about.
         public var name: Name {
@@ -67,7 +67,7 @@ public enum SessionParameter {
             case .isEnabled: .isEnabled
             case .canEnable: .canEnable
             case .intensity: .intensity
-            case .fitting: .fitting
+            case .techLevel: .techLevel
             }
         }
 
@@ -83,8 +83,8 @@ public enum SessionParameter {
         case canEnable(Bool)
         /// How much processing is applied.
         case intensity(Float)
-        /// The processor's fitting.
-        case fitting(Fitting)
+        /// The processor's tech level (`/processing/fitting`).
+        case techLevel(TechLevel)
 
         /// Which readable parameter the value is for.
         public var parameter: Readable {
@@ -92,17 +92,17 @@ public enum SessionParameter {
             case .isEnabled: .isEnabled
             case .canEnable: .canEnable
             case .intensity: .intensity
-            case .fitting: .fitting
+            case .techLevel: .techLevel
             }
         }
 
-        /// `canEnable(true)`, `fitting(3)`.
+        /// `canEnable(true)`, `techLevel(3)`.
         public var description: String {
             switch self {
             case .isEnabled(let value): "isEnabled(\(value))"
             case .canEnable(let value): "canEnable(\(value))"
             case .intensity(let value): "intensity(\(value))"
-            case .fitting(let value): "fitting(\(value.techLevel))"
+            case .techLevel(let level): "techLevel(\(level.value))"
             }
         }
     }

@@ -23,7 +23,7 @@ extension StateDocument {
         root.append("delivery", .object(deliveryObject))
         root.append("session", .object(JSONObject([
             "mode": .string(session.personalization.modeName),
-            "tech_level": .number(session.fitting.techLevel),
+            "tech_level": .number(session.techLevel.value),
         ])))
         root.append("current_patch", currentPatch.map { patch in
             .object(JSONObject([
@@ -150,14 +150,14 @@ extension StateDocument {
         guard let object = reader.object(root, "session") else { return nil }
         let prefix = "session."
         reader.rejectUnknownKeys(object, known: ["mode", "tech_level"], prefix: prefix)
-        let level = reader.integer(object, "tech_level", in: Fitting.techLevels, prefix: prefix)
+        let level = reader.integer(object, "tech_level", in: TechLevel.range, prefix: prefix)
         let mode = reader.string(object, "mode", prefix: prefix)
         if let mode, mode != "fine_tuning", mode != "single_preset" {
             reader.fail(prefix + "mode", "'\(NumberText.escapedForMessage(mode))' is not a personalization mode (fine_tuning or single_preset)")
             return nil
         }
-        guard let mode, let level, let fitting = try? Fitting(techLevel: level) else { return nil }
-        return mode == "fine_tuning" ? .fineTuning(fitting: fitting) : .singlePreset(fitting: fitting)
+        guard let mode, let level, let techLevel = try? TechLevel(level) else { return nil }
+        return mode == "fine_tuning" ? .fineTuning(techLevel: techLevel) : .singlePreset(techLevel: techLevel)
     }
 
     private static func decodeCurrentPatch(_ root: JSONObject, reader: inout DocumentReader) -> CurrentPatch? {

@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
-import OSCCore
 import SoundFitModel
 import SoundFitOSC
 
@@ -21,7 +20,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     typealias OutboundOut = HTTPServerResponsePart
 
     private let responder: WebResponder
-    private let peer: OSCPeer
+    private let peer: HTTPPeer
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     /// Set once the connection is being closed after a refusal: what follows is dropped.
@@ -32,7 +31,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// A `read` held back while the channel was not writable, issued once it is again.
     private var readHeld = false
 
-    init(responder: WebResponder, peer: OSCPeer) {
+    init(responder: WebResponder, peer: HTTPPeer) {
         self.responder = responder
         self.peer = peer
     }

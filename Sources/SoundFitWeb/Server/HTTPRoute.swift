@@ -1,6 +1,5 @@
 import Foundation
 import NIOHTTP1
-import OSCCore
 import SoundFitJSON
 import SoundFitOSC
 
@@ -18,13 +17,13 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
     /// The client's address and port.
-    public var peer: OSCPeer
+    public var peer: HTTPPeer
     /// The address of ours the request arrived on (`192.168.1.5` when SoundFit listens on
     /// 0.0.0.0 and the client came over the LAN): one the client can reach. Nil when unknown.
     public var localAddress: String?
 
     public init(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders = [:], body: [UInt8] = [],
-                peer: OSCPeer) {
+                peer: HTTPPeer) {
         self.method = method
         self.path = path
         self.query = query

@@ -68,7 +68,7 @@ struct WebResponder: Sendable {
     }
 
     /// Logs a refused request or connection, rate limited (a client can cause them at any rate).
-    func logRefusal(_ status: HTTPResponseStatus, _ reason: String, peer: OSCPeer) {
+    func logRefusal(_ status: HTTPResponseStatus, _ reason: String, peer: HTTPPeer) {
         refusals.log("http \(status.code)", "HTTP \(status.code) to \(peer): \(reason)")
     }
 }

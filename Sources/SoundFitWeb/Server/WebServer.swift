@@ -141,9 +141,10 @@ public final class WebServer: Sendable {
                 try channel.pipeline.syncOperations.addHandler(ClosingHandler(answer: nil))
             }
         }
+        let client = HTTPPeer(host: peer.host, port: peer.port)
         guard connections.value.wrappingAdd(1, ordering: .relaxed).newValue <= responder.limits.maximumConnections else {
             connections.value.wrappingSubtract(1, ordering: .relaxed)
-            responder.logRefusal(.serviceUnavailable, "\(responder.limits.maximumConnections) connections are open", peer: peer)
+            responder.logRefusal(.serviceUnavailable, "\(responder.limits.maximumConnections) connections are open", peer: client)
             let reason = "{\"error\":\"too many connections: at most \(responder.limits.maximumConnections) at a time\"}"
             let answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(reason.utf8.count)\r\n"
                 + "Connection: close\r\n\r\n" + reason
@@ -188,7 +189,7 @@ public final class WebServer: Sendable {
             let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes,
                                                                   limitConfiguration: parserLimits))
             let pipelining = HTTPServerPipelineHandler()
-            let http = HTTPConnectionHandler(responder: responder, peer: peer)
+            let http = HTTPConnectionHandler(responder: responder, peer: client)
             let upgrade = HTTPServerUpgradeHandler(upgraders: [upgrader], httpEncoder: encoder,
                                                    extraHTTPHandlers: [decoder, pipelining, http],
                                                    upgradeCompletionHandler: { _ in })

@@ -29,7 +29,7 @@ final class InProcessSoundFit {
         jack.channelCount = 2
         let configuration = SoundFitConfiguration(
             jack: jack, osc: .init(host: "127.0.0.1", port: 0),
-            session: .fineTuning(fitting: try Fitting(techLevel: techLevel)))
+            session: .fineTuning(techLevel: try TechLevel(techLevel)))
         let ready = self.ready
         application = try SoundFitApplication(configuration: configuration, logger: logger) { _ in ready.signal() }
         services = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))

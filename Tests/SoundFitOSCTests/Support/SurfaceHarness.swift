@@ -25,7 +25,7 @@ final class SurfaceHarness {
 
     init(exposure: OSCExposure = .loopback) async throws {
         runtime = SoundFitRuntime(
-            engine: AudioEngine(), sessionConfiguration: .fineTuning(fitting: try .techLevel(3)),
+            engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
             config: DeliveryConfiguration(deliveryTimeout: .seconds(20)))
         var logger = Logger(label: "soundfit.osc.tests")
         logger.logLevel = .critical

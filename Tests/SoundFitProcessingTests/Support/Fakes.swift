@@ -14,7 +14,7 @@ final class FakeHandler: ProcessingHandler {
         var isEnabled = false
         var intensity: Float = 0
         var preset: PersonalizationPreset?
-        var fitting: Fitting
+        var techLevel: TechLevel
     }
 
     private struct State {
@@ -34,8 +34,8 @@ final class FakeHandler: ProcessingHandler {
     let applicatorName: String
     private let applyTimeouts: [SessionParameter.Name: Duration]
 
-    init(fitting: Fitting, name: String = "the fake processor", applyTimeouts: [SessionParameter.Name: Duration] = [:]) {
-        state = Mutex(State(processor: Processor(fitting: fitting)))
+    init(techLevel: TechLevel, name: String = "the fake processor", applyTimeouts: [SessionParameter.Name: Duration] = [:]) {
+        state = Mutex(State(processor: Processor(techLevel: techLevel)))
         applicatorName = name
         self.applyTimeouts = applyTimeouts
     }
@@ -70,7 +70,7 @@ final class FakeHandler: ProcessingHandler {
             case .isEnabled: return .isEnabled(state.processor.isEnabled)
             case .canEnable: return .canEnable(state.processor.preset != nil)
             case .intensity: return .intensity(state.processor.intensity)
-            case .fitting: return .fitting(state.processor.fitting)
+            case .techLevel: return .techLevel(state.processor.techLevel)
             }
         }
     }
@@ -108,7 +108,7 @@ final class FakeHandler: ProcessingHandler {
     func goAway() {
         state.withLock { state in
             state.isOnline = false
-            state.processor = Processor(fitting: state.processor.fitting)
+            state.processor = Processor(techLevel: state.processor.techLevel)
         }
     }
 
@@ -128,16 +128,16 @@ final class FakeHandler: ProcessingHandler {
 final class FakePresetSource: PresetSource {
     private let state = Mutex<(profile: Int, unavailable: Set<PresetVariant>, fetches: [String])>((1, [], []))
 
-    func preset(_ variant: PresetVariant, for fitting: Fitting) async throws -> PersonalizationPreset {
+    func preset(_ variant: PresetVariant, for techLevel: TechLevel) async throws -> PersonalizationPreset {
         try state.withLock { state in
-            state.fetches.append("\(variant)@\(fitting.techLevel)")
+            state.fetches.append("\(variant)@\(techLevel.value)")
             guard !state.unavailable.contains(variant) else { throw TestError("no \(variant) preset") }
-            return Self.preset(profile: state.profile, variant, fitting)
+            return Self.preset(profile: state.profile, variant, techLevel)
         }
     }
 
-    static func preset(profile: Int = 1, _ variant: PresetVariant, _ fitting: Fitting) -> PersonalizationPreset {
-        PersonalizationPreset(id: "profile\(profile)-\(variant)", variant: variant, fitting: fitting,
+    static func preset(profile: Int = 1, _ variant: PresetVariant, _ techLevel: TechLevel) -> PersonalizationPreset {
+        PersonalizationPreset(id: "profile\(profile)-\(variant)", variant: variant, techLevel: techLevel,
                               payload: ["left.gains": [1, 2, 3], "right.gains": [3, 2, 1]])
     }
 
@@ -146,4 +146,4 @@ final class FakePresetSource: PresetSource {
     func makeUnavailable(_ variants: Set<PresetVariant>) { state.withLock { $0.unavailable = variants } }
 }
 
-let techLevel3 = try! Fitting(techLevel: 3)
+let techLevel3 = try! TechLevel(3)

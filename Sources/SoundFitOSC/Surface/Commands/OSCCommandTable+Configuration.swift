@@ -195,7 +195,7 @@ extension OSCCommandTable {
         case .intensity: .intensity
         case .preset: .preset
         case .canEnable: .canEnable
-        case .fitting: .fitting
+        case .techLevel: .fitting
         }
         return [.string(ParameterModel.entry(for: binding).address), .string(applicator.name ?? "unnamed"),
                 .float(Float(applicator.applyTimeout?.seconds ?? 0)), .string(secondsUnit)]

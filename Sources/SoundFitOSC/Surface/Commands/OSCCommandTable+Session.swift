@@ -62,16 +62,16 @@ extension OSCCommandTable {
         guard arguments.count == 2, case .string(let mode) = arguments[0], let level = arguments[1].integerValue else {
             return .reject("expects ,s fine_tuning|single_preset ,i tech_level")
         }
-        let fitting: Fitting
+        let techLevel: TechLevel
         do {
-            fitting = try Fitting(techLevel: level)
+            techLevel = try TechLevel(level)
         } catch {
             return .reject("\(error)")
         }
         let configuration: ProcessingConfiguration
         switch mode {
-        case "fine_tuning": configuration = .fineTuning(fitting: fitting)
-        case "single_preset": configuration = .singlePreset(fitting: fitting)
+        case "fine_tuning": configuration = .fineTuning(techLevel: techLevel)
+        case "single_preset": configuration = .singlePreset(techLevel: techLevel)
         default:
             return .reject("unknown personalization mode '\(mode)' (fine_tuning or single_preset)")
         }

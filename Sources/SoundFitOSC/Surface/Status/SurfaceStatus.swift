@@ -49,8 +49,8 @@ extension OSCControlSurface {
 
     static func configurationArguments(_ configuration: ProcessingConfiguration) -> [OSCArgument] {
         switch configuration.personalization {
-        case .fineTuning(let fitting): [.string("fine_tuning"), .int32(Int32(fitting.techLevel))]
-        case .singlePreset(let fitting): [.string("single_preset"), .int32(Int32(fitting.techLevel))]
+        case .fineTuning(let techLevel): [.string("fine_tuning"), .int32(Int32(techLevel.value))]
+        case .singlePreset(let techLevel): [.string("single_preset"), .int32(Int32(techLevel.value))]
         }
     }
 }
