@@ -18,8 +18,9 @@ packages=(jackd2 libjack-jackd2-dev liblo-dev liblo-tools libsndfile1-dev pkg-co
 # avahi-daemon (with dbus): the discovery test runs one of its own, on a system bus of its own,
 # in private namespaces (installing it may start the machine's: the test neither needs nor
 # touches that one).
+# gdb: test.sh's watchdog prints the threads of a test process that outlives its tier's budget.
 test_packages=(man-db chromium chromium-driver python3-selenium iproute2 curl sox python3-venv
-    pipewire pipewire-bin wireplumber pipewire-jack dbus dbus-session-bus-common avahi-daemon)
+    pipewire pipewire-bin wireplumber pipewire-jack dbus dbus-session-bus-common avahi-daemon gdb)
 if [ "${SOUNDFIT_SETUP_TESTS:-0}" = 1 ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for package in "${packages[@]}"; do
