@@ -36,13 +36,25 @@ done
 ((${#tiers[@]} > 0)) || tiers=(fast integration slow)
 
 # The slow tier's integration suites (their type names in Tests/SoundFitIntegrationTests).
-slow_suites=(
-    HearingTestThroughJack HearingTestSurfaces HearingTestTerminal
-    MaskingThroughJack MaskingCrossHearing MaskingNoiseRealtime
-    CalibrationThroughJack CalibrateTerminal CalibrationPage Verify
+# The hearing tests wait on the listener's clock (tones, gaps, response windows), not on the
+# CPU, and each starts its own jackd: they run in three test processes side by side, grouped
+# so each group takes about the same time (about 5 minutes on this 2-core machine). The rest
+# of the tier runs after them.
+hearing_groups=(
+    "HearingTestThroughJack"
+    "MaskingThroughJack MaskingCrossHearing HearingTestTerminal CalibrateTerminal"
+    "HearingTestSurfaces MaskingNoiseRealtime"
+)
+slow_rest=(
+    CalibrationThroughJack CalibrationPage Verify
     WebSurface WebSurfaceUnderSignal Install ReadmeCommands PipeWireServer NetJack ZeroconfDiscovery
 )
-slow_pattern="SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${slow_suites[*]}"))(/|\$)"
+suites_pattern() {  # suite names: the filter that selects them
+    local names=("$@")
+    echo "SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${names[*]}"))(/|\$)"
+}
+# shellcheck disable=SC2086  # the groups are word lists
+slow_pattern=$(suites_pattern ${hearing_groups[*]} "${slow_rest[@]}")
 
 SOUNDFIT_SETUP_TESTS=1 source scripts/setup.sh
 python3 scripts/check-imports.py
@@ -62,12 +74,13 @@ if grep -q "warning:" "$build_log"; then
 fi
 
 # A test blocked in a system call ignores Swift Testing's time limit, and a silent CI job says
-# nothing of where it stopped. So each tier has a budget in seconds: twice or more its usual
-# time on this 2-core machine, and all three with the build below CI's 90 minutes. Past it, the
-# watchdog names the tests that started and did not end, prints every thread's stack (with gdb,
-# when installed) and stops the tier, which fails. The output is line-buffered, so a log ends
-# at the last line printed, not at the last full 4 KB block.
-declare -A tier_budget=([fast]=600 [integration]=1200 [slow]=2400)
+# nothing of where it stopped. So each test process has a budget in seconds: about three times
+# its tier's (or group's) usual time on this 2-core machine, and all of them with the build
+# below CI's 90 minutes. Past it, the watchdog names the tests that started and did not end,
+# prints every thread's stack (with gdb, when installed) and stops the process, which fails.
+# The output is line-buffered, so a log ends at the last line printed, not at the last full
+# 4 KB block.
+declare -A tier_budget=([fast]=400 [integration]=1000 [slow]=1200)
 
 unfinished_tests() {  # log file
     awk '/^◇ Test "/ && / started\.$/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
@@ -82,11 +95,11 @@ descendants() {  # pid: its children, their children, ...
     for child in $(pgrep -P "$1" || true); do echo "$child"; descendants "$child"; done
 }
 
-report_hang() {  # tier, budget, log file, pid of the tier's `swift test`
+report_hang() {  # tier, budget, log file, pid of the watched command
     echo "test.sh: tier $1 still running after its budget of $2 s; tests started and not ended:" >&2
     unfinished_tests "$3" >&2
     local pid
-    for pid in $(descendants "$4" | xargs -r ps -o pid= -o comm= -p | awk '$2 ~ /SoundFitPackage/ { print $1 }'); do
+    for pid in $({ echo "$4"; descendants "$4"; } | xargs -r ps -o pid= -o comm= -p | awk '$2 ~ /SoundFitPackage/ { print $1 }'); do
         if command -v gdb >/dev/null; then
             echo "test.sh: threads of test process $pid:" >&2
             timeout 60 gdb -p "$pid" -batch -ex 'thread apply all bt 16' 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
@@ -95,11 +108,11 @@ report_hang() {  # tier, budget, log file, pid of the tier's `swift test`
     done
 }
 
-swift_test_watched() {  # tier, swift test arguments...
-    local tier=$1; shift
-    local log status=0
+watched() {  # tier, prefix for each output line, command...
+    local tier=$1 prefix=$2 log status=0
+    shift 2
     log=$(mktemp "${TMPDIR:-/tmp}/soundfit-tier.XXXXXX")
-    stdbuf -oL -eL swift test --skip-build "${build[@]}" "$@" > >(tee "$log") 2>&1 &
+    NO_COLOR=1 stdbuf -oL -eL "$@" > >(tee "$log" | sed -u "s|^|$prefix|") 2>&1 &
     local runner=$!
     (
         deadline=$((SECONDS + tier_budget[$tier]))
@@ -115,6 +128,27 @@ swift_test_watched() {  # tier, swift test arguments...
     return "$status"
 }
 
+swift_test_watched() {  # tier, swift test arguments...
+    local tier=$1
+    shift
+    watched "$tier" "" swift test --skip-build "${build[@]}" "$@"
+}
+
+# `swift test` holds the build folder's lock while it runs, so processes side by side run the
+# test binary itself, each with its own filter and an output prefix naming its group.
+side_by_side() {  # tier, filters...
+    local tier=$1 binary index=0 pids=() status=0 pid filter
+    shift
+    binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
+    for filter in "$@"; do
+        index=$((index + 1))
+        watched "$tier" "[$tier $index] " "$binary" --testing-library swift-testing --filter "$filter" &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+    return "$status"
+}
+
 run_tier() {
     local tier=$1 start=$SECONDS
     echo "==== tier $tier" >&2
@@ -123,7 +157,16 @@ run_tier() {
         integration) swift_test_watched integration --filter SoundFitIntegrationTests --skip "$slow_pattern" \
             ${passed[@]+"${passed[@]}"} ;;
         slow)
-            swift_test_watched slow --filter "$slow_pattern" ${passed[@]+"${passed[@]}"}
+            if ((${#passed[@]} > 0)); then
+                # Arguments of the caller's own (a filter) select within the whole tier.
+                swift_test_watched slow --filter "$slow_pattern" "${passed[@]}"
+            else
+                local group filters=()
+                # shellcheck disable=SC2086  # each group is a word list
+                for group in "${hearing_groups[@]}"; do filters+=("$(suites_pattern $group)"); done
+                side_by_side slow "${filters[@]}"
+                swift_test_watched slow --filter "$(suites_pattern "${slow_rest[@]}")"
+            fi
             scripts/check-consumer.sh ;;
     esac
     echo "==== tier $tier passed in $((SECONDS - start)) s" >&2
