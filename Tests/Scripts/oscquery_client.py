@@ -749,32 +749,31 @@ def check_refused(args):
 
 def measure(args):
     """Not a check: medians of 200 round trips, for BENCHMARKS.md (no timing goal in tests)."""
-    def median(samples):
-        return sorted(samples)[len(samples) // 2]
+    def median_us(round_trip):
+        """The median of 200 runs of `round_trip()`, in microseconds."""
+        times = []
+        for _ in range(200):
+            start = time.perf_counter()
+            round_trip()
+            times.append(time.perf_counter() - start)
+        return sorted(times)[len(times) // 2] * 1e6
     connection = http.client.HTTPConnection(HOST, args.http, timeout=10)
-    times, size = [], 0
-    for _ in range(200):
-        start = time.perf_counter()
+    sizes = []
+    def get():
         connection.request("GET", "/")
-        size = len(connection.getresponse().read())
-        times.append(time.perf_counter() - start)
-    print(f"measured: GET / ({size} bytes, keep-alive) median {median(times) * 1e6:.0f} us")
+        sizes.append(len(connection.getresponse().read()))
+    get_us = median_us(get)
+    print(f"measured: GET / ({sizes[-1]} bytes, keep-alive) median {get_us:.0f} us")
     ws = WebSocket(args.http)
-    times = []
-    for _ in range(200):
-        start = time.perf_counter()
+    def ws_ping():
         ws.send_osc("/ping")
         ws.wait_for_osc(lambda m: m[0] == "/pong", "/pong")
-        times.append(time.perf_counter() - start)
-    print(f"measured: OSC /ping over the WebSocket, round trip median {median(times) * 1e6:.0f} us")
+    print(f"measured: OSC /ping over the WebSocket, round trip median {median_us(ws_ping):.0f} us")
     udp = UDPClient(args.osc)
-    times = []
-    for _ in range(200):
-        start = time.perf_counter()
+    def udp_ping():
         udp.send("/ping")
         udp.wait_for(lambda m: m[0] == "/pong", "/pong")
-        times.append(time.perf_counter() - start)
-    print(f"measured: OSC /ping over UDP (same client code), round trip median {median(times) * 1e6:.0f} us")
+    print(f"measured: OSC /ping over UDP (same client code), round trip median {median_us(udp_ping):.0f} us")
 
 
 CHECKS = {

@@ -9,27 +9,8 @@ extension SoundFitIntegration {
         /// Runs argv[2:] in a pseudo-terminal. argv[1]: JSON steps `[text, count, keys]`: once
         /// the output holds `text` `count` times, type `keys`. Then waits for the child to exit
         /// (SIGKILL after 10 s) and prints its output and `EXIT <status>`.
-        static let driver = """
-            import os, json, pty, select, sys, time
+        static let driver = PseudoTerminalDriver.prelude + """
             steps = json.loads(sys.argv[1])
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[2], sys.argv[2:])
-            os.set_blocking(fd, False)
-            output = b""
-            def pump(seconds):
-                global output
-                end = time.time() + seconds
-                while time.time() < end:
-                    ready, _, _ = select.select([fd], [], [], 0.02)
-                    if ready:
-                        try:
-                            output += os.read(fd, 4096)
-                        except BlockingIOError:
-                            continue
-                        except OSError:
-                            return False
-                return True
             for text, count, keys in steps:
                 deadline = time.time() + 20
                 while output.count(text.encode()) < count and time.time() < deadline:
@@ -51,8 +32,7 @@ extension SoundFitIntegration {
                 os.kill(pid, 9)
                 _, status = os.waitpid(pid, 0)
             pump(0.2)
-            sys.stdout.write(output.decode("utf-8", "replace"))
-            sys.stdout.write("\\nEXIT %d\\n" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
+            finish(status)
             """
 
         static func run(_ rig: SoundFitRig, steps: [(String, Int, String)], _ arguments: [String]) throws -> String {

@@ -6,28 +6,7 @@ extension SoundFitIntegration {
     @Suite("soundfit test in a terminal") struct HearingTestTerminal {
         /// Runs `argv` in a pseudo-terminal; presses Enter every 0.1 s for `enterSeconds`, then
         /// Ctrl-C; prints the child's output and `EXIT <status>`.
-        static let driver = """
-            import os, pty, select, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[2], sys.argv[2:])
-            # Non-blocking: a terminal that stops taking input, or a read that finds nothing
-            # after all, cannot hold the driver past its own time limits.
-            os.set_blocking(fd, False)
-            output = b""
-            def pump(seconds):
-                global output
-                end = time.time() + seconds
-                while time.time() < end:
-                    ready, _, _ = select.select([fd], [], [], 0.02)
-                    if ready:
-                        try:
-                            output += os.read(fd, 4096)
-                        except BlockingIOError:
-                            continue
-                        except OSError:
-                            return False
-                return True
+        static let driver = PseudoTerminalDriver.prelude + """
             def key(byte):
                 # Waits up to 2 s for the terminal to take the key (reading its output meanwhile).
                 end = time.time() + 2
@@ -69,8 +48,7 @@ extension SoundFitIntegration {
                 os.kill(pid, 9)
                 _, status = os.waitpid(pid, 0)
             phase("ended")
-            sys.stdout.write(output.decode("utf-8", "replace"))
-            sys.stdout.write("\\nEXIT %d\\n" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
+            finish(status)
             """
 
         @Test("Enter sends /test/heard (presses are counted: cancelled … heard N > 0), Ctrl-C cancels and exits non-zero")

@@ -40,7 +40,7 @@ extension SoundFitIntegration {
             }
             engine.isInTestMode = true
             var noisePower = 0.0
-            let heapBefore = soundfit_realtime_heap_calls()
+            let before = AllocationCounts.now()
             for cycle in 0..<2400 {
                 // Control side, outside the section (publishing may allocate there).
                 if cycle % 40 == 0 { engine.setMasking(Self.settings[(cycle / 40) % Self.settings.count]) }
@@ -53,7 +53,7 @@ extension SoundFitIntegration {
                 soundfit_realtime_section_leave()
                 for frame in 0..<frames { noisePower += Double(outputs[1][frame]) * Double(outputs[1][frame]) }
             }
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let heapCalls = before.untilNow().realtimeHeapCalls
             engine.setMasking(nil)
             engine.isInTestMode = false
             report("realtime heap calls rendering the masking noise (renderer)", Double(heapCalls), unit: "calls")
@@ -66,9 +66,8 @@ extension SoundFitIntegration {
             let rig = try Rig.start(.inProcess(clientName: "sfrtmask", label: "soundfit.integration.realtime.masking",
                                                waitForSession: true))
             defer { rig.stop() }
-            let (soundfit, engine, audio) = (rig.soundfit, rig.engine, rig.audio)
-            let heapBefore = soundfit_realtime_heap_calls()
-            let sectionsBefore = soundfit_realtime_sections_entered()
+            let (engine, audio) = (rig.engine, rig.audio)
+            let before = AllocationCounts.now()
             let startCycles = engine.cycleCount
             engine.isInTestMode = true
             var step = 0
@@ -89,14 +88,11 @@ extension SoundFitIntegration {
             let cycles = engine.cycleCount - startCycles
             engine.setMasking(nil)
             engine.isInTestMode = false
-            audio.close()
-            soundfit.stop()
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
-            let sections = soundfit_realtime_sections_entered() - sectionsBefore
-            report("realtime heap calls with the masking noise through JACK", Double(heapCalls), unit: "calls")
+            let counted = rig.stopAndCount(since: before)
+            report("realtime heap calls with the masking noise through JACK", Double(counted.realtimeHeapCalls), unit: "calls")
             report("process cycles with the masking noise", Double(cycles), unit: "cycles")
-            #expect(heapCalls == 0, "heap calls inside the JACK process callback with the masking noise")
-            #expect(cycles >= 1000 && sections >= 1000)
+            #expect(counted.realtimeHeapCalls == 0, "heap calls inside the JACK process callback with the masking noise")
+            #expect(cycles >= 1000 && counted.sectionsEntered >= 1000)
             let noise = Measurement.decibels(Measurement.rms(captured[1][4800...]) / 0.05)
             report("masking noise through JACK re target", noise, unit: "dB")
             #expect(abs(noise) <= 1, "right-ear noise \(noise) dB re target")
@@ -128,7 +124,7 @@ extension SoundFitIntegration {
                 calibration: ToneCalibration(fullScaleSPL: PresetGenerator.defaultCalibration),
                 responseWindowSeconds: HearingTestThroughJack.responseWindowSeconds, name: "sfrtmhtlistener", seed: 5)
             defer { listener.stop() }
-            let heapBefore = soundfit_realtime_heap_calls()
+            let before = AllocationCounts.now()
             osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("both"), .float(1000)])))
             var sawMasking = false, ended = false
             let deadline = ContinuousClock.now + .seconds(180)
@@ -139,7 +135,7 @@ extension SoundFitIntegration {
                     $0.address == "/test/state" && ["done", "cancelled", "failed"].contains($0.string(0) ?? "")
                 }
             }
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let heapCalls = before.untilNow().realtimeHeapCalls
             report("realtime heap calls during a masked hearing test", Double(heapCalls), unit: "calls")
             #expect(ended, "the test did not end")
             #expect(sawMasking, "no masked trial")

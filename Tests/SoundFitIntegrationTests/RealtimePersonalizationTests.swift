@@ -13,8 +13,7 @@ extension SoundFitIntegration.RealtimeSafety {
                                            waitForSession: true,
                                            playing: [Capture.tone(1000, amplitude: 0.05), Capture.noise(seed: 11, amplitude: 0.1)]))
         defer { rig.stop() }
-        let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
-        let (heapBefore, sectionsBefore) = (rig.heapCallsBeforeStart, rig.sectionsBeforeStart)
+        let (engine, osc, audio) = (rig.engine, rig.osc, rig.audio)
 
         // Personalization on: N3 → default preset, enabled, intensity 0.75; every other stage on.
         let presets = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
@@ -60,19 +59,16 @@ extension SoundFitIntegration.RealtimeSafety {
         let amplitude = sineAmplitude(levelDBSPL: 52.99)
         let captured = try audio.capture([Capture.tone(1000, amplitude: amplitude)], frames: Capture.captureFrames)
         let cycles = engine.cycleCount - startCycles
-        audio.close()
-        soundfit.stop()
+        let counted = rig.stopAndCount(since: rig.countsBeforeStart)
         _ = osc.collect(for: .milliseconds(50))  // what is queued; soundfit has exited
 
-        let heapCalls = soundfit_realtime_heap_calls() - heapBefore
-        let sections = soundfit_realtime_sections_entered() - sectionsBefore
-        report("realtime heap calls (personalization)", Double(heapCalls), unit: "calls")
+        report("realtime heap calls (personalization)", Double(counted.realtimeHeapCalls), unit: "calls")
         report("process cycles during OSC changes (personalization)", Double(cycles), unit: "cycles")
         report("OSC changes sent (personalization)", Double(sent), unit: "messages")
-        #expect(heapCalls == 0, "heap calls inside the JACK process callback with personalization running")
+        #expect(counted.realtimeHeapCalls == 0, "heap calls inside the JACK process callback with personalization running")
         #expect(bandReadings >= 5, "the band meters did not run: \(bandReadings) readings with bands")
         #expect(cycles >= 1000)
-        #expect(sections >= 1000)
+        #expect(counted.sectionsEntered >= 1000)
         #expect(sent >= 100)
         let replies = osc.log
         let appliedPresets = replies.filter { $0.address == "/state" && $0.string(0) == "/processing/preset" && $0.string(1) == "applied" }

@@ -27,9 +27,7 @@ extension SoundFitIntegration {
             let rig = try Rig.start(.inProcess(clientName: "sfrt", label: "soundfit.integration.realtime",
                                                playing: [Capture.tone(1000, amplitude: 0.3), Capture.noise(seed: 9, amplitude: 0.3)]))
             defer { rig.stop() }
-            let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
-            let (heapBefore, sectionsBefore, otherBefore) = (rig.heapCallsBeforeStart, rig.sectionsBeforeStart,
-                                                             rig.otherHeapCallsBeforeStart)
+            let (engine, osc, audio) = (rig.engine, rig.osc, rig.audio)
 
             // Everything on.
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
@@ -76,24 +74,20 @@ extension SoundFitIntegration {
             let output = try audio.capture([Capture.tone(1000, amplitude: 0.3)], frames: 9600)
             let meterReading = engine.takeMeterReading()
             let cycles = engine.cycleCount - startCycles
-            audio.close()
-            soundfit.stop()
+            let counted = rig.stopAndCount(since: rig.countsBeforeStart)
             _ = osc.collect(for: .milliseconds(50))  // what is queued; soundfit has exited
 
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
-            let sections = soundfit_realtime_sections_entered() - sectionsBefore
-            let otherCalls = soundfit_other_heap_calls() - otherBefore
-            report("realtime heap calls", Double(heapCalls), unit: "calls")
+            report("realtime heap calls", Double(counted.realtimeHeapCalls), unit: "calls")
             report("process cycles during OSC changes", Double(cycles), unit: "cycles")
-            report("realtime sections entered", Double(sections), unit: "sections")
+            report("realtime sections entered", Double(counted.sectionsEntered), unit: "sections")
             report("OSC changes sent", Double(sent), unit: "messages")
-            report("heap calls outside realtime sections", Double(otherCalls), unit: "calls")
+            report("heap calls outside realtime sections", Double(counted.otherHeapCalls), unit: "calls")
 
-            #expect(heapCalls == 0, "heap calls inside the JACK process callback")
+            #expect(counted.realtimeHeapCalls == 0, "heap calls inside the JACK process callback")
             #expect((meterReading?.frames ?? 0) >= 9600, "the meters did not run over the run: \(String(describing: meterReading))")
             #expect(cycles >= 1000)
-            #expect(sections >= 1000, "the realtime section marker did not run")
-            #expect(otherCalls > 0, "the allocation counter is not live")
+            #expect(counted.sectionsEntered >= 1000, "the realtime section marker did not run")
+            #expect(counted.otherHeapCalls > 0, "the allocation counter is not live")
             #expect(sent >= 100, "too few OSC changes during the run")
             let replies = osc.log
             let applied = replies.filter { $0.address == "/state" && $0.string(1) == "applied" }
@@ -125,7 +119,7 @@ extension SoundFitIntegration {
             let rig = try Rig.start(.inProcess(clientName: "sfrtmidi", label: "soundfit.integration.realtime.midi",
                                                playing: [Capture.tone(1000, amplitude: 0.3)]))
             defer { rig.stop() }
-            let (server, soundfit, engine, osc, audio) = (rig.server, rig.soundfit, rig.engine, rig.osc, rig.audio)
+            let (server, engine, osc) = (rig.server, rig.engine, rig.osc)
             let fader = try TestJackClient(server: server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "sfrtmidi:midi_in")
@@ -135,8 +129,7 @@ extension SoundFitIntegration {
                 #expect(mapped.address == "/midi/mapped", "\(mapped)")
             }
 
-            let heapBefore = soundfit_realtime_heap_calls()
-            let sectionsBefore = soundfit_realtime_sections_entered()
+            let before = AllocationCounts.now()
             let startCycles = engine.cycleCount
             let deadline = ContinuousClock.now + .seconds(60)
             var sent = 0
@@ -182,16 +175,13 @@ extension SoundFitIntegration {
             try fader.waitUntilSent()
             let gain = try osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }
             fader.close()
-            audio.close()
-            soundfit.stop()
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
-            let sections = soundfit_realtime_sections_entered() - sectionsBefore
-            report("realtime heap calls during the MIDI stream", Double(heapCalls), unit: "calls")
+            let counted = rig.stopAndCount(since: before)
+            report("realtime heap calls during the MIDI stream", Double(counted.realtimeHeapCalls), unit: "calls")
             report("process cycles during the MIDI stream", Double(cycles), unit: "cycles")
             report("MIDI messages sent", Double(sent), unit: "messages")
-            #expect(heapCalls == 0, "heap calls inside the JACK process callback while reading MIDI")
+            #expect(counted.realtimeHeapCalls == 0, "heap calls inside the JACK process callback while reading MIDI")
             #expect(cycles >= 1000)
-            #expect(sections >= 1000)
+            #expect(counted.sectionsEntered >= 1000)
             #expect(sent >= 1000, "too few MIDI messages during the run")
             #expect(isClose(gain, 12, tolerance: 1e-3), "/output/gain is \(gain) after CC 7 = 127")
             let learnt = osc.log.filter { $0.address == "/midi/mapped" && $0.string(0) == "/ringmod/frequency" }
@@ -209,7 +199,7 @@ extension SoundFitIntegration {
             try JackTools.run("jack_freewheel", server: server.name, "y")
             defer { _ = try? JackTools.run("jack_freewheel", server: server.name, "n") }
             _ = try osc.waitForStatus(timeout: .seconds(10)) { $0["freewheeling"] == .int(1) }
-            let heapBefore = soundfit_realtime_heap_calls()
+            let before = AllocationCounts.now()
             let startCycles = engine.cycleCount
             var timed: Int32 = 0
             for step in 0..<60 {
@@ -221,7 +211,7 @@ extension SoundFitIntegration {
             }
             _ = try osc.waitForTerminalState("/output/gain")
             let cycles = engine.cycleCount - startCycles
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
+            let heapCalls = before.untilNow().realtimeHeapCalls
             try JackTools.run("jack_freewheel", server: server.name, "n")
             report("freewheeling cycles during OSC changes", Double(cycles), unit: "cycles")
             report("realtime heap calls while freewheeling", Double(heapCalls), unit: "calls")
@@ -238,15 +228,14 @@ extension SoundFitIntegration {
             let rig = try Rig.start(.inProcess(clientName: "sfrtht", label: "soundfit.integration.realtime.test",
                                                waitForSession: true))
             defer { rig.stop() }
-            let (soundfit, engine, osc, audio) = (rig.soundfit, rig.engine, rig.osc, rig.audio)
+            let (engine, osc, audio) = (rig.engine, rig.osc, rig.audio)
             let config = try osc.ask("/test/config", [
                 .string("tone_seconds"), .float(0.2), .string("window_start"), .float(0.05), .string("window_end"),
                 .float(0.4), .string("gap_min"), .float(0.1), .string("gap_max"), .float(0.1),
             ], reply: "/test/config")
             #expect(config.address == "/test/config", "\(config)")
 
-            let heapBefore = soundfit_realtime_heap_calls()
-            let sectionsBefore = soundfit_realtime_sections_entered()
+            let before = AllocationCounts.now()
             let startCycles = engine.cycleCount
             osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("left")])))
             _ = try osc.waitFor("running") { $0.address == "/test/state" && $0.string(0) == "running" }
@@ -262,15 +251,12 @@ extension SoundFitIntegration {
             osc.send("/test/cancel")
             _ = try osc.waitFor("cancelled") { $0.address == "/test/state" && $0.string(0) == "cancelled" }
             let cycles = engine.cycleCount - startCycles
-            audio.close()
-            soundfit.stop()
-            let heapCalls = soundfit_realtime_heap_calls() - heapBefore
-            let sections = soundfit_realtime_sections_entered() - sectionsBefore
-            report("realtime heap calls during the hearing test", Double(heapCalls), unit: "calls")
+            let counted = rig.stopAndCount(since: before)
+            report("realtime heap calls during the hearing test", Double(counted.realtimeHeapCalls), unit: "calls")
             report("process cycles during the hearing test", Double(cycles), unit: "cycles")
-            #expect(heapCalls == 0, "heap calls inside the JACK process callback in test mode")
+            #expect(counted.realtimeHeapCalls == 0, "heap calls inside the JACK process callback in test mode")
             #expect(cycles >= 1000)
-            #expect(sections >= 1000)
+            #expect(counted.sectionsEntered >= 1000)
             // Tones played, on the left ear only.
             #expect(captured[0].contains { $0 != 0 }, "no tone in a second of the test")
             #expect(captured[1].allSatisfy { $0 == 0 }, "the right ear got something during a left-ear test")

@@ -89,22 +89,18 @@ struct DeliveryTests {
 
     @Test func aValueArrivingDuringADeliveryIsPendingThenDelivered() async throws {
         let parameter = ProcessingParameter(0, clock: clock)
-        let slow = Gate()
-        let reached = Gate()
+        let delivery = DeliveryHold()
         let calls = Recorder<Int>()
         let applicator = parameter.addApplicator { value in
             calls.record(value)
-            if value == 1 {
-                reached.open()
-                await slow.wait()
-            }
+            if value == 1 { await delivery.hold() }
         }
         let first = try parameter.request(1)
-        await reached.wait()
+        await delivery.reached()
         let second = try parameter.request(2)
         #expect(parameter.updateState.description == "pending(2)")
 
-        slow.open()
+        delivery.release()
 
         #expect(await allStates(first) == ["applying(1)", "applied(1)"])
         #expect(await allStates(second) == ["pending(2)", "applying(2)", "applied(2)"])
@@ -176,22 +172,20 @@ struct DeliveryTests {
 
     @Test func synchronizationWaitsForTheDeliveryInFlight() async throws {
         let parameter = ProcessingParameter(0, clock: clock)
-        let slow = Gate()
-        let reached = Gate()
+        let delivery = DeliveryHold()
         let calls = Recorder<String>()
         let first = parameter.addApplicator { value in
             calls.record("first \(value)")
-            reached.open()
-            await slow.wait()
+            await delivery.hold()
         }
         let request = try parameter.request(1)
-        await reached.wait()
+        await delivery.reached()
         let second = parameter.addApplicator { calls.record("second \($0)") }
         let synchronization = Task { try await parameter.synchronizeApplicators() }
         await yieldMany()
         #expect(calls.events == ["first 1"])  // not while the delivery is in flight
 
-        slow.open()
+        delivery.release()
         try await synchronization.value
 
         #expect(await allStates(request) == ["applying(1)", "applied(1)"])

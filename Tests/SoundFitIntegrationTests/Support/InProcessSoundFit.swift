@@ -81,11 +81,8 @@ final class InProcessRealtimeRig {
     let soundfit: InProcessSoundFit
     let osc: OSCTestClient
     let audio: TestJackClient
-    /// `soundfit_realtime_heap_calls()`, `…_sections_entered()` and `soundfit_other_heap_calls()`
-    /// before SoundFit started.
-    let heapCallsBeforeStart: UInt64
-    let sectionsBeforeStart: UInt64
-    let otherHeapCallsBeforeStart: UInt64
+    /// The allocation counter's totals before SoundFit started.
+    let countsBeforeStart: AllocationCounts
     var engine: AudioEngine { soundfit.engine }
 
     init(clientName: String, label: String, waitForSession: Bool = false, playing signals: [[Float]] = []) throws {
@@ -95,9 +92,7 @@ final class InProcessRealtimeRig {
         var audio: TestJackClient?
         do {
             let started = try InProcessSoundFit(server: server.name, clientName: clientName, label: label)
-            heapCallsBeforeStart = soundfit_realtime_heap_calls()
-            sectionsBeforeStart = soundfit_realtime_sections_entered()
-            otherHeapCallsBeforeStart = soundfit_other_heap_calls()
+            countsBeforeStart = AllocationCounts.now()
             try started.start()
             soundfit = started
             let osc = try OSCTestClient(port: started.socket.boundPeer.port)

@@ -24,13 +24,13 @@ enum TestStreamFraming {
 
 /// A plain TCP connection talking OSC to one SoundFit instance: frames what it sends, splits
 /// and decodes what it receives, and keeps every received packet's raw bytes.
-final class OSCTCPTestClient: @unchecked Sendable {
+final class OSCTCPTestClient: OSCTestReceiving, @unchecked Sendable {
     let framing: TestStreamFraming
     private let fd: Int32
     private var stream: [UInt8] = []
     /// Every packet received, raw, in order.
     private(set) var packets: [[UInt8]] = []
-    private var pending: [OSCTestMessage] = []
+    var pending: [OSCTestMessage] = []
     /// The server closed the connection (EOF or reset).
     private(set) var closedByServer = false
     /// The local port of the connection.
@@ -70,12 +70,7 @@ final class OSCTCPTestClient: @unchecked Sendable {
             Glibc.close(descriptor)
             throw IntegrationError("connect to tcp 127.0.0.1:\(port): \(reason)")
         }
-        var bound = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        localPort = UInt16(bigEndian: bound.sin_port)
+        localPort = UInt16(bigEndian: BoundSocketAddress.of(descriptor).sin_port)
         fd = descriptor
     }
 
@@ -110,7 +105,7 @@ final class OSCTCPTestClient: @unchecked Sendable {
     // MARK: Receiving
 
     /// Reads what arrives within `timeout` (returns early once `stopEarly` holds).
-    private func receive(for timeout: Duration, stopEarly: () -> Bool) {
+    func receive(for timeout: Duration, stopEarly: () -> Bool) {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
         while !closedByServer {
@@ -176,29 +171,15 @@ final class OSCTCPTestClient: @unchecked Sendable {
     /// As `waitFor`, also returning the messages consumed before the match.
     private func take(_ description: String, timeout: Duration,
                       where predicate: (OSCTestMessage) -> Bool) throws -> (match: OSCTestMessage, before: [OSCTestMessage]) {
-        if pending.firstIndex(where: predicate) == nil {
-            receive(for: timeout) { pending.contains(where: predicate) }
-        }
-        guard let index = pending.firstIndex(where: predicate) else {
+        guard let found = takeFirst(timeout: timeout, where: predicate) else {
             throw IntegrationError("no \(description) over TCP within \(timeout) (closed: \(closedByServer)); received: \(pending)")
         }
-        let before = Array(pending[..<index])
-        let match = pending[index]
-        pending.removeFirst(index + 1)
-        return (match, before)
-    }
-
-    /// Whatever arrives within `duration`, consumed.
-    func collect(for duration: Duration) -> [OSCTestMessage] {
-        receive(for: duration) { false }
-        defer { pending.removeAll() }
-        return pending
+        return found
     }
 
     /// Reads until the server closes the connection or `timeout` passes; true if it closed.
     func waitForClose(timeout: Duration) -> Bool {
-        receive(for: timeout) { false }
-        pending.removeAll()
+        drain(for: timeout)
         return closedByServer
     }
 

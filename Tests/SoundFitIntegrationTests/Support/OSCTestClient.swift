@@ -231,7 +231,7 @@ enum OSCWire {
 }
 
 /// A plain UDP socket talking OSC to one SoundFit instance on 127.0.0.1.
-final class OSCTestClient: @unchecked Sendable {
+final class OSCTestClient: OSCTestReceiving, @unchecked Sendable {
     let serverPort: UInt16
     private let fd: Int32
     /// Every message received, in order (for diagnostics).
@@ -239,7 +239,7 @@ final class OSCTestClient: @unchecked Sendable {
     /// Every datagram received, raw, in order.
     private(set) var packets: [[UInt8]] = []
     /// Received but not yet consumed by a `waitFor`.
-    private var pending: [OSCTestMessage] = []
+    var pending: [OSCTestMessage] = []
 
     /// The IPv4 address (host byte order) SoundFit listens on; 127.0.0.1 unless told otherwise.
     let serverAddress: UInt32
@@ -266,11 +266,7 @@ final class OSCTestClient: @unchecked Sendable {
             Glibc.close(descriptor)
             throw IntegrationError("bind: \(String(cString: strerror(errno)))")
         }
-        var boundAddress = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &boundAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
+        let boundAddress = BoundSocketAddress.of(descriptor)
         fd = descriptor
         localPort = UInt16(bigEndian: boundAddress.sin_port)
     }
@@ -282,11 +278,7 @@ final class OSCTestClient: @unchecked Sendable {
         self.serverAddress = serverAddress
         var bufferBytes: Int32 = 4 << 20
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
-        var boundAddress = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &boundAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
+        let boundAddress = BoundSocketAddress.of(descriptor)
         fd = descriptor
         localAddress = UInt32(bigEndian: boundAddress.sin_addr.s_addr)
         localPort = UInt16(bigEndian: boundAddress.sin_port)
@@ -334,7 +326,7 @@ final class OSCTestClient: @unchecked Sendable {
 
     /// Reads every datagram that arrives within `timeout` (at most; returns early when
     /// `stopEarly` is satisfied by the pending messages).
-    private func receive(for timeout: Duration, stopEarly: () -> Bool) {
+    func receive(for timeout: Duration, stopEarly: () -> Bool) {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -371,29 +363,10 @@ final class OSCTestClient: @unchecked Sendable {
     /// receiving more until `timeout`. Returns the match and the messages consumed before it.
     func waitFor(_ description: String, timeout: Duration = .seconds(10),
                  where predicate: (OSCTestMessage) -> Bool) throws -> (match: OSCTestMessage, before: [OSCTestMessage]) {
-        if pending.firstIndex(where: predicate) == nil {
-            receive(for: timeout) { pending.contains(where: predicate) }
-        }
-        guard let index = pending.firstIndex(where: predicate) else {
+        guard let found = takeFirst(timeout: timeout, where: predicate) else {
             throw IntegrationError("no \(description) within \(timeout); received: \(pending.map(\.description))")
         }
-        let before = Array(pending[..<index])
-        let match = pending[index]
-        pending.removeFirst(index + 1)
-        return (match, before)
-    }
-
-    /// Drains what arrives within `duration` and returns it (consumed).
-    func collect(for duration: Duration) -> [OSCTestMessage] {
-        receive(for: duration) { false }
-        defer { pending.removeAll() }
-        return pending
-    }
-
-    /// Drops pending messages and whatever is already queued in the socket.
-    func drain() {
-        receive(for: .zero) { false }
-        pending.removeAll()
+        return found
     }
 
     // MARK: Conversations

@@ -5,11 +5,11 @@ import Glibc
 /// written from the protocol, not from SoundFit: a UDP socket on 127.0.0.1 whose URL goes into
 /// `NSM_URL`; it records every message a client sends with its source, and sends the server's
 /// messages (`/reply` to the announce, `/nsm/client/open`, `/nsm/client/save`) to that source.
-final class TestNSMServer: @unchecked Sendable {
+final class TestNSMServer: OSCTestReceiving, @unchecked Sendable {
     private let fd: Int32
     let port: UInt16
     /// Received but not yet consumed by `waitFor`.
-    private var pending: [OSCTestMessage] = []
+    var pending: [OSCTestMessage] = []
     /// The client's address, from its first datagram (the announce).
     private(set) var client: sockaddr_in?
 
@@ -26,12 +26,8 @@ final class TestNSMServer: @unchecked Sendable {
             Glibc.close(descriptor)
             throw IntegrationError("bind: \(String(cString: strerror(errno)))")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
         fd = descriptor
-        port = UInt16(bigEndian: local.sin_port)
+        port = UInt16(bigEndian: BoundSocketAddress.of(descriptor).sin_port)
     }
 
     deinit { Glibc.close(fd) }
@@ -52,17 +48,14 @@ final class TestNSMServer: @unchecked Sendable {
         }
     }
 
-    /// Consumes messages up to and including the first matching `predicate`; returns it and
-    /// the ones before it.
-    func waitFor(_ description: String, timeout: Duration = .seconds(15),
-                 where predicate: (OSCTestMessage) -> Bool) throws -> (match: OSCTestMessage, before: [OSCTestMessage]) {
+    /// Reads what arrives within `timeout`, noting the client from its first datagram
+    /// (returns early once `stopEarly` holds).
+    func receive(for timeout: Duration, stopEarly: () -> Bool) {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while pending.firstIndex(where: predicate) == nil {
+        while !stopEarly() {
             let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else {
-                throw IntegrationError("no \(description) within \(timeout); received: \(pending.map(\.description))")
-            }
+            guard remaining > .zero else { return }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
             guard poll(&descriptor, 1, Int32(clamping: max(1, milliseconds))) > 0 else { continue }
@@ -77,15 +70,15 @@ final class TestNSMServer: @unchecked Sendable {
             if client == nil { client = source }
             pending += OSCWire.decode(Array(buffer[0..<count])) ?? [OSCTestMessage("/undecodable")]
         }
-        let index = pending.firstIndex(where: predicate)!
-        defer { pending.removeFirst(index + 1) }
-        return (pending[index], Array(pending[..<index]))
     }
 
-    /// Everything that arrives within `duration` (consumed).
-    func collect(for duration: Duration) -> [OSCTestMessage] {
-        _ = try? waitFor("nothing", timeout: duration) { _ in false }
-        defer { pending.removeAll() }
-        return pending
+    /// Consumes messages up to and including the first matching `predicate`; returns it and
+    /// the ones before it.
+    func waitFor(_ description: String, timeout: Duration = .seconds(15),
+                 where predicate: (OSCTestMessage) -> Bool) throws -> (match: OSCTestMessage, before: [OSCTestMessage]) {
+        guard let found = takeFirst(timeout: timeout, where: predicate) else {
+            throw IntegrationError("no \(description) within \(timeout); received: \(pending.map(\.description))")
+        }
+        return found
     }
 }

@@ -25,6 +25,23 @@ final class Gate: Sendable {
     }
 }
 
+/// Holds a delivery in flight: the applicator calls `hold()`, which tells the test it got there
+/// (`reached()` returns) and waits until the test calls `release()`.
+final class DeliveryHold: Sendable {
+    private let arrived = Gate()
+    private let released = Gate()
+
+    func hold() async {
+        arrived.open()
+        await released.wait()
+    }
+
+    /// Waits until an applicator is in `hold()`.
+    func reached() async { await arrived.wait() }
+
+    func release() { released.open() }
+}
+
 /// Records events (applicator calls, handler writes) and lets a test wait for them.
 final class Recorder<Event: Sendable>: Sendable {
     private let log = Mutex<[Event]>([])
