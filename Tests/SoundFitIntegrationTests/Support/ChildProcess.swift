@@ -108,12 +108,21 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Polls the collected stdout (`fromStandardError`: stderr, where soundfit logs) until
-    /// `predicate` finds what it needs, the process exits or the deadline passes.
+    /// `predicate` finds what it needs, the process exits or the deadline passes. While the
+    /// process runs, `predicate` sees whole lines only: a read can end inside a line (a reply
+    /// longer than the 4 KB read, or one that lands behind other output), and half of the
+    /// browser driver's JSON reply, parsed as the whole line, failed a test. After the exit it
+    /// sees everything.
     func waitForOutput<T>(timeout: Duration, fromStandardError: Bool = false, _ predicate: (String) -> T?) -> T? {
         let deadline = ContinuousClock.now + timeout
         var collected: String { fromStandardError ? standardError : standardOutput }
+        var wholeLines: String {
+            let bytes = fromStandardError ? stderrText.withLock { $0 } : stdoutText.withLock { $0 }
+            guard let end = bytes.lastIndex(of: UInt8(ascii: "\n")) else { return "" }
+            return String(decoding: bytes[...end], as: UTF8.self)
+        }
         while true {
-            if let found = predicate(collected) { return found }
+            if let found = predicate(wholeLines) { return found }
             if !process.isRunning {
                 _ = readersDone.wait(timeout: .now() + 2)
                 return predicate(collected)
