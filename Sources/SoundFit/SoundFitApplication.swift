@@ -357,6 +357,7 @@ extension SurfaceStatus {
             ("callback_max_us", .float(Float(status.callbackTimes.maximum / 1000))),
             ("callback_samples", .int32(Int32(status.callbackTimes.count))),
             ("reconnections", .int32(Int32(status.reconnections))),
+            ("port_connections", .int32(Int32(clamping: status.portConnections))),
             ("capture_latency", .int32(Int32(status.captureLatency.upperBound))),
             ("playback_latency", .int32(Int32(status.playbackLatency.upperBound))),
         ])

@@ -316,6 +316,10 @@ final class JackClientConnection: @unchecked Sendable {
         trackedConnections.withLock { $0.connectionsToRestore.map { ($0.source, $0.destination) } }
     }
 
+    /// How many connections of our ports the port-connect callback reported and SoundFit keeps
+    /// (for `/status`: a script that connected ports can wait until SoundFit noted them). Any thread.
+    var notedConnectionCount: Int { trackedConnections.withLock { $0.connections.count } }
+
     /// Every connection our ports have now, as (source, destination) pairs.
     func currentConnections() -> [(String, String)] {
         var pairs: [(String, String)] = []

@@ -53,6 +53,9 @@ public struct JackHostStatus: Sendable {
     public var playbackLatency: ClosedRange<UInt32>
     public var inputPorts: [String]
     public var outputPorts: [String]
+    /// The connections of SoundFit's ports it noted from JACK's port-connect callback (what it
+    /// restores after a server restart); 0 without a connection.
+    public var portConnections: Int
 
     /// Median process-callback duration (monotonic clock) as a share of the period.
     public var callbackLoad: Double {
@@ -330,7 +333,7 @@ public final class JackEngineHost: @unchecked Sendable {
                     sampleRate: 0, bufferSize: 0, xruns: life.xrunsOfClosedClients, isFreewheeling: false, freewheelCycles: 0,
                     reconnections: life.reconnections, usesPrivateServer: privateServer != nil,
                     callbackTimes: TimingSummary([]), captureLatency: 0...0, playbackLatency: 0...0,
-                    inputPorts: [], outputPorts: [])
+                    inputPorts: [], outputPorts: [], portConnections: 0)
             }
             let latency = client.outputLatency
             return JackHostStatus(
@@ -343,7 +346,8 @@ public final class JackEngineHost: @unchecked Sendable {
                 reconnections: life.reconnections, usesPrivateServer: privateServer != nil,
                 callbackTimes: TimingSummary(client.timings.recent()),
                 captureLatency: latency.capture, playbackLatency: latency.playback,
-                inputPorts: client.fullInputPortNames, outputPorts: client.fullOutputPortNames)
+                inputPorts: client.fullInputPortNames, outputPorts: client.fullOutputPortNames,
+                portConnections: client.notedConnectionCount)
         }
     }
 }

@@ -11,8 +11,6 @@ final class KernelControlParameter: ControlParameter {
     /// The engine slot the entry is bound to.
     let slot: EngineSlot
     let parameter: ProcessingParameter<ParameterValue>
-    /// The parameter's changes from its creation on; `SoundFitRuntime.run()` forwards them.
-    let changes: AsyncStream<ParameterChange<ParameterValue>>
     private let engine: AudioEngine
     /// Held strongly: the parameter holds its applicators weakly.
     private let applicator = Mutex<ParameterApplicator<ParameterValue>?>(nil)
@@ -27,7 +25,6 @@ final class KernelControlParameter: ControlParameter {
         parameter = controller.makeParameter(engine.value(of: slot), address: descriptor.address) { value in
             try descriptor.validate(value)
         }
-        changes = parameter.changeUpdates()
     }
 
     /// Adds the engine applicator, a streaming one: values stream into the audio engine without

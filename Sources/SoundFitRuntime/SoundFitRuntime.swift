@@ -100,8 +100,10 @@ public final class SoundFitRuntime: Sendable {
         parameters = session + kernels
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
+        let feed = self.feed
         for kernel in kernels {
             kernel.attachEngine(batches: batches)
+            kernel.parameter.observeChanges { feed.yield($0) }
         }
         sessions = controller.sessionUpdates()
         maximumOutputSPL = min(Self.defaultMaximumOutputSPL, ceiling.maximumOutputSPL)
@@ -271,46 +273,50 @@ public final class SoundFitRuntime: Sendable {
     /// published too (a new session is a change for a surface). Buffers without bound: consume it.
     public func changeUpdates() -> AsyncStream<ParameterChange<ParameterValue>> { feed.subscribe() }
 
+    /// Calls `body` with every applied change from now on, on the thread that made it, before
+    /// its request is reported applied (see `Subscribers.observe`: quick, non-blocking, never
+    /// back into the runtime's parameters). The OSC surface queues value feedback this way, so
+    /// `/sync` orders it. End it with `stopObserving(_:)`.
+    public func observeChanges(_ body: @escaping @Sendable (ParameterChange<ParameterValue>) -> Void) -> ChangeObservation {
+        ChangeObservation(feed.observe(body))
+    }
+
+    public func stopObserving(_ observation: ChangeObservation) {
+        feed.stopObserving(observation.registration)
+    }
+
     /// The controller's sessions from the runtime's creation on; `run()` follows them.
     private let sessions: AsyncStream<ProcessingSession?>
 
-    /// Publishes every applied change to `changeUpdates()` subscribers: the kernels' changes, and
-    /// every session's values when it starts and its changes afterwards. The changes made before
-    /// `run()` starts are kept and published then. Runs until the task running it is cancelled;
-    /// the owner (`SoundFitApplication`, or a test) runs it for the runtime's whole life.
+    /// Publishes every session's values to `changeUpdates()` subscribers when it starts, and
+    /// its changes afterwards (the kernels' changes are published from the runtime's creation
+    /// on). A change reaches the feed on the thread that made it, before its request is reported
+    /// applied, so `/sync` orders the value feedback it causes. Runs until the task running it
+    /// is cancelled; the owner (`SoundFitApplication`, or a test) runs it for the runtime's
+    /// whole life.
     public func run() async {
         let feed = self.feed
-        await withDiscardingTaskGroup { group in
-            for kernel in kernels {
-                let changes = kernel.changes
-                group.addTask { await feed.forward(changes) { $0 } }
+        for await session in sessions {
+            guard let session else { continue }
+            let enabled = ParameterModel.processingEnabled.address, intensity = ParameterModel.processingIntensity.address
+            let preset = ParameterModel.processingPreset.address, canEnable = ParameterModel.processingCanEnable.address
+            for (address, value) in [
+                (enabled, ParameterValue.bool(session.isEnabled.value)),
+                (intensity, .float(session.intensity.value)),
+                (preset, SessionPresetControl.controlValue(session.preset.value)),
+                (canEnable, .bool(session.canEnable)),
+                (ParameterModel.processingFitting.address, .int(session.techLevel.value)),
+            ] {
+                feed.yield(ParameterChange(address: address, value: value))
             }
-            for await session in sessions {
-                guard let session else { continue }
-                let enabled = ParameterModel.processingEnabled.address, intensity = ParameterModel.processingIntensity.address
-                let preset = ParameterModel.processingPreset.address, canEnable = ParameterModel.processingCanEnable.address
-                for (address, value) in [
-                    (enabled, ParameterValue.bool(session.isEnabled.value)),
-                    (intensity, .float(session.intensity.value)),
-                    (preset, SessionPresetControl.controlValue(session.preset.value)),
-                    (canEnable, .bool(session.canEnable)),
-                    (ParameterModel.processingFitting.address, .int(session.techLevel.value)),
-                ] {
-                    feed.yield(ParameterChange(address: address, value: value))
-                }
-                let (enabledChanges, intensityChanges, presetChanges) =
-                    (session.isEnabled.changeUpdates(), session.intensity.changeUpdates(), session.preset.changeUpdates())
-                let canEnableFollowsPreset = session.preset.changeUpdates()
-                group.addTask { await feed.forward(enabledChanges) { .bool($0) } }
-                group.addTask { await feed.forward(intensityChanges) { .float($0) } }
-                group.addTask { await feed.forward(presetChanges, convert: SessionPresetControl.controlValue) }
-                group.addTask {
-                    var last = session.canEnable
-                    for await change in canEnableFollowsPreset where (change.value != nil) != last {
-                        last = change.value != nil
-                        feed.yield(ParameterChange(address: canEnable, value: .bool(last)))
-                    }
-                }
+            session.isEnabled.observeChanges { feed.yield($0.map { .bool($0) }) }
+            session.intensity.observeChanges { feed.yield($0.map { .float($0) }) }
+            session.preset.observeChanges { feed.yield($0.map(SessionPresetControl.controlValue)) }
+            // can_enable follows the preset: a change whenever a preset appears or goes.
+            let hadPreset = PresetPresence(session.canEnable)
+            session.preset.observeChanges { change in
+                guard hadPreset.changes(to: change.value != nil) else { return }
+                feed.yield(ParameterChange(address: canEnable, value: .bool(change.value != nil)))
             }
         }
     }
@@ -498,6 +504,16 @@ public final class SoundFitRuntime: Sendable {
     /// Buffers without bound: consume it.
     public func invalidationUpdates() -> AsyncStream<ParameterInvalidation> { invalidations.subscribe() }
 
+    /// Calls `body` with every invalidation from now on, on the thread that made it, before the
+    /// request that caused it is answered (quick, non-blocking). End it with `stopObserving(_:)`.
+    public func observeInvalidations(_ body: @escaping @Sendable (ParameterInvalidation) -> Void) -> InvalidationObservation {
+        InvalidationObservation(invalidations.observe(body))
+    }
+
+    public func stopObserving(_ observation: InvalidationObservation) {
+        invalidations.stopObserving(observation.registration)
+    }
+
     /// The processing controller recovers the session's state in the engine for the session
     /// parameters `cause` makes stale (re-reads and re-applies them), then listeners hear of
     /// every stale address.
@@ -609,4 +625,31 @@ final class DeliveryTimeout: Sendable {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
     }
+}
+
+/// Whether a session had a preset when last told: `can_enable`'s feed reports only its changes.
+private final class PresetPresence: Sendable {
+    private let present: Mutex<Bool>
+
+    init(_ present: Bool) { self.present = Mutex(present) }
+
+    /// Records `present`; true when it differs from what was recorded before.
+    func changes(to present: Bool) -> Bool {
+        self.present.withLock { last in
+            defer { last = present }
+            return last != present
+        }
+    }
+}
+
+/// One `SoundFitRuntime.observeChanges` registration.
+public struct ChangeObservation: Sendable {
+    fileprivate let registration: Subscribers<ParameterChange<ParameterValue>>.Observation
+    fileprivate init(_ registration: Subscribers<ParameterChange<ParameterValue>>.Observation) { self.registration = registration }
+}
+
+/// One `SoundFitRuntime.observeInvalidations` registration.
+public struct InvalidationObservation: Sendable {
+    fileprivate let registration: Subscribers<ParameterInvalidation>.Observation
+    fileprivate init(_ registration: Subscribers<ParameterInvalidation>.Observation) { self.registration = registration }
 }

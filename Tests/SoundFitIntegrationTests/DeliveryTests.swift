@@ -118,11 +118,10 @@ extension SoundFitIntegration {
                 // Every warm-up request that reached SoundFit has ended by /synced (the last one's
                 // terminal state may have been read inside the flood, or the request lost in a full
                 // socket buffer, so waiting for it could wait for nothing).
+                // By then the warm-up's feedback to the watcher was sent too (no state directory
+                // here, so nothing of it is left running).
                 try rig.osc.sync(timeout: .seconds(20))
-                // Quiet before the xrun baseline: what the warm-up leaves running (the state store's
-                // debounced write, say) has no event.
-                _ = rig.osc.collect(for: .milliseconds(300))
-                _ = watcher.collect(for: .zero)
+                watcher.drain()
                 watcherMessages = []
                 let rssBefore = try ProcessMemory.residentKilobytes(pid)
                 let xrunsBefore = try #require(try rig.osc.status()["xruns"]?.number)

@@ -106,8 +106,8 @@ extension SoundFitIntegration {
                 try osc.ping()
                 let outside = try OSCTestClient(port: osc.serverPort, localAddress: loopbackAddress(2))
                 expectErrorReply(try subscribe(osc, [.string(outside.url)]), for: "/subscribe", hint: "--osc-allow")
-                // Listening: the URL is outside --osc-allow, so it cannot /sync; absence has no event.
-                #expect(outside.collect(for: .milliseconds(300)).isEmpty)
+                // A challenge would be sent while the /subscribe is handled: before osc's /synced.
+                #expect(try outside.received(bySyncOf: osc).isEmpty)
                 #expect(try subscribe(osc).address == "/subscribed")
             }
         }
@@ -242,9 +242,11 @@ extension SoundFitIntegration {
                 let dropped = try admin.status()["answers_dropped"]?.number ?? 0
                 #expect(dropped > 0)
                 #expect(rig.soundfit.process.standardError.contains("over its budget"), "no log line for the dropped answers")
-                // The budget refills: the address is answered again a little later.
-                Thread.sleep(forTimeInterval: 1)  // the refill over time is the measured behaviour
-                try victim.ping()
+                // The budget refills: the address is answered again a little later (within 5 s).
+                let refilled = ContinuousClock.now + .seconds(5)
+                while (try? victim.ping(timeout: .milliseconds(200))) == nil {
+                    if ContinuousClock.now >= refilled { throw IntegrationError("the exposed port's budget did not refill within 5 s") }
+                }
             }
         }
 
@@ -265,10 +267,11 @@ extension SoundFitIntegration {
                         client.send("/session/interrupt", .string("reason \(index)"))
                         if index % 100 == 99 { Thread.sleep(forTimeInterval: 0.02) }  // pacing: the socket's buffer
                     }
+                    // Every burst packet was handled before the admin's /pong (one receive thread,
+                    // arrival order); their sets end before the admin's own set of the same
+                    // parameter, requested after them, is applied.
                     try admin.ping(timeout: .seconds(30))
-                    // /ping orders only the admin's own requests; the closed clients' end (their
-                    // challenges, their dropped answers) has no event.
-                    Thread.sleep(forTimeInterval: 0.5)
+                    _ = try admin.set("/filter/cutoff", .float(1000), timeout: .seconds(30))
                 }
                 try burst(0..<300)
                 let before = try ProcessMemory.residentKilobytes(rig.soundfit.process.pid)

@@ -15,8 +15,9 @@ extension SoundFitIntegration {
 
             // The first profile replaces nothing; the second does.
             _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
-            // Listening: subscriber feedback, flushed on its own task; its absence has no event.
-            #expect(!subscriber.collect(for: .milliseconds(500)).contains { $0.address == "/invalidated" })
+            // /synced follows every notification the request caused, to every subscriber.
+            try rig.osc.sync()
+            #expect(!subscriber.collect(for: .zero).contains { $0.address == "/invalidated" })
             _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n2.oscArguments(ear: "both"), reply: "/profile/presets")
             let replaced = try waitForInvalidation(subscriber)
             #expect(replaced.arguments == [.string("/processing/preset"), .string("/processing/can_enable"),

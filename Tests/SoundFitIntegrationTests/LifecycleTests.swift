@@ -130,11 +130,12 @@ extension SoundFitIntegration {
                 let ready = try rig.soundfit.waitForReady()
                 let osc = try OSCTestClient(port: ready.oscPort)
                 let client = ready.client
+                let noted = try #require(try osc.status()["port_connections"]?.number)
                 try JackTools.run("jack_connect", server: rig.server.name, "system:capture_1", "\(client):input_1")
                 try JackTools.run("jack_connect", server: rig.server.name, "\(client):output_2", "system:playback_2")
                 // SoundFit learns of the connections from JACK's port-connect callback on its own
-                // thread and reports noting them nowhere: no event.
-                Thread.sleep(forTimeInterval: 0.5)
+                // thread; /status counts those it noted.
+                _ = try osc.waitForStatus(timeout: .seconds(10)) { $0["port_connections"]?.number == noted + 2 }
                 // Within a few milliseconds of the server's death: one made, one removed.
                 try JackTools.run("jack_connect", server: rig.server.name, "\(client):output_1", "system:playback_1")
                 try JackTools.run("jack_disconnect", server: rig.server.name, "\(client):output_2", "system:playback_2")

@@ -37,13 +37,20 @@ extension SoundFitIntegration {
                         #expect(abs(level - expected) < 0.1, "CC 7 = \(value): measured \(level) dB, expected \(expected) dB")
                     }
                 }
-                // An unmapped controller changes nothing.
+                // An unmapped controller changes nothing: the mapped change after it (MIDI is
+                // handled in order) is the first /output/gain feedback the subscriber gets.
                 fader.controlChange(channel: 2, controller: 7, value: 0)
                 fader.controlChange(channel: 1, controller: 8, value: 0)
                 try fader.waitUntilSent()
+                let middle = Self.gain(forControlValue: 64)
+                fader.controlChange(channel: 1, controller: 7, value: 64)
+                try fader.waitUntilSent()
+                let next = try subscriber.waitFor("feedback of CC 7 = 64") { $0.address == "/output/gain" }
+                #expect(next.match.arguments.count == 1 && isClose(next.match.arguments[0], middle, tolerance: 1e-3),
+                        "an unmapped controller moved /output/gain: \(next.match)")
                 fader.controlChange(channel: 1, controller: 7, value: 127)
                 try fader.waitUntilSent()
-                _ = subscriber.collect(for: .milliseconds(200))  // feedback of the MIDI changes, flushed on its own task: no event
+                _ = try subscriber.waitForFeedback("/output/gain") { isClose($0, 12, tolerance: 1e-3) }
                 #expect(isClose(try rig.osc.query("/output/gain"), 12, tolerance: 1e-3))
             }
         }

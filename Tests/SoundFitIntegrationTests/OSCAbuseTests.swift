@@ -85,8 +85,13 @@ extension SoundFitIntegration {
                     answered = (try? rig.osc.ping(timeout: .seconds(1))) != nil
                 }
                 #expect(answered, "no /pong within 30 s after the flood")
-                // Listening: the rate-limited /error answers to the flood are counted; no event ends them.
-                let errors = flooder.collect(for: .milliseconds(300)).filter { $0.address == "/error" }
+                // The flood was handled before the /pong (one receive thread, arrival order): its
+                // rate-limited /error answers are all in the flooder's socket.
+                let errors = flooder.collect(for: .zero).filter { $0.address == "/error" }
+                // soundfit logged them before its /pong; the test reads its stderr on a thread of its own.
+                _ = rig.soundfit.process.waitForOutput(timeout: .seconds(10), fromStandardError: true) {
+                    $0.contains("undecodable OSC packet") ? true : nil
+                }
                 let afterOSC = lineCount(rig.soundfit)
                 report("log lines for 100 000 undecodable datagrams", Double(afterOSC - before), unit: "lines")
                 #expect(!errors.isEmpty, "undecodable datagrams were not answered")
@@ -98,10 +103,16 @@ extension SoundFitIntegration {
                 try midi.connect(to: "\(rig.ready.client):midi_in")
                 for _ in 0..<3000 { midi.programChange(channel: 1, program: 99) }
                 try midi.waitUntilSent(timeout: .seconds(60))
-                // The refusals are reported through a stream: wait for the last to be logged or counted.
-                try rig.osc.ping()
-                Thread.sleep(forTimeInterval: 0.5)  // no event marks "the MIDI reports were all handled"
-                let afterMIDI = lineCount(rig.soundfit)
+                // Then one that loads factory patch 0: MIDI is handled in order and its reports
+                // are logged from one stream, so its "loaded" line follows every refusal's. The
+                // lines counted are those before it.
+                midi.programChange(channel: 1, program: 0)
+                try midi.waitUntilSent(timeout: .seconds(60))
+                let loaded = "MIDI program change 0 on channel 1: loaded factory patch"
+                _ = rig.soundfit.process.waitForOutput(timeout: .seconds(30), fromStandardError: true) { $0.contains(loaded) ? true : nil }
+                let lines = rig.soundfit.process.standardError.split(separator: "\n")
+                let loadedLine = lines.firstIndex(where: { $0.contains(loaded) })
+                let afterMIDI = try #require(loadedLine, "the probe's patch was not loaded: \(lines.suffix(20))")
                 report("log lines for 3 000 MIDI program changes to a missing patch", Double(afterMIDI - afterOSC), unit: "lines")
                 #expect(rig.soundfit.process.standardError.contains("no factory patch 99"), "the first refusals are logged")
                 #expect(afterMIDI - afterOSC <= 20, "\(afterMIDI - afterOSC) lines")

@@ -32,9 +32,9 @@ extension SoundFitIntegration {
                     outsider.send("/no/such/address", .int(1))
                     outsider.sendBundle([OSCTestMessage("/filter/enabled", [.int(1)]), OSCTestMessage("/filter/q", [.float(9)])])
                     outsider.sendRaw([0x2F, 0x78, 0x00])  // undecodable
-                    // Listening: SoundFit answers an outsider nothing, not even /sync, so no event
-                    // can end the wait; its silence is the measured behaviour.
-                    let replies = outsider.collect(for: .milliseconds(500))
+                    // SoundFit answers an outsider nothing, not even /sync: an allowed client's
+                    // /synced shows that every one of its packets was handled.
+                    let replies = try outsider.received(bySyncOf: alsoAllowed)
                     #expect(replies.isEmpty, "an outsider (\(outsider.url)) got replies: \(replies)")
 
                     // Nothing changed, and no subscription was made for the outsider.
@@ -60,9 +60,14 @@ extension SoundFitIntegration {
                 // Rejections are logged, rate limited: a flood of 300 packets gives a few lines.
                 let flooder = try OSCTestClient(port: port, localAddress: loopbackAddress(4))
                 for index in 0..<300 { flooder.send("/filter/cutoff", .float(Float(100 + index))) }
-                // Listening: a denied sender gets no answer (no /sync either) whose arrival ends the wait.
-                #expect(flooder.collect(for: .milliseconds(500)).isEmpty)
+                // A denied sender gets no answer (no /sync either): an allowed client's /synced
+                // shows that the whole flood was handled.
+                #expect(try flooder.received(bySyncOf: alsoAllowed).isEmpty)
                 #expect(try allowed.query("/filter/cutoff") == .float(1000))
+                // The log is read from soundfit's stderr on a thread of the test's: wait for its first line.
+                _ = rig.soundfit.process.waitForOutput(timeout: .seconds(10), fromStandardError: true) {
+                    $0.contains("127.0.0.4") ? true : nil
+                }
                 let lines = rig.soundfit.process.standardError.split(separator: "\n").filter { $0.contains("127.0.0.4") }
                 report("log lines about 300 packets from a sender outside --osc-allow", Double(lines.count), unit: "lines")
                 #expect(!lines.isEmpty, "rejected packets are not logged")
@@ -109,12 +114,9 @@ extension SoundFitIntegration {
                 try osc.ping()
                 try osc.waitForSession()
 
-                // Nothing listens on 127.0.0.1 at that port.
-                let elsewhere = try OSCTestClient(port: port)
-                elsewhere.send("/ping")
-                // Listening: nothing listens there, so nothing can answer; an unconnected UDP socket
-                // is not told of the ICMP port-unreachable.
-                #expect(elsewhere.collect(for: .milliseconds(300)).isEmpty)
+                // Nothing listens on 127.0.0.1 at that port: a /ping there is refused (ICMP port
+                // unreachable, seen by a connected socket).
+                #expect(try OSCTestClient.portRefuses(address: 0x7F00_0001, port: port))
 
                 // A 20 000-byte bundle (limit 16 384) is dropped whole: no reply, a log line.
                 let padding = OSCTestMessage("/filter/cutoff", [.blob([UInt8](repeating: 0, count: 19_900))])

@@ -72,8 +72,10 @@ extension SoundFitIntegration {
             // Subscribers: the new current patch and feedback for what changed (only the filter switch).
             let notified = try subscriber.waitFor("/patch/current for subscribers") { $0.address == "/patch/current" }
             #expect(notified.match.arguments.prefix(2) == [.int(2), .string("Lowpass 1 kHz")], "\(notified.match)")
-            // Listening: subscriber feedback, flushed on its own task; unchanged values must not follow.
-            var feedback = notified.before + subscriber.collect(for: .milliseconds(300))
+            // /synced follows the value feedback the load caused, to every subscriber: unchanged
+            // values must not be in it.
+            try rig.osc.sync()
+            var feedback = notified.before + subscriber.collect(for: .zero)
             feedback = feedback.filter { $0.address != "/state" && $0.address != "/patch/current" }
             #expect(feedback.contains(OSCTestMessage("/filter/enabled", [.int(1)])), "subscriber feedback: \(feedback)")
             #expect(!feedback.contains { $0.address == "/filter/cutoff" }, "unchanged values reported: \(feedback)")
@@ -309,7 +311,6 @@ extension SoundFitIntegration {
             let good = try osc.request("/patch/save", [.string("Good one")], reply: "/patch/saved")
             #expect(good.arguments == [.int(-1), .string("Good one")], "\(good)")
             waitUntilSaved(rig.stateDirectory, "/output/gain", -4)
-            Thread.sleep(forTimeInterval: 0.4)  // the store's writes are debounced in time: no event ends the interval
             expectApplied(try osc.set("/output/gain", .float(-8)), "/output/gain", .float(-8))
             waitUntilSaved(rig.stateDirectory, "/output/gain", -8)
             rig.stopSoundFit()

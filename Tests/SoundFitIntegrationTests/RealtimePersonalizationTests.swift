@@ -60,7 +60,7 @@ extension SoundFitIntegration.RealtimeSafety {
         let captured = try audio.capture([Capture.tone(1000, amplitude: amplitude)], frames: Capture.captureFrames)
         let cycles = engine.cycleCount - startCycles
         let counted = rig.stopAndCount(since: rig.countsBeforeStart)
-        _ = osc.collect(for: .milliseconds(50))  // what is queued; soundfit has exited
+        osc.drain()  // what is queued: soundfit has exited, so nothing more comes
 
         report("realtime heap calls (personalization)", Double(counted.realtimeHeapCalls), unit: "calls")
         report("process cycles during OSC changes (personalization)", Double(cycles), unit: "cycles")

@@ -75,7 +75,7 @@ extension SoundFitIntegration {
             let meterReading = engine.takeMeterReading()
             let cycles = engine.cycleCount - startCycles
             let counted = rig.stopAndCount(since: rig.countsBeforeStart)
-            _ = osc.collect(for: .milliseconds(50))  // what is queued; soundfit has exited
+            osc.drain()  // what is queued: soundfit has exited, so nothing more comes
 
             report("realtime heap calls", Double(counted.realtimeHeapCalls), unit: "calls")
             report("process cycles during OSC changes", Double(cycles), unit: "cycles")

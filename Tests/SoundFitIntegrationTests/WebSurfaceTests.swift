@@ -93,8 +93,8 @@ extension SoundFitIntegration {
             expectApplied(try osc.set("/filter/type", .string("lowpass")), "/filter/type", .string("lowpass"), changed: false)
             expectApplied(try osc.set("/filter/cutoff", .float(1000)), "/filter/cutoff", .float(1000), changed: false)
             _ = try page.call("wait_value", ["path": "/filter/cutoff", "value": 1000, "tolerance": 0.01])
-            // Refreshes of earlier changes are drawn by now: the browser draws on its own schedule, no event.
-            Thread.sleep(forTimeInterval: 0.5)
+            // Refreshes of earlier changes are drawn once the chart is idle: no fetch runs, waits or is due.
+            try page.call("wait_until", ["source": "return document.getElementById('response-chart').dataset.idle === 'true'"])
             let before = try #require(try page.call("now") as? Double)
             // The plot must follow this change: only a refresh the page asks for after it counts.
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))

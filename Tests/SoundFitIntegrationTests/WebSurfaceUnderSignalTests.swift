@@ -55,8 +55,10 @@ extension SoundFitIntegration {
 
             // While the tone plays the page asks at most 4 times a second (and does ask).
             try audio.startPlaying([Capture.tone(1000, amplitude: sineAmplitude(levelDBSPL: 70))])
-            Thread.sleep(forTimeInterval: 0.5)  // the page's refreshes get under way on its own schedule
             let count = "return [Number(document.getElementById('response-chart').dataset.fetches), Date.now()]"
+            // The page's refreshes are under way once one more fetch started after the tone began.
+            let started = try #require(try page.call("evaluate", ["source": count]) as? [Double])
+            try page.call("wait_until", ["source": "return Number(document.getElementById('response-chart').dataset.fetches) > \(Int(started[0]))"])
             let first = try #require(try page.call("evaluate", ["source": count]) as? [Double])
             Thread.sleep(forTimeInterval: 3)  // the span the request rate is measured over
             let last = try #require(try page.call("evaluate", ["source": count]) as? [Double])
@@ -112,7 +114,9 @@ extension SoundFitIntegration {
             let (rig, page) = try WebSurface.open(withProfile ? ["--profile", profile.path] : [])
             defer { page.quit(); rig.stop() }
             _ = try page.call("wait_meter", ["side": "input", "low": -1000, "high": 0])
-            Thread.sleep(forTimeInterval: 1.5)  // every first answer is in: the page fetches on its own schedule, no event
+            // Every first answer is in: the page's first /sync was answered and its chart is idle.
+            try page.call("wait_until", ["source": "return document.body.dataset.answered === 'true'"
+                + " && document.getElementById('response-chart').dataset.idle === 'true'"])
             let red = try page.call("evaluate", ["source": Self.redText]) as? [String]
             print("measured: red text on load: \(red ?? [])")
             #expect(red == [], "shown as errors on load: \(String(describing: red))")

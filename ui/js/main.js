@@ -37,14 +37,21 @@ function largestChange(a, b) {
  *  `live()` with a meter reading that shows a signal (now, unless a fetch runs or one started
  *  less than 250 ms ago), `settle()` when the signal stops (every 250 ms until the chart rests). */
 function responseRefresher() {
-  let running = false, pending = null, timer, lastStart = 0;
+  let running = false, pending = null, timer = null, lastStart = 0;
   let settling = 0;  // redraws left while the gains return to rest; 0: at rest
   const chart = $("#response-chart");
   const state = $("#response-state");
-  const later = (reason, ms) => { clearTimeout(timer); timer = setTimeout(() => refresh(reason), ms); };
+  // `data-idle` is "true" while no fetch runs, waits or is due: a test waits on it, not on time.
+  const showIdle = () => { chart.dataset.idle = String(!running && pending === null && timer === null); };
+  const later = (reason, ms) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { timer = null; refresh(reason); }, ms);
+    showIdle();
+  };
   const refresh = async (reason = "change") => {
-    if (running) { pending = reason; return; }
+    if (running) { pending = reason; showIdle(); return; }
     running = true;
+    showIdle();
     lastStart = Date.now();
     chart.dataset.fetches = String(Number(chart.dataset.fetches ?? 0) + 1);  // what a test counts
     let failed = false;
@@ -65,7 +72,9 @@ function responseRefresher() {
     const next = pending ?? (failed ? reason : settling > 0 ? "settle" : null);
     pending = null;
     if (next) later(next, failed ? RETRY_MS : next === "change" ? 100 : LIVE_INTERVAL_MS);
+    else showIdle();
   };
+  showIdle();
   return {
     schedule: () => later("change", 100),
     live: () => { settling = 0; if (!running && Date.now() - lastStart >= LIVE_INTERVAL_MS) refresh("live"); },
@@ -112,6 +121,10 @@ async function start() {
   wireHearing(connection);
   wireCalibration(connection);
   wireVerification();
+  // Every first answer is in once SoundFit answers this /sync (its replies to one client keep
+  // their order, and the queries above went first): `data-answered` tells a test so.
+  connection.on("/synced", () => { document.body.dataset.answered = "true"; });
+  connection.send("/sync", 1);
   document.body.dataset.ready = "true";
 }
 

@@ -136,6 +136,11 @@ public final class OSCControlSurface: Sendable {
     /// Closing the transport is the owner's job.
     public func run() async {
         let feeds = subscribeToFeeds()
+        let observations = observeChanges()
+        defer {
+            runtime.stopObserving(observations.changes)
+            runtime.stopObserving(observations.invalidations)
+        }
         startReceiving()
         await feeds.run()
     }
@@ -162,19 +167,30 @@ public final class OSCControlSurface: Sendable {
         }
     }
 
-    /// The streams subscribers are fed from, subscribed to at once so no change is missed.
-    private func subscribeToFeeds() -> Feeds {
-        Feeds(surface: self, changes: parameters.appliedChanges(), sessions: runtime.controller.sessionUpdates(),
-              invalidations: runtime.invalidationUpdates(), hearingTestEvents: hearingTest.events())
+    /// Queues value feedback and invalidations for subscribers on the thread that makes them,
+    /// before the request that caused them ends: `/synced` (sent after the queued feedback
+    /// left) then follows them too.
+    private func observeChanges() -> (changes: ChangeObservation, invalidations: InvalidationObservation) {
+        let feedback = feedback
+        let changes = parameters.observeAppliedChanges { change in
+            feedback.enqueue { $0.enqueueFeedback(change.descriptor, value: change.value, origin: change.origin?.peer) }
+        }
+        let invalidations = runtime.observeInvalidations { invalidation in
+            feedback.enqueue { $0.enqueueInvalidation(invalidation.addresses, cause: invalidation.cause.rawValue) }
+        }
+        return (changes, invalidations)
     }
 
-    /// The surface's long-lived loops: applied changes and session changes to subscribers, and
-    /// the periodic log line for drops held back by the rate limit.
+    /// The streams subscribers are fed from, subscribed to at once so no change is missed.
+    private func subscribeToFeeds() -> Feeds {
+        Feeds(surface: self, sessions: runtime.controller.sessionUpdates(), hearingTestEvents: hearingTest.events())
+    }
+
+    /// The surface's long-lived loops: session changes and hearing-test events to subscribers,
+    /// the periodic log line for drops held back by the rate limit, and the lease sweep.
     private struct Feeds: Sendable {
         let surface: OSCControlSurface
-        let changes: AppliedParameterChanges
         let sessions: AsyncStream<ProcessingSession?>
-        let invalidations: AsyncStream<ParameterInvalidation>
         let hearingTestEvents: AsyncStream<HearingTestEvent>
 
         func run() async {
@@ -182,21 +198,9 @@ public final class OSCControlSurface: Sendable {
                 group.addTask { [surface, hearingTestEvents] in
                     for await event in hearingTestEvents { surface.forward(event) }
                 }
-                group.addTask { [surface, changes] in
-                    await changes.forEach { change in
-                        surface.feedback.enqueue {
-                            $0.enqueueFeedback(change.descriptor, value: change.value, origin: change.origin?.peer)
-                        }
-                    }
-                }
                 group.addTask { [surface, sessions] in
                     for await _ in sessions {
                         surface.feedback.enqueue { $0.enqueueNotification(surface.sessionMessage(), origin: nil) }
-                    }
-                }
-                group.addTask { [surface, invalidations] in
-                    for await invalidation in invalidations {
-                        surface.feedback.enqueue { $0.enqueueInvalidation(invalidation.addresses, cause: invalidation.cause.rawValue) }
                     }
                 }
                 group.addTask { [surface] in

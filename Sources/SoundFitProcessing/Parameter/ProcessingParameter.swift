@@ -115,6 +115,13 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         changes.subscribe()
     }
 
+    /// Calls `body` with every change from now on, on the thread that makes it and before its
+    /// request is reported applied (see `Subscribers.observe`): quick, non-blocking, and never
+    /// back into this parameter. Observing lasts as long as the parameter.
+    public func observeChanges(_ body: @escaping @Sendable (ParameterChange<Value>) -> Void) {
+        _ = changes.observe(body)
+    }
+
     /// A new stream of update states: the current state first (`applied(initial)` for a fresh
     /// parameter), then every state of every request and synchronization, in order. Buffers
     /// without bound: consume it.

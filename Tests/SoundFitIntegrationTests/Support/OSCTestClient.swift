@@ -284,6 +284,32 @@ final class OSCTestClient: OSCTestReceiving, @unchecked Sendable {
         localPort = UInt16(bigEndian: boundAddress.sin_port)
     }
 
+    /// Whether nothing listens on UDP `address:port`: a socket connected there sends `/ping`,
+    /// and Linux reports the ICMP port-unreachable of a closed port as `ECONNREFUSED` on the
+    /// next receive. So "nobody there" is an event, not a silence. Throws when neither that nor
+    /// an answer comes within `timeout`.
+    static func portRefuses(address: UInt32 = 0x7F00_0001, port: UInt16, timeout: Duration = .seconds(5)) throws -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { throw IntegrationError("socket: \(String(cString: strerror(errno)))") }
+        defer { Glibc.close(descriptor) }
+        var target = loopback(port: port, address: address)
+        let connected = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw IntegrationError("connect: \(String(cString: strerror(errno)))") }
+        var wait = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        let ping = OSCWire.encode(OSCTestMessage("/ping"))
+        guard ping.withUnsafeBytes({ Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }) == ping.count else {
+            throw IntegrationError("send: \(String(cString: strerror(errno)))")
+        }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if received >= 0 { return false }
+        if errno == ECONNREFUSED { return true }
+        throw IntegrationError("no answer and no refusal from port \(port) within \(timeout): \(String(cString: strerror(errno)))")
+    }
+
     /// `osc.udp://a.b.c.d:port/` of this client, as SoundFit names it.
     var url: String {
         let a = localAddress
@@ -383,6 +409,16 @@ final class OSCTestClient: OSCTestReceiving, @unchecked Sendable {
     func sync(_ id: Int32 = 1, timeout: Duration = .seconds(15)) throws -> [OSCTestMessage] {
         send("/sync", .int(id))
         return try waitFor("/synced \(id)", timeout: timeout) { $0.address == "/synced" && $0.arguments == [.int(id)] }.before
+    }
+
+    /// What reached this client by the time `witness` got its `/synced`. SoundFit handles the
+    /// packets of its socket one at a time in arrival order, on its receive thread, so every
+    /// packet this client sent before the witness's `/sync` was handled, and answered if it
+    /// ever will be, before `/synced` left. For a client SoundFit does not answer (outside
+    /// `--osc-allow`, refused) silence is then shown by an event, not by a listening window.
+    func received(bySyncOf witness: OSCTestClient) throws -> [OSCTestMessage] {
+        try witness.sync()
+        return collect(for: .zero)
     }
 
     /// Queries a parameter (no arguments) and returns the value of the reply `<address> <value>`.

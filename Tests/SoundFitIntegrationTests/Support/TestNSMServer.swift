@@ -72,6 +72,17 @@ final class TestNSMServer: OSCTestReceiving, @unchecked Sendable {
         }
     }
 
+    /// Everything SoundFit sent before its answer to a probe sent now: a malformed
+    /// `/nsm/client/open`, answered with `/error` by the client's message loop, which handles
+    /// the server's messages one at a time in arrival order. What the messages sent before the
+    /// probe made SoundFit answer is then in hand, with no listening window.
+    func receivedBeforeProbe(timeout: Duration = .seconds(15)) throws -> [OSCTestMessage] {
+        try send("/nsm/client/open")
+        return try waitFor("the answer to the probe", timeout: timeout) {
+            $0.address == "/error" && $0.string(0) == "/nsm/client/open" && $0.string(2)?.contains("takes ,sss") == true
+        }.before
+    }
+
     /// Consumes messages up to and including the first matching `predicate`; returns it and
     /// the ones before it.
     func waitFor(_ description: String, timeout: Duration = .seconds(15),

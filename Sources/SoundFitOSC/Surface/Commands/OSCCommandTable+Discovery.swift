@@ -32,9 +32,10 @@ extension OSCCommandTable {
                 + "it sent before (from the same address and port, or over the same connection) has ended — "
                 + "each set's terminal `/state` (applied, failed or superseded; a bundle timetagged ahead ends "
                 + "when it applies) and each command's answer were sent before `/synced`, and so were the "
-                + "terminal `/state` reports and notifications they caused to every subscriber (the "
-                + "new values themselves follow on their own feed). Replies to one client keep their order, so a script sends its changes, then `/sync`, and reads up to "
-                + "`/synced` instead of waiting a fixed time.",
+                + "value feedback, terminal `/state` reports and `/invalidated` notifications "
+                + "they caused to every subscriber. Replies to one client keep their order, so a script sends its "
+                + "changes, then `/sync`, and reads up to `/synced` instead of waiting a fixed time; a subscriber "
+                + "holds everything those requests caused once the requester read `/synced`.",
             arguments: [Arg("i", "id", "any number; echoed, so several `/sync`s can be told apart")],
             reply: "`/synced ,i id`.",
             errors: ["no argument, more than one, or one that is not an int32",
@@ -127,7 +128,8 @@ extension OSCCommandTable {
             reply: "`/status` followed by key/value pairs (`,s key <value>` each): connected, server, client, "
                 + "sample_rate, buffer_size, xruns, reconnections (how often SoundFit connected again after its "
                 + "server went away; the JACK fields are one snapshot, so `connected 1` after a restart comes "
-                + "with the reconnection counted), freewheeling (1 while the JACK server freewheels; xruns and "
+                + "with the reconnection counted), port_connections (the connections of SoundFit's ports it "
+                + "noted from JACK, which it restores after a server restart), freewheeling (1 while the JACK server freewheels; xruns and "
                 + "callback timings then stay as they were), freewheel_cycles, callback_load, callback timing "
                 + "percentiles (how long the process callback took, monotonic clock), "
                 + "osc_udp, osc_tcp (`tcp://host:port` or `off`), osc_tcp_connections, http (`http://host:port` or `off`), "

@@ -257,10 +257,15 @@ struct OSCParameterRequests: Sendable {
         }
     }
 
-    /// A new stream of every applied change, with the sender that requested it. Subscribe
-    /// before answering requests, so no change is missed.
-    func appliedChanges() -> AppliedParameterChanges {
-        AppliedParameterChanges(runtime: runtime, changes: runtime.changeUpdates())
+    /// Calls `body` with every applied change and the sender that requested it, on the thread
+    /// that made the change, before its request is reported applied (so `/sync` orders what
+    /// `body` queues). Observe before answering requests, so no change is missed.
+    func observeAppliedChanges(_ body: @escaping @Sendable (AppliedParameterChange) -> Void) -> ChangeObservation {
+        runtime.observeChanges { [runtime] change in
+            guard let control = runtime.parameter(at: change.address) else { return }
+            body(AppliedParameterChange(descriptor: control.descriptor, value: change.value,
+                                        origin: change.origin?.sender(as: OSCSender.self)))
+        }
     }
 }
 
@@ -290,20 +295,6 @@ struct AppliedParameterChange: Sendable {
     let descriptor: ParameterDescriptor
     let value: ParameterValue
     let origin: OSCSender?
-}
-
-/// The applied changes of every parameter, in order. Ends when the task iterating it is cancelled.
-struct AppliedParameterChanges: Sendable {
-    fileprivate let runtime: SoundFitRuntime
-    fileprivate let changes: AsyncStream<ParameterChange<ParameterValue>>
-
-    func forEach(_ body: (AppliedParameterChange) -> Void) async {
-        for await change in changes {
-            guard let control = runtime.parameter(at: change.address) else { continue }
-            body(AppliedParameterChange(descriptor: control.descriptor, value: change.value,
-                                        origin: change.origin?.sender(as: OSCSender.self)))
-        }
-    }
 }
 
 /// Whether the changes a surface reports applied are persisted: the state keeper's problem,

@@ -236,10 +236,10 @@ final class SubscriberFeedback: Sendable {
     }
 
     /// Runs `body` once every piece of feedback queued before now was sent: at once when none
-    /// waits. `/sync` answers through it, so a client that reads `/synced` knows that the
-    /// terminal states and notifications its earlier requests queued (before they ended) left,
-    /// to every subscriber. Value feedback comes through the applied-changes feed, a task of its
-    /// own, and is not ordered by this. Any thread.
+    /// waits. `/sync` answers through it, so a client that reads `/synced` knows that the value
+    /// feedback, terminal states and notifications its earlier requests queued (before they
+    /// ended: the surface observes changes on the thread that makes them) left, to every
+    /// subscriber. Any thread.
     func afterFlush(_ body: @escaping @Sendable () -> Void) {
         let now = progress.withLock { progress -> Bool in
             guard progress.sent < progress.queued else { return true }
