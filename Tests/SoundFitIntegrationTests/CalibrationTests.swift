@@ -165,8 +165,7 @@ extension SoundFitIntegration {
             let osc = rig.osc
             _ = try osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(try osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
-            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
             _ = try osc.ask("/calibration/tone", [.string("left"), .float(2000), .float(70)], reply: "/calibration/tone")
             _ = try osc.ask("/calibration/measured", [.string("left"), .float(2000), .float(75)], reply: "/calibration/measured")
             _ = try osc.ask("/calibration/stop", reply: "/calibration/stop")

@@ -10,8 +10,7 @@ extension SoundFitIntegration {
         func subscribersHearOfStaleValues() throws {
             let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
 
             // The first profile replaces nothing; the second does.
             _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
@@ -43,8 +42,7 @@ extension SoundFitIntegration {
             let ready = try rig.soundfit.waitForReady()
             let osc = try OSCTestClient(port: ready.oscPort)
             try osc.waitForSession()
-            let subscriber = try OSCTestClient(port: ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: ready.oscPort)
             let addresses = try listedAddresses(osc)
             #expect(addresses.count == 15, "\(addresses)")
 

@@ -15,8 +15,7 @@ extension SoundFitIntegration {
                 let mapped = try rig.osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
                 #expect(mapped.address == "/midi/mapped" && mapped.arguments == [.string("/output/gain"), .int(1), .int(7)], "\(mapped)")
 
-                let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-                try subscriber.subscribeDrainingValues()
+                let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
                 let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
                 defer { fader.close() }
                 try fader.connect(to: "\(rig.ready.client):midi_in")
@@ -160,8 +159,7 @@ extension SoundFitIntegration {
             defer { rig.stop() }
             var osc = try rig.osc
             _ = try osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
-            let subscriber = try OSCTestClient(port: try rig.soundfit.ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: try rig.soundfit.ready.oscPort)
             let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
             try fader.connect(to: "\(try rig.soundfit.ready.client):midi_in")

@@ -56,8 +56,7 @@ extension SoundFitIntegration {
         func loadLowpassPatch() throws {
             let rig = try Rig.start(.process(channels: 2))
             defer { rig.stop() }
-            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
             let list = try patchList(rig.osc)
             #expect(list.map(\.0) == Self.factoryPatches.map(\.0) && list.map(\.1) == Self.factoryPatches.map(\.1), "\(list)")
 

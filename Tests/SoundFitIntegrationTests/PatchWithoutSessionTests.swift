@@ -22,8 +22,7 @@ extension SoundFitIntegration {
         func sessionValuesWaitForTheNextSession() throws {
             let rig = try Rig.start(.process(channels: 1))
             defer { rig.stop() }
-            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
             _ = try rig.osc.request("/profile/audiogram", TestAudiogram.n3.oscArguments(ear: "both"), reply: "/profile/presets")
             #expect(try rig.osc.pollQuery("/processing/enabled") { $0 == .int(1) } == .int(1))
             #expect(try rig.osc.ask("/session/deactivate", reply: "/session").string(0) == "inactive")

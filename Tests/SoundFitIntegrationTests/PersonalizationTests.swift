@@ -351,8 +351,7 @@ extension SoundFitIntegration {
         func profileOverOSC() throws {
             let rig = try Rig.start(.process(channels: 2))
             defer { rig.stop() }
-            let subscriber = try OSCTestClient(port: rig.ready.oscPort)
-            try subscriber.subscribeDrainingValues()
+            let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
             #expect(try rig.osc.query("/processing/preset") == .string("none"))
 
             func pairs(_ values: [Double]) -> [OSCValue] { values.map { .float(Float($0)) } }

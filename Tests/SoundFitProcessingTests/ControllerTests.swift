@@ -6,17 +6,11 @@ import Testing
 /// the delivery configuration.
 @Suite(.timeLimit(.minutes(1)))
 struct ControllerTests {
-    let clock = ManualClock()
-    let handler = FakeHandler(techLevel: techLevel3)
-    let presets = FakePresetSource()
+    let fakes = ControllerFakes()
     let configuration = ProcessingConfiguration.fineTuning(techLevel: techLevel3)
 
-    private func makeController() -> ProcessingController {
-        ProcessingController(handler: handler, presetSource: presets, clock: clock)
-    }
-
     @Test func onlyOneSessionIsActiveAtATime() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let first = try await controller.activate(configuration: configuration)
 
         await #expect(throws: ProcessingError.sessionAlreadyActive) {
@@ -30,12 +24,12 @@ struct ControllerTests {
         let second = try await controller.activate(configuration: .singlePreset(techLevel: techLevel3))
         #expect(controller.session === second)
         #expect(second.id == 2)
-        #expect(handler.activations == [1, 2])
-        #expect(handler.deactivations == [1])
+        #expect(fakes.handler.activations == [1, 2])
+        #expect(fakes.handler.deactivations == [1])
     }
 
     @Test func sessionChangesArePublished() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let updates = controller.sessionUpdates()
 
         let first = try await controller.activate(configuration: configuration)
@@ -48,11 +42,11 @@ struct ControllerTests {
     }
 
     @Test func activationAppliesEverythingToTheHandler() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
 
         let session = try await controller.activate(configuration: configuration)
 
-        #expect(handler.writes == ["preset(nil)", "intensity(0.5)", "isEnabled(false)"])
+        #expect(fakes.handler.writes == ["preset(nil)", "intensity(0.5)", "isEnabled(false)"])
         #expect(session.techLevel == techLevel3)
         #expect(session.isEnabled.value == false)
         #expect(session.intensity.value == 0.5)
@@ -61,15 +55,15 @@ struct ControllerTests {
     }
 
     @Test func reactivationKeepsAndReappliesTheValues() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let first = try await controller.activate(configuration: configuration)
         try await first.loadPreset(.up)
         try await first.intensity.apply(0.3)
         try await first.isEnabled.apply(true)
         await controller.deactivate()
-        handler.goAway()  // e.g. the JACK server restarted: the processor lost everything
-        _ = await handler.comeBack()  // nothing to invalidate: no session
-        handler.clearWrites()
+        fakes.handler.goAway()  // e.g. the JACK server restarted: the processor lost everything
+        _ = await fakes.handler.comeBack()  // nothing to invalidate: no session
+        fakes.handler.clearWrites()
 
         let second = try await controller.activate(configuration: configuration)
 
@@ -77,18 +71,18 @@ struct ControllerTests {
         #expect(second.intensity.value == 0.3)  // kept, not the activation recommendation
         #expect(second.isEnabled.value == true)
         #expect(second.canEnable)
-        #expect(handler.writes == ["preset(profile1-up)", "intensity(0.3)", "isEnabled(true)"])
-        #expect(handler.processor.intensity == 0.3)
+        #expect(fakes.handler.writes == ["preset(profile1-up)", "intensity(0.3)", "isEnabled(true)"])
+        #expect(fakes.handler.processor.intensity == 0.3)
     }
 
     /// A new tech level gets its own preset, not none.
     @Test func aPresetForAnotherTechLevelIsRegeneratedForTheNewOne() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let first = try await controller.activate(configuration: configuration)
         try await first.loadPreset(.up)
         try await first.isEnabled.apply(true)
         await controller.deactivate()
-        handler.clearWrites()
+        fakes.handler.clearWrites()
 
         let second = try await controller.activate(configuration: .fineTuning(techLevel: try .level(2)))
 
@@ -97,12 +91,12 @@ struct ControllerTests {
         #expect(second.canEnable)
         #expect(second.isEnabled.value)
         #expect(second.intensity.value == 0.5)
-        #expect(presets.fetches.last == "up@2")
-        #expect(handler.writes.contains("preset(profile1-up)") && handler.writes.last == "isEnabled(true)")
+        #expect(fakes.presets.fetches.last == "up@2")
+        #expect(fakes.handler.writes.contains("preset(profile1-up)") && fakes.handler.writes.last == "isEnabled(true)")
     }
 
     @Test func aVariantTheNewModeDoesNotOfferIsRegeneratedAsDefault() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let first = try await controller.activate(configuration: configuration)
         try await first.loadPreset(.down)
         await controller.deactivate()
@@ -113,24 +107,24 @@ struct ControllerTests {
     }
 
     @Test func aPresetThatCarriesOverIsNotFetchedAgain() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let first = try await controller.activate(configuration: configuration)
         try await first.loadPreset(.up)
         await controller.deactivate()
-        let fetches = presets.fetches.count
+        let fetches = fakes.presets.fetches.count
 
         let second = try await controller.activate(configuration: configuration)
 
         #expect(second.preset.value == FakePresetSource.preset(.up, techLevel3))
-        #expect(presets.fetches.count == fetches)
+        #expect(fakes.presets.fetches.count == fetches)
     }
 
     @Test func deactivationEndsWaitingAndInFlightRequests() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: configuration)
         let slow = Gate()
         let reached = Gate()
-        handler.holdNextWrite(at: slow, reached: reached)
+        fakes.handler.holdNextWrite(at: slow, reached: reached)
         let inFlight = try session.intensity.request(0.6)
         await reached.wait()
         let waiting = try session.intensity.request(0.7)
@@ -143,12 +137,12 @@ struct ControllerTests {
         #expect(throws: ProcessingError.sessionInactive) { try session.intensity.request(0.8) }
         await #expect(throws: ProcessingError.sessionInactive) { try await session.isEnabled.synchronizeApplicators() }
         #expect(session.intensity.value == 0.5)
-        #expect(handler.deactivations == [1])
+        #expect(fakes.handler.deactivations == [1])
         slow.open()
     }
 
     @Test func theDeliveryConfigurationAppliesToEveryParameterAtRunTime() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: configuration)
         let cutoff = controller.makeParameter(Float(1000))
         let discrete = DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(50)), deliveryTimeout: .seconds(3))
@@ -161,7 +155,7 @@ struct ControllerTests {
         #expect(session.preset.config == discrete)
         #expect(cutoff.config == discrete)
         let request = try cutoff.request(2000)
-        await clock.advance(by: .milliseconds(50))
+        await fakes.clock.advance(by: .milliseconds(50))
         #expect(await allStates(request) == ["pending(2000.0)", "applied(2000.0)"])
 
         await controller.deactivate()
@@ -171,7 +165,7 @@ struct ControllerTests {
     }
 
     @Test func recommendAndInvalidateNeedASession() async throws {
-        let controller = makeController()
+        let controller = fakes.makeController()
 
         await #expect(throws: ProcessingError.noActiveSession) { try await controller.recommend(for: .hearingProfileSubmitted) }
         #expect(await controller.invalidateAll() == nil)

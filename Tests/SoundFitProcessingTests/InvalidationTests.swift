@@ -6,33 +6,31 @@ import Testing
 /// A handler invalidating parameters, and the controller recovering its state.
 @Suite(.timeLimit(.minutes(1)))
 struct InvalidationTests {
-    let clock = ManualClock()
-    let handler = FakeHandler(techLevel: techLevel3)
-    let presets = FakePresetSource()
+    let fakes = ControllerFakes()
 
     /// An active session with a profile's recommended values applied to the handler.
     private func personalizedSession() async throws -> (ProcessingController, ProcessingSession) {
-        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         try await controller.recommend(for: .hearingProfileSubmitted)
-        handler.clearWrites()
+        fakes.handler.clearWrites()
         return (controller, session)
     }
 
     @Test func aHandlerThatWentAwayAndCameBackGetsItsStateBack() async throws {
         let (controller, session) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
-        let personalized = handler.processor
+        let personalized = fakes.handler.processor
         #expect(personalized == FakeHandler.Processor(
             isEnabled: true, intensity: 0.75, preset: FakePresetSource.preset(.default, techLevel3), techLevel: techLevel3))
 
-        handler.goAway()
+        fakes.handler.goAway()
         await #expect(throws: FakeHandlerError.offline) { try await session.intensity.apply(0.9) }
         #expect(session.intensity.value == 0.75)
-        let report = try #require(await handler.comeBack())
+        let report = try #require(await fakes.handler.comeBack())
 
-        #expect(handler.writes == ["preset(profile1-default)", "intensity(0.75)", "isEnabled(true)"])
-        #expect(handler.processor == personalized)
+        #expect(fakes.handler.writes == ["preset(profile1-default)", "intensity(0.75)", "isEnabled(true)"])
+        #expect(fakes.handler.processor == personalized)
         #expect(report.reapplied == [.preset, .intensity, .isEnabled])
         #expect(report.isRecovered)
         #expect(report.invalidated == Set(SessionParameter.Name.allCases))
@@ -46,14 +44,14 @@ struct InvalidationTests {
     @Test func onlyParametersThatDifferAreReapplied() async throws {
         let (controller, session) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
-        handler.setProcessor { $0.intensity = 0.2 }
-        let invalidation = try #require(handler.invalidation)
+        fakes.handler.setProcessor { $0.intensity = 0.2 }
+        let invalidation = try #require(fakes.handler.invalidation)
 
         let report = try #require(await invalidation.invalidate(parameters: .isEnabled, .intensity))
 
         #expect(report.reapplied == [.intensity])
-        #expect(handler.writes == ["intensity(0.75)"])
-        #expect(handler.processor.intensity == 0.75)
+        #expect(fakes.handler.writes == ["intensity(0.75)"])
+        #expect(fakes.handler.processor.intensity == 0.75)
         #expect(session.intensity.value == 0.75)
     }
 
@@ -61,16 +59,16 @@ struct InvalidationTests {
         let (controller, _) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
 
-        let report = try #require(await handler.invalidation?.invalidate(parameters: .preset, cause: TestError("reloaded")))
+        let report = try #require(await fakes.handler.invalidation?.invalidate(parameters: .preset, cause: TestError("reloaded")))
 
         #expect(report.reapplied == [.preset])
         #expect(report.cause as? TestError == TestError("reloaded"))
-        #expect(handler.writes == ["preset(profile1-default)"])
+        #expect(fakes.handler.writes == ["preset(profile1-default)"])
     }
 
     @Test func aHandlerStillAwayLeavesParametersOutOfDateUntilItReturns() async throws {
         let (controller, session) = try await personalizedSession()
-        handler.goAway()
+        fakes.handler.goAway()
 
         let failed = try #require(await controller.invalidateAll(cause: TestError("server gone")))
 
@@ -81,35 +79,35 @@ struct InvalidationTests {
         let applicators = try #require(session.handlerApplicators)
         #expect(!session.intensity.isUpToDate(applicators.intensity))
 
-        let recovered = try #require(await handler.comeBack())
+        let recovered = try #require(await fakes.handler.comeBack())
 
         #expect(recovered.isRecovered)
-        #expect(handler.processor.intensity == 0.75 && handler.processor.isEnabled)
+        #expect(fakes.handler.processor.intensity == 0.75 && fakes.handler.processor.isEnabled)
         #expect(session.intensity.isUpToDate(applicators.intensity))
     }
 
     @Test func aDifferentTechLevelIsReportedNotFixed() async throws {
         let (controller, _) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
-        handler.setProcessor { $0.techLevel = try! .level(2) }
+        fakes.handler.setProcessor { $0.techLevel = try! .level(2) }
 
-        let report = try #require(await handler.invalidation?.invalidate(parameters: .techLevel))
+        let report = try #require(await fakes.handler.invalidation?.invalidate(parameters: .techLevel))
 
         #expect(report.techLevelMismatch == (try TechLevel.level(2)))
         #expect(!report.isRecovered)
         #expect(report.reapplied.isEmpty)
-        #expect(handler.writes.isEmpty)
+        #expect(fakes.handler.writes.isEmpty)
     }
 
     @Test func aReadThatNeverAnswersTimesOutAndIsTreatedAsUnknown() async throws {
         let stuck = StuckReadHandler()
         let controller = ProcessingController(handler: stuck, config: DeliveryConfiguration(deliveryTimeout: .seconds(4)),
-                                              clock: clock)
+                                              clock: fakes.clock)
         _ = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         let recovery = Task { await controller.invalidate(parameters: [.intensity]) }
-        while clock.sleeperCount == 0 { await Task.yield() }
+        while fakes.clock.sleeperCount == 0 { await Task.yield() }
 
-        await clock.advance(by: .seconds(4))
+        await fakes.clock.advance(by: .seconds(4))
         let report = try #require(await recovery.value)
 
         #expect(throws: ProcessingError.readTimeoutExceeded(.seconds(4))) { try report.readings[.intensity]?.get() }
@@ -119,11 +117,11 @@ struct InvalidationTests {
 
     @Test func invalidationOfAnEndedSessionDoesNothing() async throws {
         let (controller, _) = try await personalizedSession()
-        let invalidation = try #require(handler.invalidation)
+        let invalidation = try #require(fakes.handler.invalidation)
         await controller.deactivate()
 
         #expect(await invalidation.invalidateAll() == nil)
-        #expect(handler.writes.isEmpty)
+        #expect(fakes.handler.writes.isEmpty)
     }
 }
 

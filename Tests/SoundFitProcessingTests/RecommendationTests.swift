@@ -5,9 +5,7 @@ import Testing
 /// Recommended values after events, reported like any other change.
 @Suite(.timeLimit(.minutes(1)))
 struct RecommendationTests {
-    let clock = ManualClock()
-    let handler = FakeHandler(techLevel: techLevel3)
-    let presets = FakePresetSource()
+    let fakes = ControllerFakes()
 
     @Test func theRecommendedValuesAreDocumented() {
         #expect(Recommendation.recommendation(for: .sessionActivated, intensityIsSet: false)
@@ -18,10 +16,10 @@ struct RecommendationTests {
     }
 
     @Test func activationRecommendsAnIntensityAndReportsItAsAChange() async throws {
-        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let controller = fakes.makeController()
         let slow = Gate()
         let reached = Gate()
-        handler.holdNextWrite(at: slow, reached: reached)  // the first write: the preset
+        fakes.handler.holdNextWrite(at: slow, reached: reached)  // the first write: the preset
         let activation = Task { try await controller.activate(configuration: .fineTuning(techLevel: techLevel3)) }
         await reached.wait()
         let session = try #require(controller.session)
@@ -33,18 +31,18 @@ struct RecommendationTests {
 
         #expect(await take(2, from: values) == [0, 0.5])
         #expect(await take(3, from: states).map(\.description) == ["applied(0.0)", "applying(0.5)", "applied(0.5)"])
-        #expect(handler.processor.intensity == 0.5)
+        #expect(fakes.handler.processor.intensity == 0.5)
     }
 
     @Test func aSubmittedProfileLoadsTheDefaultPresetAndEnablesProcessing() async throws {
-        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         let presetValues = session.preset.valueUpdates()
         let intensityValues = session.intensity.valueUpdates()
         let intensityStates = session.intensity.stateUpdates()
         let enabledValues = session.isEnabled.valueUpdates()
         let enabledStates = session.isEnabled.stateUpdates()
-        handler.clearWrites()
+        fakes.handler.clearWrites()
 
         try await controller.recommend(for: .hearingProfileSubmitted)
 
@@ -54,12 +52,12 @@ struct RecommendationTests {
         #expect(await take(3, from: intensityStates).map(\.description) == ["applied(0.5)", "applying(0.75)", "applied(0.75)"])
         #expect(await take(2, from: enabledValues) == [false, true])
         #expect(await take(3, from: enabledStates).map(\.description) == ["applied(false)", "applying(true)", "applied(true)"])
-        #expect(handler.writes == ["preset(profile1-default)", "intensity(0.75)", "isEnabled(true)"])
+        #expect(fakes.handler.writes == ["preset(profile1-default)", "intensity(0.75)", "isEnabled(true)"])
         #expect(session.canEnable)
     }
 
     @Test func whileInterruptedTheRecommendedEnableWaitsForTheResolve() async throws {
-        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         _ = try await session.interrupt(reason: "hearing test")
 
@@ -72,9 +70,9 @@ struct RecommendationTests {
     }
 
     @Test func aFailingPresetSourceStopsTheRecommendation() async throws {
-        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
-        presets.makeUnavailable([.default])
+        fakes.presets.makeUnavailable([.default])
 
         await #expect(throws: TestError("no default preset")) { try await controller.recommend(for: .hearingProfileSubmitted) }
 
@@ -83,7 +81,7 @@ struct RecommendationTests {
     }
 
     @Test func anExplicitIntensityIsNotOverriddenByTheActivationRecommendation() async throws {
-        let controller = ProcessingController(handler: handler, presetSource: presets, clock: clock)
+        let controller = fakes.makeController()
         let session = try await controller.activate(configuration: .fineTuning(techLevel: techLevel3))
         try await session.intensity.apply(0.2)
 

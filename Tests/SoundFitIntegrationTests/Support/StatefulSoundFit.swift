@@ -148,9 +148,18 @@ enum JSONFile {
 }
 
 extension OSCTestClient {
+    /// A second client on SoundFit's OSC `port`, subscribed, its initial values drained: what a
+    /// test that watches notifications (`/invalidated`, `/patch/current`, value feedback) starts
+    /// with, so that it sees only what came after.
+    static func subscribed(to port: UInt16) throws -> OSCTestClient {
+        let subscriber = try OSCTestClient(port: port)
+        try subscriber.subscribeDrainingValues()
+        return subscriber
+    }
+
     /// `/subscribe` → `/subscribed`, then drains the initial values (every parameter's): they are
     /// sent with the answer to `/subscribe`, so all of them arrive before `/synced`.
-    func subscribeDrainingValues() throws {
+    private func subscribeDrainingValues() throws {
         send("/subscribe")
         _ = try waitFor("/subscribed") { $0.address == "/subscribed" }
         try sync()

@@ -1,4 +1,5 @@
 import SoundFitModel
+import SoundFitTestSupport
 import Synchronization
 @testable import SoundFitProcessing
 
@@ -147,3 +148,17 @@ final class FakePresetSource: PresetSource {
 }
 
 let techLevel3 = try! TechLevel(3)
+
+/// What a controller under test runs on: a manual clock, a fake handler at tech level 3 and a
+/// fake preset source. One fixture for the controller, invalidation and recommendation suites,
+/// so that they build their controllers alike; a suite holds one, so every test gets new fakes.
+struct ControllerFakes {
+    let clock = ManualClock()
+    let handler = FakeHandler(techLevel: techLevel3)
+    let presets = FakePresetSource()
+
+    /// A controller on these fakes.
+    func makeController() -> ProcessingController {
+        ProcessingController(handler: handler, presetSource: presets, clock: clock)
+    }
+}
