@@ -172,8 +172,8 @@ public final class OSCControlSurface: Sendable {
     /// left) then follows them too.
     private func observeChanges() -> (changes: ChangeObservation, invalidations: InvalidationObservation) {
         let feedback = feedback
-        let changes = parameters.observeAppliedChanges { change in
-            feedback.enqueue { $0.enqueueFeedback(change.descriptor, value: change.value, origin: change.origin?.peer) }
+        let changes = parameters.observeAppliedChanges { descriptor, change, sender in
+            feedback.enqueue { $0.enqueueFeedback(descriptor, value: change.value, origin: sender?.peer) }
         }
         let invalidations = runtime.observeInvalidations { invalidation in
             feedback.enqueue { $0.enqueueInvalidation(invalidation.addresses, cause: invalidation.cause.rawValue) }

@@ -257,14 +257,16 @@ struct OSCParameterRequests: Sendable {
         }
     }
 
-    /// Calls `body` with every applied change and the sender that requested it, on the thread
-    /// that made the change, before its request is reported applied (so `/sync` orders what
-    /// `body` queues). Observe before answering requests, so no change is missed.
-    func observeAppliedChanges(_ body: @escaping @Sendable (AppliedParameterChange) -> Void) -> ChangeObservation {
+    /// Calls `body` with every applied change, its parameter's descriptor and the sender that
+    /// requested it (nil: no OSC client, e.g. a patch load or MIDI), on the thread that made the
+    /// change, before its request is reported applied (so `/sync` orders what `body` queues).
+    /// Observe before answering requests, so no change is missed.
+    func observeAppliedChanges(
+        _ body: @escaping @Sendable (ParameterDescriptor, ParameterChange<ParameterValue>, OSCSender?) -> Void
+    ) -> ChangeObservation {
         runtime.observeChanges { [runtime] change in
             guard let control = runtime.parameter(at: change.address) else { return }
-            body(AppliedParameterChange(descriptor: control.descriptor, value: change.value,
-                                        origin: change.origin?.sender(as: OSCSender.self)))
+            body(control.descriptor, change, change.origin?.sender(as: OSCSender.self))
         }
     }
 }
@@ -287,14 +289,6 @@ struct ParameterSet: Sendable {
     let requestID: Int32?
     /// The fader position a normalized set asked for; nil for a native set.
     let position: Float?
-}
-
-/// One applied change of a parameter, and who asked for it (nil: no client, e.g. a patch load
-/// or a new session).
-struct AppliedParameterChange: Sendable {
-    let descriptor: ParameterDescriptor
-    let value: ParameterValue
-    let origin: OSCSender?
 }
 
 /// Whether the changes a surface reports applied are persisted: the state keeper's problem,
