@@ -138,8 +138,8 @@ extension SoundFitIntegration {
                 listener.presentations.first { $0.ear == ear && $0.frequency == 4000 }
             }
             while first(.left) == nil || first(.right) == nil, ContinuousClock.now < deadline {
-                // The listener measures tones on its own thread; no event reaches this one.
-                Thread.sleep(forTimeInterval: 0.05)
+                // The listener measures tones on its own thread.
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline)
             }
             // No calibration tone while the test runs.
             let refused = try rig.osc.ask("/calibration/tone", [.string("left"), .float(1000), .float(70)], reply: "/error")

@@ -42,7 +42,7 @@ extension SoundFitIntegration {
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done:
                     break
-                time.sleep(0.1)
+                time.sleep(0.1)  # polls a condition (with a deadline)
             else:
                 phase("still running 5 s after Ctrl-C: SIGKILL")
                 os.kill(pid, 9)
@@ -72,9 +72,9 @@ extension SoundFitIntegration {
             #expect(output.contains("test/state cancelled"), "\(output)")
             // Nobody else pressed: only Enter can have answered a presentation (`cancelled
             // presentations N heard M`, told once the test is over).
-            // Listening: /test/state is subscriber feedback, flushed on its own task; the window
-            // also shows nothing follows the terminal report.
-            let states = osc.collect(for: .milliseconds(500)).filter { $0.address == "/test/state" }
+            // The reports reach subscribers on the thread that makes them, so every one the test
+            // made by now is in before osc's /synced; the last of them is the terminal one.
+            let states = try osc.sync().filter { $0.address == "/test/state" }
             #expect(states.last?.string(0) == "cancelled", "\(states)")
             #expect((states.last?.number(4) ?? 0) > 0, "\(String(describing: states.last)): no press counted")
         }

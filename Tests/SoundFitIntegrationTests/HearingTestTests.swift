@@ -241,9 +241,11 @@ extension SoundFitIntegration {
             _ = waitForCondition(timeout: .seconds(20)) { rig.listener.presentations.count >= 3 }
             osc.send("/test/pause")
             _ = try osc.waitFor("paused") { $0.address == "/test/state" && $0.string(0) == "paused" }
-            Thread.sleep(forTimeInterval: 0.3)  // a tone under way ends (ramps, the listener's analysis)
+            // A tone under way ends (its ramp) and the listener counts it: 0.3 s of audio analysed.
+            try rig.listener.waitForAnalysedAudio(seconds: 0.3)
             let beforePause = rig.listener.presentations.count
-            Thread.sleep(forTimeInterval: 2)  // no tone over a span: absence has no event
+            // No tone over 2 s of audio (JACK frames the listener analysed): absence is the measure.
+            try rig.listener.waitForAnalysedAudio(seconds: 2)
             #expect(rig.listener.presentations.count == beforePause, "tones played while paused")
             #expect(try osc.ask("/test/status", reply: "/test/state").string(0) == "paused")
 
@@ -266,7 +268,7 @@ extension SoundFitIntegration {
             #expect(try osc.ask("/test/status", reply: "/test/state").string(0) == "cancelled")
             // A tone after cancel: none.
             let afterCancel = rig.listener.presentations.count
-            Thread.sleep(forTimeInterval: 1)  // no tone over a span: absence has no event
+            try rig.listener.waitForAnalysedAudio(seconds: 1)  // no tone over 1 s of audio analysed
             #expect(rig.listener.presentations.count == afterCancel, "tones after cancel")
         }
 

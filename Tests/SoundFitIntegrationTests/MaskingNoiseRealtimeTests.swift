@@ -130,8 +130,8 @@ extension SoundFitIntegration {
             let deadline = ContinuousClock.now + .seconds(180)
             while !ended && ContinuousClock.now < deadline {
                 if engine.masking != nil { sawMasking = true }
-                // Polls until the test ended (with a deadline), watching the engine meanwhile.
-                ended = osc.collect(for: .milliseconds(50)).contains {
+                // Watching the engine meanwhile.
+                ended = osc.collect(for: .milliseconds(50)).contains {  // polls a condition (with a deadline)
                     $0.address == "/test/state" && ["done", "cancelled", "failed"].contains($0.string(0) ?? "")
                 }
             }

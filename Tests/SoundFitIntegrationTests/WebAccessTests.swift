@@ -15,7 +15,7 @@ extension SoundFitIntegration {
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
                 if try osc.query("/output/gain").number == value { return true }
-                Thread.sleep(forTimeInterval: 0.05)  // polling: a change made over another surface has no event here
+                Thread.sleep(forTimeInterval: 0.05)  // polls a condition (with a deadline): a WebSocket's change, seen over UDP
             }
             return false
         }

@@ -166,9 +166,9 @@ extension SoundFitIntegration {
             _ = try page.call("test_state", ["state": "cancelled"])
             // Nobody else answered: only the page's presses can have answered a presentation
             // (`cancelled presentations N heard M`, told once the test is over).
-            // Listening: /test/state is subscriber feedback, flushed on its own task; the window
-            // also shows nothing follows the terminal report.
-            let states = osc.collect(for: .milliseconds(500)).filter { $0.address == "/test/state" }
+            // The reports reach subscribers on the thread that makes them, so every one the test
+            // made by now is in before osc's /synced; the last of them is the terminal one.
+            let states = try osc.sync().filter { $0.address == "/test/state" }
             #expect(states.last?.string(0) == "cancelled", "\(states)")
             #expect((states.last?.number(4) ?? 0) > 0, "\(String(describing: states.last)) after \(presses) presses: none counted")
             // The running reports carry no level (they come only between presentations).

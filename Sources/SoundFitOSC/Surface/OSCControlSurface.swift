@@ -137,9 +137,11 @@ public final class OSCControlSurface: Sendable {
     public func run() async {
         let feeds = subscribeToFeeds()
         let observations = observeChanges()
+        let hearingTestEvents = hearingTest.observeEvents { [weak self] event in self?.forward(event) }
         defer {
             runtime.stopObserving(observations.changes)
             runtime.stopObserving(observations.invalidations)
+            hearingTest.stopObserving(hearingTestEvents)
         }
         startReceiving()
         await feeds.run()
@@ -169,7 +171,7 @@ public final class OSCControlSurface: Sendable {
 
     /// Queues value feedback and invalidations for subscribers on the thread that makes them,
     /// before the request that caused them ends: `/synced` (sent after the queued feedback
-    /// left) then follows them too.
+    /// left) then follows them too. Hearing-test events are forwarded the same way (`run()`).
     private func observeChanges() -> (changes: ChangeObservation, invalidations: InvalidationObservation) {
         let feedback = feedback
         let changes = parameters.observeAppliedChanges { descriptor, change, sender in
@@ -183,21 +185,17 @@ public final class OSCControlSurface: Sendable {
 
     /// The streams subscribers are fed from, subscribed to at once so no change is missed.
     private func subscribeToFeeds() -> Feeds {
-        Feeds(surface: self, sessions: runtime.controller.sessionUpdates(), hearingTestEvents: hearingTest.events())
+        Feeds(surface: self, sessions: runtime.controller.sessionUpdates())
     }
 
-    /// The surface's long-lived loops: session changes and hearing-test events to subscribers,
-    /// the periodic log line for drops held back by the rate limit, and the lease sweep.
+    /// The surface's long-lived loops: session changes to subscribers, the periodic log line
+    /// for drops held back by the rate limit, and the lease sweep.
     private struct Feeds: Sendable {
         let surface: OSCControlSurface
         let sessions: AsyncStream<ProcessingSession?>
-        let hearingTestEvents: AsyncStream<HearingTestEvent>
 
         func run() async {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { [surface, hearingTestEvents] in
-                    for await event in hearingTestEvents { surface.forward(event) }
-                }
                 group.addTask { [surface, sessions] in
                     for await _ in sessions {
                         surface.feedback.enqueue { $0.enqueueNotification(surface.sessionMessage(), origin: nil) }

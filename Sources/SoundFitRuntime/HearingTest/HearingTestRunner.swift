@@ -98,6 +98,17 @@ public final class HearingTestRunner: Sendable {
     /// A new stream of everything the test reports from now on; buffers without bound.
     public func events() -> AsyncStream<HearingTestEvent> { subscribers.subscribe() }
 
+    /// Calls `body` with every event from now on, on the thread that makes it, before the
+    /// request that caused it is answered (quick, non-blocking, never back into the runner). The
+    /// OSC surface forwards events this way, so `/sync` orders them. End it with `stopObserving(_:)`.
+    public func observeEvents(_ body: @escaping @Sendable (HearingTestEvent) -> Void) -> HearingTestObservation {
+        HearingTestObservation(subscribers.observe(body))
+    }
+
+    public func stopObserving(_ observation: HearingTestObservation) {
+        subscribers.stopObserving(observation.registration)
+    }
+
     public var state: HearingTestState { shared.withLock { $0.state } }
 
     /// The settings the next test runs with.
@@ -516,4 +527,10 @@ public final class HearingTestRunner: Sendable {
             }
         }
     }
+}
+
+/// One `HearingTestRunner.observeEvents` registration.
+public struct HearingTestObservation: Sendable {
+    fileprivate let registration: Subscribers<HearingTestEvent>.Observation
+    fileprivate init(_ registration: Subscribers<HearingTestEvent>.Observation) { self.registration = registration }
 }

@@ -51,6 +51,8 @@ final class VirtualListener: @unchecked Sendable {
     private let measured = Mutex<[Presentation]>([])
     private let spontaneousPresses = Atomic<Int>(0)
     private let rejected = Mutex<[String]>([])
+    /// The frames of SoundFit's output the listener analysed (`jackClient.framesHeard` counts).
+    private let analysedFrames = Atomic<Int>(0)
 
     /// Opens `name` on `server`, connects SoundFit's `output_i` ports (`soundfitClient`) to its
     /// inputs and starts listening; answers go to SoundFit's OSC port `oscPort`.
@@ -92,6 +94,18 @@ final class VirtualListener: @unchecked Sendable {
     var rejectedSounds: [String] { rejected.withLock { $0 } }
     /// Presses made in silence (false alarms).
     var falseAlarms: Int { spontaneousPresses.load(ordering: .relaxed) }
+
+    /// Waits until the listener analysed `seconds` more of SoundFit's output than JACK had
+    /// delivered when called: a span of audio time counted in the frames JACK's cycles brought
+    /// (a stalled server does not fake it) and the listener measured (a tone in them is counted).
+    func waitForAnalysedAudio(seconds: Double, timeout: Duration = .seconds(30)) throws {
+        let target = jackClient.framesHeard + Int((seconds * sampleRate).rounded(.up))
+        let deadline = ContinuousClock.now + timeout
+        while analysedFrames.load(ordering: .acquiring) < target {
+            if ContinuousClock.now >= deadline { throw IntegrationError("the listener analysed no \(seconds) s of audio within \(timeout)") }
+            Thread.sleep(forTimeInterval: 0.002)  // polls a condition (with a deadline)
+        }
+    }
 
     // MARK: Analysis thread
 
@@ -145,6 +159,7 @@ final class VirtualListener: @unchecked Sendable {
                 }
                 position += 1
             }
+            analysedFrames.store(position, ordering: .releasing)
             // False alarms: presses while no tone sounds, γ per response window on average.
             let now = ContinuousClock.now
             let elapsed = Double((now - lastSpontaneousCheck).components.attoseconds) * 1e-18

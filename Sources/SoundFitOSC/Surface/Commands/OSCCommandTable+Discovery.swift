@@ -32,7 +32,7 @@ extension OSCCommandTable {
                 + "it sent before (from the same address and port, or over the same connection) has ended — "
                 + "each set's terminal `/state` (applied, failed or superseded; a bundle timetagged ahead ends "
                 + "when it applies) and each command's answer were sent before `/synced`, and so were the "
-                + "value feedback, terminal `/state` reports and `/invalidated` notifications "
+                + "value feedback, terminal `/state` reports, `/invalidated` notifications and hearing-test reports "
                 + "they caused to every subscriber. Replies to one client keep their order, so a script sends its "
                 + "changes, then `/sync`, and reads up to `/synced` instead of waiting a fixed time; a subscriber "
                 + "holds everything those requests caused once the requester read `/synced`.",

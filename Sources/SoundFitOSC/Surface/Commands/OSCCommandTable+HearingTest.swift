@@ -560,11 +560,13 @@ extension OSCControlSurface {
         }
         let starter = hearingTestStarter.withLock { $0 }
         for message in messages {
-            if let starter { replies.send(message, to: starter) }
             // Results of both ears are two messages at one address: neither may replace the other.
             let distinction = message.address == "/session/interrupted" || message.address == "/test/state"
                 ? "" : " " + (message.arguments.first.flatMap { if case .string(let ear) = $0 { ear } else { nil } } ?? "")
+            // Queued for subscribers first: once the starter has a report, a subscriber's
+            // `/sync` is answered after it.
             feedback.enqueue { $0.enqueueNotification(message, origin: starter?.peer, distinctBy: distinction) }
+            if let starter { replies.send(message, to: starter) }
         }
     }
 }
