@@ -49,7 +49,8 @@ extension SoundFitIntegration {
 
             let osc = try OSCTestClient.inSession(port: ready.oscPort)
             // Opening is clean: nothing reported dirty yet.
-            // Listening: what SoundFit sends the NSM server is not ordered by any request of ours.
+            // Listening: what SoundFit sends the NSM server is not ordered by any request of ours,
+            // and it reports dirty only after the values rested (a debounce in time): no event.
             #expect(!rig.nsm.collect(for: .milliseconds(500)).contains { $0.address == "/nsm/client/is_dirty" })
 
             expectApplied(try osc.set("/filter/cutoff", .float(2500)), "/filter/cutoff", .float(2500))
