@@ -21,6 +21,9 @@ extension SoundFitIntegration {
                         Thread.sleep(forTimeInterval: 0.1)  // polls a condition (with a deadline)
                     }
                     #expect(reported == Double(frames), "/status buffer_size after jack_bufsize \(frames)")
+                    // The steady state at the new size is measured: the graph's first cycles after
+                    // the change (the test client's own included) are let pass, counted in cycles.
+                    try audio.waitForAudio(seconds: 0.2)
                     let captured = try audio.capture([Capture.tone(1000)], frames: Capture.captureFrames)
                     let level = Capture.toneLevel(captured[0], frequency: 1000)
                     report("output gain -6 at \(frames) frames", level)

@@ -198,7 +198,17 @@ final class TestJackClient: @unchecked Sendable {
         JackMessages.silence()
         var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
-        guard let client = soundfit_jack_client_open(name, options, &status, server) else {
+        // A running server can fail an open when it does not answer in time (JackServerFailed):
+        // it happened once with five test processes starting their servers and clients at
+        // once. Such an open is tried again for a few seconds, and says so.
+        let deadline = ContinuousClock.now + .seconds(5)
+        var opened = soundfit_jack_client_open(name, options, &status, server)
+        while opened == nil, status.rawValue & JackServerFailed.rawValue != 0, ContinuousClock.now < deadline {
+            print("note: test client '\(name)' could not open on server '\(server)' (status 0x\(String(status.rawValue, radix: 16))); trying again")
+            Thread.sleep(forTimeInterval: 0.2)  // backoff before a retry
+            opened = soundfit_jack_client_open(name, options, &status, server)
+        }
+        guard let client = opened else {
             throw IntegrationError("test client '\(name)' cannot open on server '\(server)' (status 0x\(String(status.rawValue, radix: 16)))")
         }
         self.client = client
