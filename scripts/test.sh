@@ -42,6 +42,11 @@ integration_half=(
     Personalization OSCAbuse PatchesAndState ExposedControlPort AppliedMeansPersisted WebFuzzTests
     OutputCeiling Lifecycle
 )
+# jackd2 keeps port metadata in one database for all of a user's servers, keyed by UUIDs that
+# every server numbers from the same start: two servers at once overwrite each other's port
+# names (seen: a port of one soundfit read "MIDI control in", set by another). The suites that
+# read metadata run alone, after the two processes.
+metadata_suites=(JackMetadata MIDIControl)
 # The slow tier's integration suites (their type names in Tests/SoundFitIntegrationTests).
 # The hearing tests wait on the listener's clock (tones, gaps, response windows), not on the
 # CPU, and each starts its own jackd: they run in test processes side by side (a process, not
@@ -152,6 +157,11 @@ side_by_side() {  # tier, -- arguments of group 1 -- arguments of group 2 ...
     binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
     start_group() {
         ((${#group[@]} > 0)) || return 0
+        # Three seconds between the processes' starts: twice, a test process's first server and
+        # client failed (JackServerFailed, 0x21, on a server that had just accepted a probe
+        # client) when several processes started theirs in the same second. Servers started
+        # later, side by side, never did (hundreds per run). The cause in libjack is not found.
+        ((index == 0)) || sleep 3
         index=$((index + 1))
         watched "$tier" "[$tier $index] " "$binary" --testing-library swift-testing "${group[@]}" &
         pids+=($!)
@@ -175,7 +185,9 @@ run_tier() {
                 swift_test_watched integration --filter SoundFitIntegrationTests --skip "$slow_pattern" "${passed[@]}"
             else
                 side_by_side integration -- --filter "$(suites_pattern "${integration_half[@]}")" \
-                    -- --filter SoundFitIntegrationTests --skip "$slow_pattern" --skip "$(suites_pattern "${integration_half[@]}")"
+                    -- --filter SoundFitIntegrationTests --skip "$slow_pattern" --skip "$(suites_pattern "${integration_half[@]}")" \
+                    --skip "$(suites_pattern "${metadata_suites[@]}")"
+                swift_test_watched integration --filter "$(suites_pattern "${metadata_suites[@]}")"
             fi ;;
         slow)
             if ((${#passed[@]} > 0)); then
