@@ -80,8 +80,8 @@ extension SoundFitIntegration {
         func standardAudiograms() throws {
             // Two audiograms per run (one per ear), one run after the other (each its own jackd:
             // one process cannot hold libjack clients of several servers at once; run side by
-            // side on threads, this test crashed inside libjack). scripts/test.sh runs it in a
-            // test process of its own, beside the other hearing suites.
+            // side on threads, this test crashed inside libjack). scripts/test.sh runs this suite
+            // in a test process of its own, beside the other hearing suites.
             // The first measures the four frequencies a profile needs and checks the personalization;
             // the others measure 1 and 4 kHz, to keep the time reasonable.
             let runs: [(left: String, right: String, frequencies: [Double])] = [
