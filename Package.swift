@@ -5,7 +5,7 @@ import PackageDescription
 /// remote-controlled over OSC.
 ///
 /// Products:
-/// - `SoundFitDSP`: the DSP kernels alone, plain Swift.
+/// - `SoundFitDSP`: the DSP kernels, plain Swift (with `SoundFitModel`, the vocabulary they share).
 /// - `SoundFitEngine`: the kernels plus the real-time renderer with its lock-free mailbox, for
 ///   any driver (JACK, or offline on arrays with `InMemoryDriver`). Links neither JACK nor liblo.
 /// - `SoundFit`: the whole application as a library (JACK host, OSC surface, state), the module
@@ -18,7 +18,7 @@ import PackageDescription
 /// - `CSoundFitSIMD`: AVX2/FMA builds of the DSP loops, chosen at run time.
 /// - `SoundFitModel`: the parameter model (one declarative entry per parameter) and the
 ///   vocabulary every layer above shares; pure Swift, no dependencies.
-/// - `SoundFitDSP`: pure DSP kernels, no I/O.
+/// - `SoundFitDSP`: pure DSP kernels on the model's vocabulary (tech levels, preset payloads), no I/O.
 /// - `SoundFitEngine`: the real-time renderer with its lock-free mailbox, one slot per engine
 ///   parameter; runs on any driver (JACK or the in-memory driver).
 /// - `SoundFitProcessing`: the processing model (controller, session, parameters, applicators,
@@ -80,7 +80,7 @@ let package = Package(
 
         // Swift modules.
         .target(name: "SoundFitModel"),
-        .target(name: "SoundFitDSP", dependencies: ["CSoundFitSIMD"]),
+        .target(name: "SoundFitDSP", dependencies: ["SoundFitModel", "CSoundFitSIMD"]),
         .target(name: "SoundFitEngine", dependencies: ["SoundFitModel", "SoundFitDSP"]),
         .target(name: "SoundFitJSON"),
         .target(name: "SoundFitAudioFile", dependencies: ["CSndfile"]),
@@ -148,7 +148,7 @@ let package = Package(
         .target(name: "OSCTestSupport", dependencies: ["OSCCore"], path: "Tests/OSCTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", "SoundFitJack", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitDSP", "SoundFitTestSupport"]),
+        .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"]),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitTestSupport"]),
         .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitTestSupport"]),

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import SoundFitDSP
 import SoundFitHearing
+import SoundFitModel
 import SoundFitTestSupport
 
 /// Throughput of the personalization processor per tech level, beside two Faust-compiled peers
@@ -33,12 +34,12 @@ struct PersonalizationBenchmarks {
         }
     }
 
-    static func preset(techLevel: Int) -> MultibandPreset {
+    static func preset(techLevel: Int) throws -> PresetPayload {
         let bands = MultibandLayout(techLevel: techLevel)!.bandCentres.map {
             BandDynamics(centre: $0, gain: 20, referenceLevel: 60, ratio: 2, knee: 40, expansionKnee: 20,
                          expansionRatio: 2, maximumGain: 40, outputLimit: 105)
         }
-        return MultibandPreset(techLevel: techLevel, bands: bands)
+        return PresetPayload(techLevel: try TechLevel(techLevel), bands: bands)
     }
 
     /// The table row of the processor at `techLevel` on `path` (the baseline keeps the old name).

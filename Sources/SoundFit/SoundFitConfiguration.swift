@@ -2,6 +2,7 @@ import Foundation
 import OSCCore
 import SoundFitHearing
 import SoundFitJack
+import SoundFitModel
 import SoundFitOSC
 import SoundFitProcessing
 import SoundFitRuntime

@@ -1,4 +1,5 @@
 import SoundFitDSP
+import SoundFitModel
 
 extension BandDynamics {
     /// The largest gain (dB) the band's law gives at any level before its safety cap

@@ -1,4 +1,5 @@
 import SoundFitHearing
+import SoundFitModel
 
 /// Each ear's maximum output derived from the preset in force (`MaximumOutput`: the power sum of
 /// the band maxima that let 75 dB SPL speech peaks through), dB SPL. The output limit of an ear

@@ -1,4 +1,5 @@
 import SoundFitHearing
+import SoundFitModel
 
 /// The ceiling: the output safety limit fixed when SoundFit starts (`--max-output`, dB SPL,
 /// through the calibration at start). It protects the listener's ears, so it is a safety

@@ -86,7 +86,7 @@ extension SoundFitRuntime {
             throw ControlError("\(error)")
         }
         let loaded = session?.preset.value
-        let payload = loaded?.payload(as: PresetPayload.self)
+        let payload = loaded?.payload
         let intensity = Double(session?.intensity.value ?? 0)
         let isApplied = session?.isEnabled.value == true && payload != nil
         func ear(_ prescribed: [BandDynamics], _ applied: [BandDynamics]?) -> PersonalizationGains.Ear {

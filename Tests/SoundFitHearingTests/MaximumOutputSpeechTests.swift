@@ -15,14 +15,15 @@ import Testing
     private func insertionGains(_ payload: PresetPayload, level: Double, limited: Bool) throws -> [Double] {
         var bands = payload.left
         if !limited { for index in bands.indices { bands[index].outputLimit = 140 } }
-        let preset = MultibandPreset(techLevel: payload.techLevel.value, calibration: payload.calibration,
-                                     left: bands, right: bands)
+        var preset = payload
+        preset.left = bands
+        preset.right = bands
         let spec = ProcessingSpec(sampleRate: Self.fs, maximumFrameCount: 256, channelCount: 1)
         var chain = ProcessingChain(
             spec: spec, settings: ChainSettings(personalization: PersonalizationSettings(isEnabled: true, intensity: 1)),
-            personalizationTechLevel: preset.techLevel)
+            personalizationTechLevel: preset.techLevel.value)
         let handle = Unmanaged.passRetained(try PreparedPersonalization(preset: preset, sampleRate: Self.fs,
-                                                                         techLevel: preset.techLevel))
+                                                                         techLevel: preset.techLevel.value))
         guard case .installed(retired: nil) = chain.installPersonalization(handle) else { fatalError("not installed") }
         defer { chain.removePersonalization()?.release() }
         if limited {

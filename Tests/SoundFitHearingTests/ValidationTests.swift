@@ -91,10 +91,8 @@ import Testing
             for (value, accepted) in [(range.lowerBound, true), (range.upperBound, true), (range.upperBound + 1, false)] {
                 var payload = try preset()
                 payload.left[3][field] = value
-                let processor = MultibandPreset(techLevel: payload.techLevel.value, calibration: payload.calibration,
-                                                left: payload.left, right: payload.right)
                 #expect(((try? payload.validate(for: payload.techLevel)) != nil) == accepted, "\(field) = \(value)")
-                #expect(((try? processor.validate()) != nil) == accepted, "\(field) = \(value)")
+                #expect(((try? payload.validateBands()) != nil) == accepted, "\(field) = \(value)")
                 if !accepted {
                     #expect(try rejection { $0 = payload }?.hasPrefix("left[3].\(field.rawValue): ") == true, "\(field)")
                 }

@@ -60,7 +60,7 @@ import Testing
         try await runtime.setCalibration(105)
         #expect(await next(&invalidations) == ParameterInvalidation(addresses: ["/processing/preset"], cause: .calibrationChanged))
         #expect(runtime.calibration == 105)
-        #expect(session.preset.value?.payload(as: PresetPayload.self)?.calibration == 105)
+        #expect(session.preset.value?.payload?.calibration == 105)
 
         await runtime.audioSystemDisconnected()
         try await runtime.audioSystemConnected(sampleRate: 48000)

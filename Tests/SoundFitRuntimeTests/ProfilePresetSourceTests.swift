@@ -11,7 +11,7 @@ import Testing
         source.setProfile(try HearingProfile(left: try Audiogram([(500, 40), (1000, 45), (2000, 50), (4000, 60)]), right: nil))
         let techLevel = try TechLevel(3)
         let preset = try await source.preset(.default, for: techLevel)
-        let payload = try #require(preset.payload(as: PresetPayload.self))
+        let payload = try #require(preset.payload)
         #expect(payload.variant == .default)
         #expect(payload.techLevel == techLevel)
     }

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// The design of one band's level detector: the constants that make a preset's `attack`/`release`
 /// (ms) the attack and release times ANSI S3.22 / IEC 60118-2 measure, for that band's gain law.
 ///

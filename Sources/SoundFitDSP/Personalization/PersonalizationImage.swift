@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Everything the personalization processor reads while it runs a preset: the filter constants
 /// of the analysis bank and the cascade (see `EqualizerDesign`), the constants of the bell-gain
 /// iteration, the per-band gain laws and the detector weights, in flat preallocated memory with

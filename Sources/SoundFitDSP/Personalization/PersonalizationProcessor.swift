@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Stage 0 of the chain: the multiband personalization processor (per-ear band gains with wide
 /// dynamic range compression, expansion and a per-band limiter): an analysis bank measures each
 /// band's level, and a cascade equalizer applies the band gains (`EqualizerDesign`).
@@ -16,7 +18,7 @@
 /// at the band centre stepping 55 ↔ 90 dB SPL; within 3 dB after the step up, 4 dB after the step
 /// down; bands whose gain moves less than that use a 2:1 band's constants; tech level 1 is a
 /// static equalizer, no times apply). The band-passes have unity gain at their centres, so
-/// a sine at a band centre reads its own level (`MultibandPreset.calibration` = dB SPL of a
+/// a sine at a band centre reads its own level (`PresetPayload.calibration` = dB SPL of a
 /// full-scale sine). The gain law (`BandDynamics.gain(atLevel:)`) gives each band's gain per
 /// period. The cascade follows: broadband gain and shelves every period, the bells by one step of
 /// the design's iteration every other period (they settle within a few steps); the filters'

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// A personalization preset made ready for the audio thread: validated, with the filter
 /// constants of its tech level (`EqualizerDesign`), gain laws and detector constants computed for
 /// one sample rate.
@@ -17,7 +19,7 @@
 ///
 /// The object is immutable after `init`, so it may be shared across threads.
 public final class PreparedPersonalization: @unchecked Sendable {
-    public let preset: MultibandPreset
+    public let preset: PresetPayload
     public let layout: MultibandLayout
     public let sampleRate: Double
 
@@ -25,15 +27,15 @@ public final class PreparedPersonalization: @unchecked Sendable {
 
     /// Builds the image for `sampleRate`. `techLevel`: the tech level of the processor it is for
     /// (nil: any). Allocates; call off the audio thread.
-    public init(preset: MultibandPreset, sampleRate: Double, techLevel: Int? = nil) throws(MultibandPresetError) {
-        try preset.validate()
-        if let techLevel, techLevel != preset.techLevel {
-            throw MultibandPresetError("preset is for tech level \(preset.techLevel), the processor is tech level \(techLevel)")
+    public init(preset: PresetPayload, sampleRate: Double, techLevel: Int? = nil) throws(PresetValidationError) {
+        try preset.validateBands()
+        if let techLevel, techLevel != preset.techLevel.value {
+            throw PresetValidationError("preset is for \(preset.techLevel), the processor is tech level \(techLevel)")
         }
         guard sampleRate.isFinite, sampleRate >= 8000 else {
-            throw MultibandPresetError("sample rate \(sampleRate) is not supported (at least 8000 Hz)")
+            throw PresetValidationError("sample rate \(sampleRate) is not supported (at least 8000 Hz)")
         }
-        let layout = MultibandLayout(techLevel: preset.techLevel)!
+        let layout = MultibandLayout(techLevel: preset.techLevel.value)!
         self.preset = preset
         self.layout = layout
         self.sampleRate = sampleRate
@@ -48,11 +50,11 @@ public final class PreparedPersonalization: @unchecked Sendable {
 
     // MARK: - Image
 
-    private static func makeImage(design: EqualizerDesign, preset: MultibandPreset) -> PersonalizationImage {
+    private static func makeImage(design: EqualizerDesign, preset: PresetPayload) -> PersonalizationImage {
         var image = PersonalizationImage.allocate()
         let h = design.layout.bandCount / 2, rowLength = PersonalizationImage.maximumHalfCount
         let sampleRate = design.sampleRate
-        image.techLevel = preset.techLevel
+        image.techLevel = preset.techLevel.value
         image.halfCount = h
         image.sampleRate = sampleRate
         /// A vector of band vector `b`'s lanes from a per-band value (left and right alike).

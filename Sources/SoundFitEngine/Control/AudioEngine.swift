@@ -184,7 +184,7 @@ public final class AudioEngine: Sendable {
     /// the preset. Throws the preparation error (invalid preset, other tech level), a rejection,
     /// or `EngineError.timeout` when no cycle runs. The replaced preset is freed here, on the
     /// control side, after the audio thread gave it back.
-    public func installPersonalization(_ preset: MultibandPreset?, timeout: Duration) async throws {
+    public func installPersonalization(_ preset: PresetPayload?, timeout: Duration) async throws {
         let personalization = mailbox.realtime.personalization
         var pointer: UInt64 = 0
         if let preset {

@@ -1,4 +1,5 @@
 import SoundFitDSP
+import SoundFitModel
 
 extension PresetPayload {
     /// The preset for earphones that play `table`'s corrections louder than nominal, per ear

@@ -1,4 +1,5 @@
 import SoundFitDSP
+import SoundFitModel
 
 /// The maximum output derived from the prescription: per band (`BandDynamics.outputLimit`) and
 /// per ear (the broadband output limiter's ceiling, never above `--max-output`). Rule

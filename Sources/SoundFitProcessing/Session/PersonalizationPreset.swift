@@ -3,11 +3,9 @@ import SoundFitModel
 /// A personalization preset: the payload the personalization processor applies, generated from
 /// a hearing profile for one tech level, with what the processing model needs to know about it.
 ///
-/// The payload travels with the preset and is opaque to the processing model: it only checks
-/// `techLevel` against the session and passes the preset to the applicators, which know the
-/// payload's type (per-ear, per-band gains and compression settings, from the hearing-profile
-/// code that generates presets). Presets are equal when their id, variant and tech level are: the
-/// id names the payload.
+/// The processing model reads only `id`, `variant` and `techLevel` (checked against the
+/// session) and passes the preset to its applicators, which apply the payload. Presets are equal
+/// when their id, variant and tech level are: the id names the payload.
 public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible {
     /// Identifies the preset (e.g. the profile it was generated from plus the variant).
     public var id: String
@@ -15,19 +13,17 @@ public struct PersonalizationPreset: Sendable, Hashable, CustomStringConvertible
     public var variant: PresetVariant
     /// The tech level the preset was generated for.
     public var techLevel: TechLevel
-    /// What the processor applies, in the type its applicator expects.
-    public var payload: (any Sendable)?
+    /// What the processor applies (nil: a preset that only names itself, as the processing
+    /// model's own tests use).
+    public var payload: PresetPayload?
 
     /// A preset.
-    public init(id: String, variant: PresetVariant, techLevel: TechLevel, payload: (any Sendable)? = nil) {
+    public init(id: String, variant: PresetVariant, techLevel: TechLevel, payload: PresetPayload? = nil) {
         self.id = id
         self.variant = variant
         self.techLevel = techLevel
         self.payload = payload
     }
-
-    /// The payload, when it is a `Payload`.
-    public func payload<Payload>(as type: Payload.Type) -> Payload? { payload as? Payload }
 
     public static func == (lhs: PersonalizationPreset, rhs: PersonalizationPreset) -> Bool {
         lhs.id == rhs.id && lhs.variant == rhs.variant && lhs.techLevel == rhs.techLevel

@@ -1,6 +1,7 @@
 import Foundation
 import SoundFitHearing
 import SoundFitJSON
+import SoundFitModel
 
 /// Document-level settings, as an AUv3 audio unit's `fullStateForDocument`: how this installation is set
 /// up rather than what it sounds like. Kept apart from `StateDocument`, so importing a state

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitDSP
+import SoundFitModel
 import SoundFitTestSupport
 import Testing
 
@@ -27,7 +28,7 @@ struct DetectorTimeTests {
         return Double(last + 1 - step) / fs
     }
 
-    static func measure(_ preset: MultibandPreset) throws -> (attack: Double, release: Double) {
+    static func measure(_ preset: PresetPayload) throws -> (attack: Double, release: Double) {
         var chain = try Personalization.chain(preset)
         defer { Personalization.finish(&chain) }
         let parts = [(55.0, 48000), (90.0, 28800), (55.0, 48000)]

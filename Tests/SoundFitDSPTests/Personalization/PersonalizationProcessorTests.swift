@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitDSP
+import SoundFitModel
 import SoundFitTestSupport
 import Testing
 
@@ -116,7 +117,7 @@ struct PersonalizationProcessorTests {
     @Test("zipper noise ≤ −75 dB during an intensity ramp at the N3 prescription")
     func zipperAtPrescription() throws {
         let preset = Personalization.n3Preset(techLevel: 3)
-        var chain = try Personalization.chain(MultibandPreset(techLevel: 3, bands: preset.left), channels: 1, intensity: 0.2)
+        var chain = try Personalization.chain(PresetPayload(techLevel: Personalization.level(3), bands: preset.left), channels: 1, intensity: 0.2)
         let tone = Measurement.sine(frequency: 1000, amplitude: 0.0316, sampleRate: Self.fs, count: 96000)
         let source = ChannelBuffers([tone]), out = ChannelBuffers(channelCount: 1, frameCount: 96000)
         for offset in stride(from: 0, to: 96000, by: 64) {
@@ -235,7 +236,7 @@ struct PersonalizationProcessorTests {
     @Test("presets for another tech level or with invalid values are rejected")
     func rejection() throws {
         let tl2 = Personalization.n3Preset(techLevel: 2)
-        #expect(throws: MultibandPresetError("preset is for tech level 2, the processor is tech level 3")) {
+        #expect(throws: PresetValidationError("preset is for tech level 2, the processor is tech level 3")) {
             _ = try PreparedPersonalization(preset: tl2, sampleRate: Self.fs, techLevel: 3)
         }
         var chain = ProcessingChain(spec: ProcessingSpec(sampleRate: Self.fs, maximumFrameCount: 256, channelCount: 2),
@@ -256,10 +257,10 @@ struct PersonalizationProcessorTests {
         #expect(chain.installedPersonalization == nil)
         var broken = Personalization.n3Preset(techLevel: 3)
         broken.left[2].ratio = .nan
-        #expect(throws: MultibandPresetError.self) { _ = try PreparedPersonalization(preset: broken, sampleRate: Self.fs) }
+        #expect(throws: PresetValidationError.self) { _ = try PreparedPersonalization(preset: broken, sampleRate: Self.fs) }
         broken = Personalization.n3Preset(techLevel: 3)
         broken.right.removeLast()
-        #expect(throws: MultibandPresetError("right: 7 bands, tech level 3 has 8")) { try broken.validate() }
+        #expect(throws: PresetValidationError("7 bands, tech level 3 has 8", field: "right")) { try broken.validateBands() }
     }
 
     /// The swap protocol: install hands back the previous preset without releasing it; the chain
@@ -299,7 +300,7 @@ struct PersonalizationProcessorTests {
         let layout = MultibandLayout(techLevel: 1)!
         let left = layout.bandCentres.map { BandDynamics(centre: $0, gain: 12) }
         let right = layout.bandCentres.map { BandDynamics(centre: $0, gain: 3) }
-        let preset = MultibandPreset(techLevel: 1, left: left, right: right)
+        let preset = PresetPayload(techLevel: Personalization.level(1), left: left, right: right)
         var three = try Personalization.chain(preset, channels: 3)
         let gains = Personalization.sineGain(&three, channels: 3, frequency: 1000, level: 60)
         var mono = try Personalization.chain(preset, channels: 1)

@@ -1,28 +1,35 @@
 import Foundation
 import SoundFitDSP
+import SoundFitModel
 import SoundFitTestSupport
 
 /// Presets and runners shared by the personalization tests.
 enum Personalization {
     static let fs = 48000.0
 
+    /// Tech level `value` (1…4), for presets written in a test.
+    static func level(_ value: Int) -> TechLevel {
+        guard let level = try? TechLevel(value) else { preconditionFailure("tech level \(value) is outside 1…4") }
+        return level
+    }
+
     /// Every band with the same law.
     static func uniformPreset(techLevel: Int, gain: Double, referenceLevel: Double = 60, ratio: Double = 1,
                               knee: Double = 35, expansionKnee: Double? = nil, expansionRatio: Double = 1,
-                              outputLimit: Double = 140, calibration: Double = 100) -> MultibandPreset {
+                              outputLimit: Double = 140, calibration: Double = 100) -> PresetPayload {
         let layout = MultibandLayout(techLevel: techLevel)!
         let bands = layout.bandCentres.map {
             BandDynamics(centre: $0, gain: gain, referenceLevel: referenceLevel, ratio: ratio, knee: knee,
                          expansionKnee: expansionKnee, expansionRatio: expansionRatio, maximumGain: 60,
                          outputLimit: outputLimit)
         }
-        return MultibandPreset(techLevel: techLevel, calibration: calibration, bands: bands)
+        return PresetPayload(techLevel: level(techLevel), calibration: calibration, bands: bands)
     }
 
     /// A prescription for the standard audiogram N3 in the shape of SoundFit's generation rule:
     /// NAL-R gains, ratio 1 + (HL − 20)/50, knee at reference − 25 dB, 2:1 expansion 20 dB below the
     /// knee and a 105 dB SPL limit at tech levels ≥ 3; right ear 3 dB less gain than left.
-    static func n3Preset(techLevel: Int) -> MultibandPreset {
+    static func n3Preset(techLevel: Int) -> PresetPayload {
         let layout = MultibandLayout(techLevel: techLevel)!
         let nalFrequencies = [250.0, 500, 1000, 1500, 2000, 3000, 4000, 6000]
         let nalGains = [0.1, 9.1, 19.6, 21.2, 20.8, 21.3, 22.9, 24.4]
@@ -53,18 +60,18 @@ enum Personalization {
                     maximumGain: 40, outputLimit: techLevel >= 3 ? 105 : 120)
             }
         }
-        return MultibandPreset(techLevel: techLevel, left: bands(gainShift: 0), right: bands(gainShift: -3))
+        return PresetPayload(techLevel: level(techLevel), left: bands(gainShift: 0), right: bands(gainShift: -3))
     }
 
     /// A chain for `preset` with personalization enabled at `intensity` and the preset installed
     /// (the chain keeps the retained handle; `finish` releases it).
-    static func chain(_ preset: MultibandPreset, channels: Int = 2, intensity: Float = 1,
+    static func chain(_ preset: PresetPayload, channels: Int = 2, intensity: Float = 1,
                       maximumFrameCount: Int = 256) throws -> ProcessingChain {
         let spec = ProcessingSpec(sampleRate: fs, maximumFrameCount: maximumFrameCount, channelCount: channels)
         var chain = ProcessingChain(
             spec: spec, settings: ChainSettings(personalization: PersonalizationSettings(isEnabled: true, intensity: intensity)),
-            personalizationTechLevel: preset.techLevel)
-        let handle = Unmanaged.passRetained(try PreparedPersonalization(preset: preset, sampleRate: fs, techLevel: preset.techLevel))
+            personalizationTechLevel: preset.techLevel.value)
+        let handle = Unmanaged.passRetained(try PreparedPersonalization(preset: preset, sampleRate: fs, techLevel: preset.techLevel.value))
         guard case .installed(retired: nil) = chain.installPersonalization(handle) else { fatalError("not installed") }
         return chain
     }

@@ -1,5 +1,6 @@
 import Foundation
 import SoundFitDSP
+import SoundFitModel
 import SoundFitTestSupport
 import Testing
 
@@ -71,7 +72,7 @@ struct ChainResponseTests {
     func personalizationMatchesProcessor() throws {
         let layout = MultibandLayout(techLevel: 3)!
         let gains = layout.bandCentres.map { $0 == 1000 ? 20.0 : 5.0 }
-        let preset = MultibandPreset(techLevel: 3, bands: zip(layout.bandCentres, gains).map {
+        let preset = PresetPayload(techLevel: Personalization.level(3), bands: zip(layout.bandCentres, gains).map {
             BandDynamics(centre: $0, gain: $1)
         })
         var chain = try Personalization.chain(preset, channels: 2, intensity: 0.5)

@@ -139,7 +139,9 @@ final class FakePresetSource: PresetSource {
 
     static func preset(profile: Int = 1, _ variant: PresetVariant, _ techLevel: TechLevel) -> PersonalizationPreset {
         PersonalizationPreset(id: "profile\(profile)-\(variant)", variant: variant, techLevel: techLevel,
-                              payload: ["left.gains": [1, 2, 3], "right.gains": [3, 2, 1]])
+                              payload: PresetPayload(techLevel: techLevel, bands: techLevel.bandCentres.map {
+                                  BandDynamics(centre: $0, gain: Double(profile))
+                              }))
     }
 
     var fetches: [String] { state.withLock { $0.fetches } }

@@ -1,9 +1,6 @@
-import Foundation
-import SoundFitDSP
-import SoundFitModel
-
-/// The personalization preset payload: what the multiband processor applies. Versioned JSON,
-/// generated from a hearing profile for one tech level (see `PresetGenerator`).
+/// The personalization preset payload: what the multiband processor applies, per ear and band,
+/// from the generator (`PresetGenerator`, from a hearing profile) or a file to the audio thread
+/// (`PreparedPersonalization` builds the processor's constants from it). Versioned JSON.
 ///
 /// Levels are dB SPL at the listener's ear for the configured calibration (the SPL a
 /// full-scale sine stands for).
@@ -11,7 +8,11 @@ public struct PresetPayload: Sendable, Equatable {
     public static let formatVersion = 1
     /// The calibrations a preset may be generated for (dB SPL of a full-scale sine): what the
     /// processor accepts.
-    public static var calibrationRange: ClosedRange<Double> { MultibandPreset.calibrationRange }
+    public static var calibrationRange: ClosedRange<Double> { 80...130 }
+    /// The calibration of a preset made without one in mind (dB SPL of a full-scale sine).
+    public static var defaultCalibration: Double { 100 }
+    /// The rule of a preset written by hand (in code or a test), not generated.
+    public static var handMadeRule: String { "hand-made" }
 
     public var version: Int
     /// The generation rule and its version, e.g. "soundfit-nal-rp-wdrc/2".
@@ -26,8 +27,8 @@ public struct PresetPayload: Sendable, Equatable {
     public var left: [BandDynamics]
     public var right: [BandDynamics]
 
-    public init(version: Int = formatVersion, rule: String, techLevel: TechLevel, variant: PresetVariant, calibration: Double,
-                left: [BandDynamics], right: [BandDynamics]) {
+    public init(version: Int = formatVersion, rule: String = handMadeRule, techLevel: TechLevel, variant: PresetVariant = .default,
+                calibration: Double = defaultCalibration, left: [BandDynamics], right: [BandDynamics]) {
         self.version = version
         self.rule = rule
         self.techLevel = techLevel
@@ -37,9 +38,14 @@ public struct PresetPayload: Sendable, Equatable {
         self.right = right
     }
 
+    /// A hand-made preset with the same bands in both ears.
+    public init(techLevel: TechLevel, calibration: Double = defaultCalibration, bands: [BandDynamics]) {
+        self.init(techLevel: techLevel, calibration: calibration, left: bands, right: bands)
+    }
+
     /// Checks the payload before a processor of `techLevel` applies it: format version, tech
-    /// level, band count and centres, every number finite and in range (`BandDynamics.Field`).
-    /// The error names the field at fault; the processor stays unchanged.
+    /// level, what the processor accepts (`validateBands()`), and no compression where the tech
+    /// level has none. The error names the field at fault; the processor stays unchanged.
     public func validate(for techLevel: TechLevel) throws(PresetValidationError) {
         guard version == Self.formatVersion else {
             throw .init("unsupported preset version \(version) (expected \(Self.formatVersion))")
@@ -47,6 +53,21 @@ public struct PresetPayload: Sendable, Equatable {
         guard self.techLevel == techLevel else {
             throw .init("preset is for \(self.techLevel), the processor is \(techLevel)")
         }
+        try validateBands()
+        if !techLevel.compresses {
+            for (ear, bands) in [("left", left), ("right", right)] {
+                for (index, band) in bands.enumerated() where band.ratio != 1 {
+                    throw .init("\(techLevel) has no compression (ratio must be 1)",
+                                field: "\(ear)[\(index)].\(BandDynamics.Field.ratio.rawValue)")
+                }
+            }
+        }
+    }
+
+    /// Checks what the multiband processor accepts, whatever the preset's origin: the
+    /// calibration, each ear's band count and centres for the preset's tech level, every number
+    /// finite and in range (`BandDynamics.Field`).
+    public func validateBands() throws(PresetValidationError) {
         try check(calibration, in: Self.calibrationRange, field: "calibration_db_spl")
         let centres = techLevel.bandCentres
         for (ear, bands) in [("left", left), ("right", right)] {
@@ -62,18 +83,20 @@ public struct PresetPayload: Sendable, Equatable {
                 for field in BandDynamics.Field.allCases {
                     guard let range = field.range, let value = band[field] else { continue }
                     try check(value, in: range, field: at + field.rawValue)
-                    if field == .ratio, !techLevel.compresses, band.ratio != 1 {
-                        throw .init("\(techLevel) has no compression (ratio must be 1)", field: at + field.rawValue)
-                    }
                 }
             }
         }
     }
 
+    /// `80`, not `80.0`: the ranges are whole numbers.
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : "\(value)"
+    }
+
     private func check(_ value: Double, in range: ClosedRange<Double>, field: String) throws(PresetValidationError) {
         guard value.isFinite else { throw .init("\(value) is not a finite number", field: field) }
         guard range.contains(value) else {
-            throw .init("\(value) is out of range \(format(range.lowerBound))…\(format(range.upperBound))", field: field)
+            throw .init("\(value) is out of range \(Self.format(range.lowerBound))…\(Self.format(range.upperBound))", field: field)
         }
     }
 }
@@ -84,7 +107,7 @@ public struct PresetValidationError: Error, Equatable, CustomStringConvertible {
     public var field: String?
     public var reason: String
 
-    init(_ reason: String, field: String? = nil) {
+    public init(_ reason: String, field: String? = nil) {
         self.field = field
         self.reason = reason
     }
