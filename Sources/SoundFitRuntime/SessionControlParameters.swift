@@ -1,3 +1,4 @@
+import Synchronization
 import SoundFitModel
 import SoundFitProcessing
 
@@ -16,8 +17,17 @@ enum SessionControl {
     }
 }
 
+/// A session parameter as a surface sees it, and what it tells the change feed: the value of
+/// each session that starts, then its changes. `SoundFitRuntime.run()` publishes every session
+/// through its session controls, so a session parameter is listed once, where its control is made.
+protocol SessionControlParameter: ControlParameter {
+    /// Yields `session`'s value to `feed`, then observes its changes: each reaches the feed on
+    /// the thread that made it, before its request is reported applied.
+    func publish(_ session: ProcessingSession, to feed: ChangeFeed)
+}
+
 /// `/processing/enabled` and `/processing/intensity`.
-struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
+struct SessionValueControl<Value: Sendable & Equatable>: SessionControlParameter {
     let descriptor: ParameterDescriptor
     let controller: ProcessingController
     let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
@@ -29,6 +39,12 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
     func currentValue() throws -> ParameterValue {
         guard let session = controller.session else { throw SessionControl.noSession }
         return toControl(parameter(session).value)
+    }
+
+    func publish(_ session: ProcessingSession, to feed: ChangeFeed) {
+        let parameter = parameter(session), toControl = toControl
+        feed.yield(ParameterChange(address: descriptor.address, value: toControl(parameter.value)))
+        parameter.observeChanges { feed.yield($0.map(toControl)) }
     }
 
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> {
@@ -60,7 +76,7 @@ struct SessionValueControl<Value: Sendable & Equatable>: ControlParameter {
 
 /// `/processing/preset`: a variant name is fetched from the preset source (reported `pending`
 /// meanwhile), then requested like any value; `none` removes the preset.
-struct SessionPresetControl: ControlParameter {
+struct SessionPresetControl: SessionControlParameter {
     let descriptor = ParameterModel.processingPreset
     let controller: ProcessingController
     let presets: ProfilePresetSource
@@ -72,6 +88,11 @@ struct SessionPresetControl: ControlParameter {
     func currentValue() throws -> ParameterValue {
         guard let session = controller.session else { throw SessionControl.noSession }
         return Self.controlValue(session.preset.value)
+    }
+
+    func publish(_ session: ProcessingSession, to feed: ChangeFeed) {
+        feed.yield(ParameterChange(address: descriptor.address, value: Self.controlValue(session.preset.value)))
+        session.preset.observeChanges { feed.yield($0.map(Self.controlValue)) }
     }
 
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> {
@@ -134,14 +155,31 @@ struct SessionPresetControl: ControlParameter {
 }
 
 /// `/processing/can_enable` and `/processing/fitting`.
-struct SessionReadOnlyControl: ControlParameter {
+struct SessionReadOnlyControl: SessionControlParameter {
+    /// Calls its second argument with the value derived from each change of what the value
+    /// follows in a session (`can_enable` follows the preset). Inside a parameter's observer,
+    /// so it must not read that parameter again: it derives the value from the change.
+    typealias Follow = @Sendable (ProcessingSession, @escaping @Sendable (ParameterValue) -> Void) -> Void
+
     let descriptor: ParameterDescriptor
     let controller: ProcessingController
+    /// What it follows; nil for a value a session keeps (the tech level).
+    var follow: Follow?
     let read: @Sendable (ProcessingSession) -> ParameterValue
 
     func currentValue() throws -> ParameterValue {
         guard let session = controller.session else { throw SessionControl.noSession }
         return read(session)
+    }
+
+    /// Publishes the value, then each value `follow` derives that differs from the last published.
+    func publish(_ session: ProcessingSession, to feed: ChangeFeed) {
+        let address = descriptor.address, initial = read(session)
+        feed.yield(ParameterChange(address: address, value: initial))
+        let last = LastPublished(initial)
+        follow?(session) { value in
+            if last.changes(to: value) { feed.yield(ParameterChange(address: address, value: value)) }
+        }
     }
 
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> { .applied(try currentValue()) }
@@ -152,5 +190,20 @@ struct SessionReadOnlyControl: ControlParameter {
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         throw ParameterError.readOnly(address: descriptor.address)
+    }
+}
+
+/// The value a read-only session control published last: it tells the feed only its changes.
+private final class LastPublished: Sendable {
+    private let value: Mutex<ParameterValue>
+
+    init(_ value: ParameterValue) { self.value = Mutex(value) }
+
+    /// Records `value`; true when it differs from what was recorded before.
+    func changes(to value: ParameterValue) -> Bool {
+        self.value.withLock { last in
+            defer { last = value }
+            return last != value
+        }
     }
 }

@@ -27,6 +27,8 @@ public final class SoundFitRuntime: Sendable {
     /// Every control parameter in address-space order: the session's, then the kernels'.
     public let parameters: [any ControlParameter]
     private let kernels: [KernelControlParameter]
+    /// The session's parameters, each listed once: here its control is made.
+    private let sessionControls: [any SessionControlParameter]
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
     private let feed = ChangeFeed()
@@ -83,7 +85,7 @@ public final class SoundFitRuntime: Sendable {
             KernelControlParameter($0, engine: engine, controller: controller)
         }
         self.kernels = kernels
-        let session: [any ControlParameter] = [
+        let session: [any SessionControlParameter] = [
             SessionValueControl<Bool>(
                 descriptor: ParameterModel.processingEnabled, controller: controller, parameter: { $0.isEnabled },
                 toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } },
@@ -92,12 +94,17 @@ public final class SoundFitRuntime: Sendable {
                 descriptor: ParameterModel.processingIntensity, controller: controller, parameter: { $0.intensity },
                 toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
             SessionPresetControl(controller: controller, presets: presets),
-            SessionReadOnlyControl(descriptor: ParameterModel.processingCanEnable, controller: controller) { .bool($0.canEnable) },
+            SessionReadOnlyControl(
+                descriptor: ParameterModel.processingCanEnable, controller: controller,
+                // can_enable follows the preset: true while one is applied.
+                follow: { session, derived in session.preset.observeChanges { derived(.bool($0.value != nil)) } },
+                read: { .bool($0.canEnable) }),
             SessionReadOnlyControl(descriptor: ParameterModel.processingFitting, controller: controller) {
                 .int($0.techLevel.value)
             },
         ]
-        parameters = session + kernels
+        sessionControls = session
+        parameters = session as [any ControlParameter] + kernels
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
         let feed = self.feed
@@ -289,35 +296,15 @@ public final class SoundFitRuntime: Sendable {
     private let sessions: AsyncStream<ProcessingSession?>
 
     /// Publishes every session's values to `changeUpdates()` subscribers when it starts, and
-    /// its changes afterwards (the kernels' changes are published from the runtime's creation
-    /// on). A change reaches the feed on the thread that made it, before its request is reported
+    /// its changes afterwards, through the session controls (the kernels' changes are published
+    /// from the runtime's creation on). A change reaches the feed on the thread that made it, before its request is reported
     /// applied, so `/sync` orders the value feedback it causes. Runs until the task running it
     /// is cancelled; the owner (`SoundFitApplication`, or a test) runs it for the runtime's
     /// whole life.
     public func run() async {
-        let feed = self.feed
         for await session in sessions {
             guard let session else { continue }
-            let enabled = ParameterModel.processingEnabled.address, intensity = ParameterModel.processingIntensity.address
-            let preset = ParameterModel.processingPreset.address, canEnable = ParameterModel.processingCanEnable.address
-            for (address, value) in [
-                (enabled, ParameterValue.bool(session.isEnabled.value)),
-                (intensity, .float(session.intensity.value)),
-                (preset, SessionPresetControl.controlValue(session.preset.value)),
-                (canEnable, .bool(session.canEnable)),
-                (ParameterModel.processingFitting.address, .int(session.techLevel.value)),
-            ] {
-                feed.yield(ParameterChange(address: address, value: value))
-            }
-            session.isEnabled.observeChanges { feed.yield($0.map { .bool($0) }) }
-            session.intensity.observeChanges { feed.yield($0.map { .float($0) }) }
-            session.preset.observeChanges { feed.yield($0.map(SessionPresetControl.controlValue)) }
-            // can_enable follows the preset: a change whenever a preset appears or goes.
-            let hadPreset = PresetPresence(session.canEnable)
-            session.preset.observeChanges { change in
-                guard hadPreset.changes(to: change.value != nil) else { return }
-                feed.yield(ParameterChange(address: canEnable, value: .bool(change.value != nil)))
-            }
+            for control in sessionControls { control.publish(session, to: feed) }
         }
     }
 
@@ -624,21 +611,6 @@ final class DeliveryTimeout: Sendable {
     var value: Duration {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
-    }
-}
-
-/// Whether a session had a preset when last told: `can_enable`'s feed reports only its changes.
-private final class PresetPresence: Sendable {
-    private let present: Mutex<Bool>
-
-    init(_ present: Bool) { self.present = Mutex(present) }
-
-    /// Records `present`; true when it differs from what was recorded before.
-    func changes(to present: Bool) -> Bool {
-        self.present.withLock { last in
-            defer { last = present }
-            return last != present
-        }
     }
 }
 
