@@ -45,7 +45,10 @@ extension SoundFitIntegration {
             defer { boxes.stop() }
             let master = try TestJackServer(period: Self.period, wrapper: boxes.wrapper(for: boxes.master))
             defer {
-                _ = try? JackTools.run("jack_unload", server: master.name, "netmanager")
+                // Clean-up, bounded: once, jack_unload waited 300 s on a lock of jackd2's metadata
+                // database that the master killed during the test had held (a futex no one
+                // releases). The master stops either way.
+                _ = try? JackTools.run("jack_unload", server: master.name, "netmanager", timeout: .seconds(10))
                 master.stop()
             }
             try loadNetManager(master)

@@ -4,10 +4,11 @@ import Foundation
 /// user would, against one server (`JACK_DEFAULT_SERVER`).
 enum JackTools {
     /// Runs `/usr/bin/<tool> arguments…`; returns its standard output, or throws with its
-    /// output when it fails.
+    /// output when it fails or is still running after `timeout`.
     @discardableResult
-    static func run(_ tool: String, server: String, _ arguments: String...) throws -> String {
-        let (status, text, errorText) = try runToEnd(["/usr/bin/\(tool)"] + arguments, environment: ["JACK_DEFAULT_SERVER": server])
+    static func run(_ tool: String, server: String, _ arguments: String..., timeout: Duration = .seconds(300)) throws -> String {
+        let (status, text, errorText) = try runToEnd(["/usr/bin/\(tool)"] + arguments, environment: ["JACK_DEFAULT_SERVER": server],
+                                                     timeout: timeout)
         guard status == 0 else { throw IntegrationError("\(tool) \(arguments) failed with \(status): \(text)\(errorText)") }
         return text
     }
