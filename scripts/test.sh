@@ -10,8 +10,8 @@
 #   --integration  the integration tests through real jackd, but the slow ones
 #   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
 #                  (the commands of README.md and docs/, PipeWire, netjack2, zeroconf), the consumer package
-# The tiers run side by side, each in test processes of its own (see `side_by_side`); each
-# prints its time. Other arguments go to `swift test` (e.g. `--filter Delivery`): then the
+# The fast tier runs first, then the JACK tiers side by side, each in test processes of its
+# own (see `side_by_side`); each tier prints its time. Other arguments go to `swift test` (e.g. `--filter Delivery`): then the
 # tiers named run one after the other, each in one process.
 #
 # The tests are built in the release configuration (with testable imports): the heap-call
@@ -167,16 +167,11 @@ side_by_side() {  # -- tier arguments of group 1 -- tier arguments of group 2 ..
     ends=$(mktemp -d "${TMPDIR:-/tmp}/soundfit-ends.XXXXXX")
     start_group() {
         ((${#group[@]} > 0)) || return 0
-        local tier=${group[0]} priority=()
-        # The fast tier's DSP measurements would keep both cores busy, and the timing of the JACK
-        # tests (a value in the next period, a listener's response window) does not hold beside
-        # them: they run at idle priority (SCHED_IDLE), on the CPU the JACK tests leave.
-        [[ $tier != fast ]] || priority=(chrt --idle 0)
+        local tier=${group[0]}
         index=$((index + 1))
         (
             code=0
-            watched "$tier" "[$tier $index] " ${priority[@]+"${priority[@]}"} "${isolated[@]}" "$binary" \
-                --testing-library swift-testing "${group[@]:1}" || code=$?
+            watched "$tier" "[$tier $index] " "${isolated[@]}" "$binary" --testing-library swift-testing "${group[@]:1}" || code=$?
             echo "$((SECONDS - started)) $code" > "$ends/$tier.$index"
             exit "$code"
         ) &
@@ -230,14 +225,22 @@ run_tier() {  # tier, with arguments of the caller's own (a filter): the tier in
 if ((${#passed[@]} > 0)); then
     for tier in "${tiers[@]}"; do run_tier "$tier"; done
 else
-    # Every process of the tiers asked for, side by side: the JACK tests wait on sockets, JACK
-    # and the listener's clock, not on the CPU (the three tiers take about 270 s of CPU in
-    # 500 s), and the fast tier takes the CPU they leave.
+    # The fast tier first, alone: its DSP measurements keep both cores busy, and beside them the
+    # JACK tests missed their timing (a gain not in the next period, a hearing test's
+    # false-alarm rate); at idle priority (SCHED_IDLE) its own threaded tests starved instead.
+    # Then every process of the JACK tiers side by side: they wait on sockets, JACK and the
+    # listener's clock, not on the CPU (the whole suite takes about 270 s of CPU in 500 s).
     start=$SECONDS
-    groups=()
-    for tier in "${tiers[@]}"; do mapfile -t -O "${#groups[@]}" groups < <(tier_groups "$tier"); done
-    echo "==== tiers ${tiers[*]}: side by side" >&2
-    side_by_side "${groups[@]}"
+    jack_groups=()
+    for tier in "${tiers[@]}"; do
+        if [[ $tier == fast ]]; then
+            mapfile -t fast_groups < <(tier_groups fast)
+            side_by_side "${fast_groups[@]}"
+        else
+            mapfile -t -O "${#jack_groups[@]}" jack_groups < <(tier_groups "$tier")
+        fi
+    done
+    if ((${#jack_groups[@]} > 0)); then side_by_side "${jack_groups[@]}"; fi
     if [[ " ${tiers[*]} " == *" slow "* ]]; then scripts/check-consumer.sh; fi
     echo "==== all passed in $((SECONDS - start)) s" >&2
 fi
