@@ -10,8 +10,9 @@
 #   --integration  the integration tests through real jackd, but the slow ones
 #   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
 #                  (the commands of README.md and docs/, PipeWire, netjack2, zeroconf), the consumer package
-# The fast tier runs first, then the JACK tiers side by side, each in test processes of its
-# own (see `side_by_side`); each tier prints its time. Other arguments go to `swift test` (e.g. `--filter Delivery`): then the
+# The fast tier runs first, then the real-time safety suite, then the rest of the JACK tiers
+# side by side, each in test processes of its own (see `side_by_side`); each step prints its
+# tiers' times. Other arguments go to `swift test` (e.g. `--filter Delivery`): then the
 # tiers named run one after the other, each in one process.
 #
 # The tests are built in the release configuration (with testable imports): the heap-call
@@ -42,6 +43,10 @@ integration_half=(
     Personalization OSCAbuse PatchesAndState ExposedControlPort AppliedMeansPersisted WebFuzzTests
     OutputCeiling Lifecycle
 )
+# The real-time safety suite runs alone, before the others: its freewheel test runs a server
+# as fast as the CPU allows, and beside six other test processes its in-process soundfit once
+# answered nothing for 15 s.
+alone_suites=(RealtimeSafety)
 
 # The slow tier's integration suites (their type names in Tests/SoundFitIntegrationTests).
 # The hearing tests wait on the listener's clock (tones, gaps, response windows), not on the
@@ -196,14 +201,16 @@ side_by_side() {  # -- tier arguments of group 1 -- tier arguments of group 2 ..
     return "$status"
 }
 
-# The test processes of a tier, as `side_by_side` takes them: `-- tier arguments` each.
+# The test processes of a tier that run beside the others, as `side_by_side` takes them:
+# `-- tier arguments` each.
 tier_groups() {  # tier
     local group
     case "$1" in
         fast) printf '%s\n' -- fast --skip SoundFitIntegrationTests ;;
         integration)
             printf '%s\n' -- integration --filter "$(suites_pattern "${integration_half[@]}")" \
-                -- integration --filter SoundFitIntegrationTests --skip "$slow_pattern" --skip "$(suites_pattern "${integration_half[@]}")" ;;
+                -- integration --filter SoundFitIntegrationTests --skip "$slow_pattern" --skip "$(suites_pattern "${integration_half[@]}")" \
+                --skip "$(suites_pattern "${alone_suites[@]}")" ;;
         slow)
             printf '%s\n' -- slow --filter "SoundFitIntegration/$standard_audiograms\("
             # shellcheck disable=SC2086  # each group is a word list
@@ -231,17 +238,19 @@ else
     # The fast tier first, alone: its DSP measurements keep both cores busy, and beside them the
     # JACK tests missed their timing (a gain not in the next period, a hearing test's
     # false-alarm rate); at idle priority (SCHED_IDLE) its own threaded tests starved instead.
-    # Then every process of the JACK tiers side by side: they wait on sockets, JACK and the
-    # listener's clock, not on the CPU (the whole suite takes about 270 s of CPU in 500 s).
+    # Then the real-time safety suite alone (`alone_suites`), then every other process of the
+    # JACK tiers side by side: they wait on sockets, JACK and the listener's clock, not on the
+    # CPU (the whole suite takes about 270 s of CPU in 500 s).
     start=$SECONDS
     jack_groups=()
     for tier in "${tiers[@]}"; do
-        if [[ $tier == fast ]]; then
-            mapfile -t fast_groups < <(tier_groups fast)
-            side_by_side "${fast_groups[@]}"
-        else
-            mapfile -t -O "${#jack_groups[@]}" jack_groups < <(tier_groups "$tier")
-        fi
+        case "$tier" in
+            fast) mapfile -t fast_groups < <(tier_groups fast); side_by_side "${fast_groups[@]}" ;;
+            integration) side_by_side -- integration --filter "$(suites_pattern "${alone_suites[@]}")" ;;
+        esac
+    done
+    for tier in "${tiers[@]}"; do
+        [[ $tier == fast ]] || mapfile -t -O "${#jack_groups[@]}" jack_groups < <(tier_groups "$tier")
     done
     if ((${#jack_groups[@]} > 0)); then side_by_side "${jack_groups[@]}"; fi
     if [[ " ${tiers[*]} " == *" slow "* ]]; then scripts/check-consumer.sh; fi
