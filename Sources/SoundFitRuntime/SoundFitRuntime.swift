@@ -297,10 +297,10 @@ public final class SoundFitRuntime: Sendable {
 
     /// Publishes every session's values to `changeUpdates()` subscribers when it starts, and
     /// its changes afterwards, through the session controls (the kernels' changes are published
-    /// from the runtime's creation on). A change reaches the feed on the thread that made it, before its request is reported
-    /// applied, so `/sync` orders the value feedback it causes. Runs until the task running it
-    /// is cancelled; the owner (`SoundFitApplication`, or a test) runs it for the runtime's
-    /// whole life.
+    /// from the runtime's creation on). A change reaches the feed on the thread that made it,
+    /// before its request is reported applied, so `/sync` orders the value feedback it causes.
+    /// Runs until the task running it is cancelled; the owner (`SoundFitApplication`, or a test)
+    /// runs it for the runtime's whole life.
     public func run() async {
         for await session in sessions {
             guard let session else { continue }
