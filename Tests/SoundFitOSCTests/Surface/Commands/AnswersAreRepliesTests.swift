@@ -53,12 +53,25 @@ import Testing
         }
         #expect(requests.count > 30)
         var answers = 0
+        let requesters = requests.indices.map { OSCPeer(host: "127.0.0.1", port: UInt16(20000 + $0))! }
         for (index, request) in requests.enumerated() {
-            let requester = OSCPeer(host: "127.0.0.1", port: UInt16(20000 + index))!
+            let requester = requesters[index]
             surface.send(request, from: requester)
-            let received = await surface.everything(to: requester, within: .milliseconds(150))
+            // `/synced` follows every answer to the request (its terminal state included); the
+            // id is one no example uses, so a `/sync` example's own answer is not taken for it.
+            let synced = OSCMessage("/synced", [.int32(Int32(100_000 + index))])
+            surface.send(OSCMessage("/sync", synced.arguments), from: requester)
+            let sent = await surface.messages(to: requester, untilAll: [synced])
+            #expect(sent.contains(synced), "\(request): not synced within \(SurfaceHarness.patience)")
+            let received = sent.filter { $0 != synced }
             answers += received.count
             for answer in received where !parameterAddresses.contains(answer.address) {
+                #expect(OSCCommandTable.isReply(answer), "\(request) was answered \(answer), which another SoundFit would answer")
+            }
+        }
+        // What was sent later (a subscription's stream) must be replies too.
+        for (request, requester) in zip(requests, requesters) {
+            for answer in await surface.everything(to: requester, within: .zero) where !parameterAddresses.contains(answer.address) {
                 #expect(OSCCommandTable.isReply(answer), "\(request) was answered \(answer), which another SoundFit would answer")
             }
         }
