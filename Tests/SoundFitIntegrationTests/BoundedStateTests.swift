@@ -24,8 +24,9 @@ extension SoundFitIntegration {
                 let before = try residentMiB(rig.soundfit.process.pid)
                 for index in 0..<3000 {
                     rig.osc.send("/session/interrupt", .string("\(index)-" + long))
-                    // Pacing, not synchronization: reading the answers keeps the socket's buffer from overflowing.
-                    if index % 100 == 99 { _ = rig.osc.collect(for: .milliseconds(5)) }
+                    // Flow control: every 100 requests, wait until all were answered (and read the
+                    // answers), so neither socket's buffer overflows.
+                    if index % 100 == 99 { try rig.osc.sync(Int32(index)) }
                 }
                 try rig.osc.ping(timeout: .seconds(30))
                 try rig.osc.sync()  // every answer to the 3 000 requests has arrived

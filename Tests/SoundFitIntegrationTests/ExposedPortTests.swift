@@ -265,7 +265,10 @@ extension SoundFitIntegration {
                         client.send("/subscribe")
                         client.send("/subscribe", .string("osc.udp://127.2.\(index / 250).\(index % 250 + 1):9"))
                         client.send("/session/interrupt", .string("reason \(index)"))
-                        if index % 100 == 99 { Thread.sleep(forTimeInterval: 0.02) }  // pacing: the socket's buffer
+                        // Flow control: the admin's `/synced` leaves after every packet sent before it
+                        // was handled (one receive thread, arrival order), so the socket's buffer
+                        // never overflows.
+                        if index % 100 == 99 { try admin.sync(Int32(index)) }
                     }
                     // Every burst packet was handled before the admin's /pong (one receive thread,
                     // arrival order); their sets end before the admin's own set of the same

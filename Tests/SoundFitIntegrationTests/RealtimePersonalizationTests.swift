@@ -45,8 +45,9 @@ extension SoundFitIntegration.RealtimeSafety {
             }
             sent += 1
             if sent % 20 == 0, engine.takeMeterReading()?.channels.first?.bandGains.count == 8 { bandReadings += 1 }
-            // Preset generation and preparation happen off the audio thread; let them run.
-            _ = osc.collect(for: .milliseconds(2))
+            // Preset generation and preparation happen off the audio thread: after each round of
+            // the eight kinds of change, wait until all of them ended (and read the reports).
+            if sent % 8 == 0 { try osc.sync(Int32(sent)) }
         }
         // End with personalization alone at full intensity (the default preset).
         for (address, value) in [("/ringmod/enabled", OSCValue.int(0)), ("/filter/enabled", .int(0)),

@@ -71,7 +71,9 @@ extension SoundFitIntegration {
                 default: osc.send("/filter/enabled", .float(k % 3 == 0 ? 0 : 1))
                 }
                 sent += 1
-                _ = osc.collect(for: .milliseconds(1))  // pacing: one change a millisecond, reading the reports
+                // After each round of the nine kinds of change, wait until all of them ended (and
+                // read the reports): the changes go as fast as SoundFit takes them.
+                if sent % 9 == 0 { try osc.sync(Int32(sent)) }
             }
             // End in a known state with every stage on, and wait until it took effect.
             for (address, value) in [("/filter/type", OSCValue.string("lowpass")), ("/filter/cutoff", .float(5000)),
@@ -216,9 +218,8 @@ extension SoundFitIntegration {
                 timed += 1
                 osc.sendBundle([OSCTestMessage("/output/gain", [.float(Float(-(step % 20))), .int(1000 + timed)])],
                                timetag: OSCWire.timetag(unixSeconds: OSCWire.wallClockNow + 0.005))
-                _ = osc.collect(for: .milliseconds(5))  // pacing: a timed change every few ms
+                try osc.sync(Int32(step))  // both changes ended (the timed one 5 ms on) before the next step
             }
-            _ = try osc.waitForTerminalState("/output/gain")
             let cycles = engine.cycleCount - startCycles
             let heapCalls = before.untilNow().realtimeHeapCalls
             try JackTools.run("jack_freewheel", server: server.name, "n")
