@@ -47,8 +47,18 @@ import PackageDescription
 ///
 /// No library target carries unsafe flags (a package that does cannot be depended on by
 /// version). The real-time code is tested optimized because `scripts/test.sh` builds the
-/// tests in the release configuration; only the benchmark targets and the integration tests,
-/// which no product contains, keep optimization flags of their own.
+/// tests in the release configuration; only the benchmark targets and test modules, which no
+/// product contains, keep optimization flags of their own.
+
+/// Test modules built unoptimized (`-Onone`) in the release build the test script makes: they
+/// drive the code they test, which is in the optimized modules (SoundFit's, and the real-time
+/// path the heap-call counts measure), and optimizing them cost about 25 s of a clean build on
+/// this 2-core machine. The tests whose own code computes keep the optimizer: DSP, hearing,
+/// engine (reference filters, simulated audiograms, renders) and OSC (its fuzzer mutates 10 000
+/// packets, twice as slow unoptimized). A test target is in no product, so its unsafe flags never
+/// reach a package that depends on SoundFit.
+let unoptimizedTests: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "SoundFit",
     products: [
@@ -147,16 +157,16 @@ let package = Package(
         .target(name: "SoundFitTestSupport", dependencies: ["SoundFitHearing", "SoundFitEngine"], path: "Tests/SoundFitTestSupport"),
         .target(name: "OSCTestSupport", dependencies: ["OSCCore"], path: "Tests/OSCTestSupport"),
         .target(name: "CAllocationCounter", dependencies: ["CRealtimeSupport"], path: "Tests/CAllocationCounter"),
-        .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", "SoundFitJack", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SoundFitTests", dependencies: ["SoundFit", "SoundFitJack", .product(name: "Logging", package: "swift-log")], swiftSettings: unoptimizedTests),
         .testTarget(name: "SoundFitDSPTests", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"]),
+        .testTarget(name: "SoundFitModelTests", dependencies: ["SoundFitModel"], swiftSettings: unoptimizedTests),
         .testTarget(name: "SoundFitEngineTests", dependencies: ["SoundFitModel", "SoundFitDSP", "SoundFitEngine", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "SoundFitJSONTests", dependencies: ["SoundFitJSON"]),
+        .testTarget(name: "SoundFitProcessingTests", dependencies: ["SoundFitModel", "SoundFitProcessing", "SoundFitTestSupport"], swiftSettings: unoptimizedTests),
+        .testTarget(name: "SoundFitJSONTests", dependencies: ["SoundFitJSON"], swiftSettings: unoptimizedTests),
         .testTarget(
             name: "SoundFitHearingTests",
             dependencies: ["SoundFitModel", "SoundFitHearing", "SoundFitDSP", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"]),
-        .testTarget(name: "OSCCoreTests", dependencies: ["OSCCore", "OSCTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "OSCCoreTests", dependencies: ["OSCCore", "OSCTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: unoptimizedTests),
         .testTarget(
             name: "SoundFitOSCTests",
             dependencies: [
@@ -166,13 +176,13 @@ let package = Package(
         .testTarget(
             name: "SoundFitStateTests",
             dependencies: ["SoundFitModel", "SoundFitState", "SoundFitHearing", "SoundFitJSON", "SoundFitProcessing", "SoundFitTestSupport"],
-            exclude: ["Fixtures"]),
+            exclude: ["Fixtures"], swiftSettings: unoptimizedTests),
         .testTarget(
             name: "SoundFitRuntimeTests",
             dependencies: [
                 "SoundFitModel", "SoundFitRuntime", "SoundFitDSP", "SoundFitEngine", "SoundFitProcessing", "SoundFitHearing",
                 "SoundFitState", "SoundFitTestSupport",
-            ]),
+            ], swiftSettings: unoptimizedTests),
         .testTarget(
             name: "SoundFitIntegrationTests",
             dependencies: [
@@ -182,12 +192,9 @@ let package = Package(
                 // Built so the tests can run the real binary (next to the test bundle).
                 "SoundFitCLI",
             ],
-            // Unoptimized: the integration tests drive processes and sockets, and optimizing
-            // their 15 000 lines was the longest step of a clean build (about 150 s of 400 on
-            // this 2-core machine, against 50 s). The code they measure (SoundFit in-process,
-            // the real-time path) is in the optimized modules; their own JACK clients (player,
-            // recorder, listener) keep up unoptimized at the tests' periods. A test target is in
-            // no product, so its flags never reach a package that depends on SoundFit.
-            swiftSettings: [.unsafeFlags(["-Onone"])]),
+            // Unoptimized: optimizing their 15 000 lines was the longest step of a clean build
+            // (about 150 s of 400 on this 2-core machine, against 50 s). Their own JACK clients
+            // (player, recorder, listener) keep up unoptimized at the tests' periods.
+            swiftSettings: unoptimizedTests),
     ]
 )
