@@ -10,10 +10,11 @@
 #   --integration  the integration tests through real jackd, but the slow ones
 #   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
 #                  (the commands of README.md and docs/, PipeWire, netjack2, zeroconf), the consumer package
-# The fast tier runs first, then the real-time safety suite, then the rest of the JACK tiers
-# side by side, each in test processes of its own (see `side_by_side`); each step prints its
-# tiers' times. Other arguments go to `swift test` (e.g. `--filter Delivery`): then the
-# tiers named run one after the other, each in one process.
+# The real-time safety suite runs first, alone, then the rest of the JACK tiers side by side,
+# with the fast tier beside them at the lowest priority, each in test processes of its own (the
+# layout is below, checked to run every test once); each tier prints its time. Other arguments
+# go to `swift test` (e.g. `--filter Delivery`): then the tiers named run one after the other,
+# each in one process.
 #
 # The tests are built in the release configuration (with testable imports): the heap-call
 # counts on the live JACK thread must measure optimized code, the code a user runs, and no
@@ -35,41 +36,57 @@ for argument in "$@"; do
 done
 ((${#tiers[@]} > 0)) || tiers=(fast integration slow)
 
-# The integration tier runs in two test processes side by side (each in a /dev/shm of its own,
-# see `isolated` below): each test owns its jackd and binary and waits on sockets and JACK most of
-# the time. The first process takes these suites (about half the tier's time on this 2-core
-# machine), the second all the others.
+# Which test process runs which tests, when the whole suite runs (no filter of the caller's
+# own). Items are suites (their type names) or one test of a suite (`Suite/function`).
+#
+# The fast tier's hearing-test runs render in real time on a stand-in audio thread and wait on
+# the simulated listener's clock (about 70 s), not on the CPU: they run in a process of their
+# own from the start, beside everything else. The rest of the tier (about 20 s of both cores
+# alone) runs in another.
+fast_clock_suites=(HearingTestRunnerTests HearingTestGateTests)
+# The real-time safety suite runs alone, first: its freewheel test runs a server as fast as the
+# CPU allows, and beside six other test processes its in-process soundfit once answered nothing
+# for 15 s.
+alone_suites=(RealtimeSafety)
+# The rest of the integration tier runs in two test processes side by side (each in a /dev/shm
+# of its own, see `isolated` below): each test owns its jackd and binary and waits on sockets
+# and JACK most of the time. The first process takes these suites (about half the tier's time
+# on this 2-core machine), the second all the others.
 integration_half=(
     Personalization OSCAbuse PatchesAndState ExposedControlPort AppliedMeansPersisted WebFuzzTests
     OutputCeiling Lifecycle
 )
-# The real-time safety suite runs alone, before the others: its freewheel test runs a server
-# as fast as the CPU allows, and beside six other test processes its in-process soundfit once
-# answered nothing for 15 s.
-alone_suites=(RealtimeSafety)
-
-# The slow tier's integration suites (their type names in Tests/SoundFitIntegrationTests).
-# The hearing tests wait on the listener's clock (tones, gaps, response windows), not on the
-# CPU, and each starts its own jackd: they run in test processes side by side (a process, not
-# a thread, per group: libjack cannot hold clients of several servers at once), grouped so
-# each takes at most about 4 minutes on this 2-core machine; the rest of the tier runs in one
-# more beside them. The standard audiograms (about 3.5 minutes) have a process of their own.
-standard_audiograms="HearingTestThroughJack/standardAudiograms"
-hearing_groups=(
-    "HearingTestThroughJack"
-    "MaskingThroughJack MaskingCrossHearing HearingTestTerminal CalibrateTerminal"
-    "HearingTestSurfaces MaskingNoiseRealtime"
+# The slow tier's integration suites.
+slow_suites=(
+    HearingTestThroughJack MaskingThroughJack MaskingCrossHearing HearingTestTerminal CalibrateTerminal
+    HearingTestSurfaces MaskingNoiseRealtime CalibrationThroughJack CalibrationPage Verify WebSurface
+    WebSurfaceUnderSignal Install ReadmeCommands PipeWireServer NetJack ZeroconfDiscovery
 )
-slow_rest=(
-    CalibrationThroughJack CalibrationPage Verify
-    WebSurface WebSurfaceUnderSignal Install ReadmeCommands PipeWireServer NetJack ZeroconfDiscovery
+# The slow tier's test processes, beside the integration tier's. The hearing tests wait on the
+# listener's clock (tones, gaps, response windows), not on the CPU, and each starts its own
+# jackd: they run in test processes side by side (a process, not a thread, per group: libjack
+# cannot hold clients of several servers at once), five, each about 3 minutes on this 2-core
+# machine. (Two more, beside the integration tier's two, made the JACK tests that measure timing
+# fail: a gain later than the next period, a listener that missed a tone, one client's sets
+# delayed by another's flood.) Every test of the slow suites must be in one group: `check_layout`
+# fails the run before any test when one is in none or in two.
+slow_groups=(  # a group's items are separated by spaces or new lines
+    "HearingTestThroughJack/standardAudiogramsNormal HearingTestThroughJack/pauseResumeCancel
+     HearingTestThroughJack/serverLostMidTest ReadmeCommands Install NetJack"
+    "MaskingThroughJack/deadEarBesideANormalEar MaskingCrossHearing HearingTestTerminal CalibrateTerminal
+     ZeroconfDiscovery"
+    "HearingTestSurfaces/blindSurfacesRecordAndExport MaskingThroughJack/asymmetricEars PipeWireServer"
+    "HearingTestThroughJack/standardAudiogramsSloping HearingTestThroughJack/unreliableAndSilentListeners
+     MaskingNoiseRealtime"
+    "HearingTestSurfaces/gateSubmitAndImport CalibrationThroughJack CalibrationPage Verify WebSurface
+     WebSurfaceUnderSignal"
 )
-suites_pattern() {  # suite names: the filter that selects them
+suites_pattern() {  # items (suites, or Suite/function) of the integration tests: the filter that selects them
     local names=("$@")
-    echo "SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${names[*]}"))(/|\$)"
+    echo "SoundFitIntegrationTests\.SoundFitIntegration/($(IFS='|'; echo "${names[*]}"))(/|\(|\$)"
 }
-# shellcheck disable=SC2086  # the groups are word lists
-slow_pattern=$(suites_pattern ${hearing_groups[*]} "${slow_rest[@]}")
+slow_pattern=$(suites_pattern "${slow_suites[@]}")
+fast_clock_pattern="SoundFitRuntimeTests\.($(IFS='|'; echo "${fast_clock_suites[*]}"))(/|\$)"
 
 SOUNDFIT_SETUP_TESTS=1 source scripts/setup.sh
 # Tests that must not be skipped here (the heap-call counts need the optimized build this
@@ -166,24 +183,35 @@ isolated+=(-- sh -c 'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec "$@"' is
 
 # `swift test` holds the build folder's lock while it runs, so processes side by side run the
 # test binary itself, each with its own arguments, in a /dev/shm of its own (`isolated`), with
-# an output prefix naming its tier. Groups are separated by `--`; each starts with its tier (for
-# its time budget and its line prefix). When all processes have ended, each tier prints the time
-# its last process took.
-side_by_side() {  # -- tier arguments of group 1 -- tier arguments of group 2 ...
-    local binary index=0 pids=() status=0 pid group=() started=$SECONDS ends tier
-    binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
-    ends=$(mktemp -d "${TMPDIR:-/tmp}/soundfit-ends.XXXXXX")
+# an output prefix naming its tier and its number. Each records, when it ends, how long after the
+# tests started it ended; `report_tiers` prints each tier's time from those.
+test_binary=""
+tests_started=$SECONDS
+process_ends=""
+process_count=0
+started_process=""
+start_process() {  # [--nice] tier, test binary arguments...: one test process, in the background
+    local niceness=()
+    if [[ $1 == --nice ]]; then niceness=(nice -n 19); shift; fi
+    local tier=$1
+    shift
+    process_count=$((process_count + 1))
+    local index=$process_count
+    (
+        code=0
+        watched "$tier" "[$tier $index] " "${niceness[@]}" "${isolated[@]}" "$test_binary" --testing-library swift-testing "$@" || code=$?
+        echo "$((SECONDS - tests_started)) $code" > "$process_ends/$tier.$index"
+        exit "$code"
+    ) &
+    started_process=$!
+}
+
+side_by_side() {  # -- tier arguments of process 1 -- tier arguments of process 2 ...: all, until all end
+    local pids=() status=0 pid group=()
     start_group() {
         ((${#group[@]} > 0)) || return 0
-        local tier=${group[0]}
-        index=$((index + 1))
-        (
-            code=0
-            watched "$tier" "[$tier $index] " "${isolated[@]}" "$binary" --testing-library swift-testing "${group[@]:1}" || code=$?
-            echo "$((SECONDS - started)) $code" > "$ends/$tier.$index"
-            exit "$code"
-        ) &
-        pids+=($!)
+        start_process "${group[@]}"
+        pids+=("$started_process")
         group=()
     }
     for argument in "$@"; do
@@ -191,34 +219,73 @@ side_by_side() {  # -- tier arguments of group 1 -- tier arguments of group 2 ..
     done
     start_group
     for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-    for tier in fast integration slow; do
-        compgen -G "$ends/$tier.*" >/dev/null || continue
-        # shellcheck disable=SC2046  # one file per process
-        awk -v tier="$tier" '{ if ($1 > time) time = $1; if ($2 != 0) failed = 1 }
-            END { printf "==== tier %s %s in %d s\n", tier, failed ? "failed" : "passed", time }' $(compgen -G "$ends/$tier.*") >&2
-    done
-    rm -rf "$ends"
     return "$status"
 }
 
-# The test processes of a tier that run beside the others, as `side_by_side` takes them:
-# `-- tier arguments` each.
+report_tiers() {  # each tier's time: when its last process ended, after the tests started
+    local tier
+    for tier in fast integration slow; do
+        compgen -G "$process_ends/$tier.*" >/dev/null || continue
+        # shellcheck disable=SC2046  # one file per process
+        awk -v tier="$tier" '{ if ($1 > time) time = $1; if ($2 != 0) failed = 1 }
+            END { printf "==== tier %s %s in %d s\n", tier, failed ? "failed" : "passed", time }' $(compgen -G "$process_ends/$tier.*") >&2
+    done
+}
+
+# The test processes of a tier, as `side_by_side` takes them (`-- tier arguments` each), but the
+# fast tier's listener-clock process and the real-time safety suite, which run on their own.
 tier_groups() {  # tier
     local group
     case "$1" in
-        fast) printf '%s\n' -- fast --skip SoundFitIntegrationTests ;;
+        fast) printf '%s\n' -- fast --skip SoundFitIntegrationTests --skip "$fast_clock_pattern" ;;
         integration)
             printf '%s\n' -- integration --filter "$(suites_pattern "${integration_half[@]}")" \
                 -- integration --filter SoundFitIntegrationTests --skip "$slow_pattern" --skip "$(suites_pattern "${integration_half[@]}")" \
                 --skip "$(suites_pattern "${alone_suites[@]}")" ;;
         slow)
-            printf '%s\n' -- slow --filter "SoundFitIntegration/$standard_audiograms\("
-            # shellcheck disable=SC2086  # each group is a word list
-            for group in "${hearing_groups[@]}"; do
-                printf '%s\n' -- slow --filter "$(suites_pattern $group)" --skip "SoundFitIntegration/$standard_audiograms\("
-            done
-            printf '%s\n' -- slow --filter "$(suites_pattern "${slow_rest[@]}")" ;;
+            for group in "${slow_groups[@]}"; do
+                # shellcheck disable=SC2086  # each group is a word list
+                printf '%s\n' -- slow --filter "$(suites_pattern $group)"
+            done ;;
     esac
+}
+
+# Every test in exactly one process of the layout, checked before any runs: a test in no
+# process would silently never run, one in two would run twice. The test binary lists every
+# test's id; each process's `--filter`s and `--skip`s are applied to that list as regular
+# expressions, as the test library applies them to test ids.
+check_layout() {  # -- tier arguments of process 1 -- ...
+    local all selected arguments=() argument
+    all=$("$test_binary" --testing-library swift-testing --list-tests)
+    selected=$(
+        select_process() {
+            ((${#arguments[@]} > 1)) || return 0
+            local ids=$all index
+            local filters=() skips=()
+            for ((index = 1; index < ${#arguments[@]}; index += 2)); do
+                case "${arguments[index]}" in
+                    --filter) filters+=("${arguments[index + 1]}") ;;
+                    --skip) skips+=("${arguments[index + 1]}") ;;
+                esac
+            done
+            if ((${#filters[@]} > 0)); then ids=$(grep -E "$(IFS='|'; echo "${filters[*]}")" <<<"$ids" || true); fi
+            for skip in "${skips[@]}"; do ids=$(grep -vE "$skip" <<<"$ids" || true); done
+            [[ -z $ids ]] || echo "$ids"
+        }
+        for argument in "$@"; do
+            if [[ $argument == -- ]]; then select_process; arguments=(); else arguments+=("$argument"); fi
+        done
+        select_process
+    )
+    local missing twice
+    missing=$(comm -23 <(sort -u <<<"$all") <(sort -u <<<"$selected"))
+    twice=$(sort <<<"$selected" | uniq -d)
+    if [[ -n $missing || -n $twice ]]; then
+        [[ -z $missing ]] || printf 'test.sh: tests in no test process of the layout:\n%s\n' "$missing" >&2
+        [[ -z $twice ]] || printf 'test.sh: tests in two test processes of the layout:\n%s\n' "$twice" >&2
+        return 1
+    fi
+    echo "test.sh: $(wc -l <<<"$all") tests, each in one of the layout's test processes" >&2
 }
 
 run_tier() {  # tier, with arguments of the caller's own (a filter): the tier in one process
@@ -235,24 +302,59 @@ run_tier() {  # tier, with arguments of the caller's own (a filter): the tier in
 if ((${#passed[@]} > 0)); then
     for tier in "${tiers[@]}"; do run_tier "$tier"; done
 else
-    # The fast tier first, alone: its DSP measurements keep both cores busy, and beside them the
-    # JACK tests missed their timing (a gain not in the next period, a hearing test's
-    # false-alarm rate); at idle priority (SCHED_IDLE) its own threaded tests starved instead.
-    # Then the real-time safety suite alone (`alone_suites`), then every other process of the
-    # JACK tiers side by side: they wait on sockets, JACK and the listener's clock, not on the
-    # CPU (the whole suite takes about 270 s of CPU in 500 s).
-    start=$SECONDS
-    jack_groups=()
+    # The layout, in two steps:
+    # 1. the real-time safety suite alone (`alone_suites`), and beside it the fast tier's
+    #    listener-clock process, which runs beside everything (little CPU);
+    # 2. every other process of the JACK tiers side by side (they wait on sockets, JACK and the
+    #    listener's clock, not on the CPU), and beside them, at the lowest priority (nice 19),
+    #    the rest of the fast tier and the consumer package's build, which keep both cores busy
+    #    when they get them. At the same priority as the JACK tests, the fast tier's DSP
+    #    measurements made them miss their timing (a gain not in the next period, a hearing
+    #    test's false-alarm rate); at idle priority (SCHED_IDLE) its own threaded tests starved.
+    #    A JACK test that wakes takes the CPU from a nice 19 process at once.
+    # With the fast tier alone, it runs at normal priority.
+    test_binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
+    process_ends=$(mktemp -d "${TMPDIR:-/tmp}/soundfit-ends.XXXXXX")
+    trap 'rm -f "$build_log"; rm -rf "$process_ends"' EXIT
+    layout=() first=() jack=()
     for tier in "${tiers[@]}"; do
         case "$tier" in
-            fast) mapfile -t fast_groups < <(tier_groups fast); side_by_side "${fast_groups[@]}" ;;
-            integration) side_by_side -- integration --filter "$(suites_pattern "${alone_suites[@]}")" ;;
+            fast) mapfile -t first < <(tier_groups fast); layout+=(-- fast --filter "$fast_clock_pattern") ;;
+            integration) jack+=(-- integration --filter "$(suites_pattern "${alone_suites[@]}")") ;;
         esac
+        [[ $tier == fast ]] || mapfile -t -O "${#jack[@]}" jack < <(tier_groups "$tier")
     done
-    for tier in "${tiers[@]}"; do
-        [[ $tier == fast ]] || mapfile -t -O "${#jack_groups[@]}" jack_groups < <(tier_groups "$tier")
-    done
-    if ((${#jack_groups[@]} > 0)); then side_by_side "${jack_groups[@]}"; fi
-    if [[ " ${tiers[*]} " == *" slow "* ]]; then scripts/check-consumer.sh; fi
-    echo "==== all passed in $((SECONDS - start)) s" >&2
+    layout+=("${first[@]}" "${jack[@]}")
+    if [[ " ${tiers[*]} " == *" fast "* && " ${tiers[*]} " == *" integration "* && " ${tiers[*]} " == *" slow "* ]]; then
+        check_layout "${layout[@]}"
+    fi
+    tests_started=$SECONDS
+    status=0
+    background=()
+    if [[ " ${tiers[*]} " == *" fast "* ]]; then
+        start_process fast --filter "$fast_clock_pattern"
+        background+=("$started_process")
+    fi
+    # `jack` begins with the real-time safety suite when the integration tier is named.
+    if ((${#jack[@]} > 0)) && [[ ${jack[3]} == "$(suites_pattern "${alone_suites[@]}")" ]]; then
+        side_by_side "${jack[@]:0:4}" || status=1
+        jack=("${jack[@]:4}")
+    fi
+    if ((${#jack[@]} == 0)); then
+        side_by_side "${first[@]}" || status=1
+    else
+        if ((${#first[@]} > 0)); then
+            start_process --nice "${first[@]:1}"
+            background+=("$started_process")
+        fi
+        if [[ " ${tiers[*]} " == *" slow "* ]]; then
+            nice -n 19 scripts/check-consumer.sh > >(sed -u 's|^|[consumer] |') 2>&1 &
+            background+=($!)
+        fi
+        side_by_side "${jack[@]}" || status=1
+    fi
+    for pid in "${background[@]}"; do wait "$pid" || status=1; done
+    report_tiers
+    ((status == 0)) || exit 1
+    echo "==== all passed in $((SECONDS - tests_started)) s" >&2
 fi
