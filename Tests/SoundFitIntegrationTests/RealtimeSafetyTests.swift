@@ -164,7 +164,8 @@ extension SoundFitIntegration {
                 default: fader.send(0xE0, 0, 64)  // pitch bend: ignored
                 }
                 sent += 1
-                if sent % 64 == 0 { Thread.sleep(forTimeInterval: 0.002) }  // pacing: the MIDI rate
+                // Flow control: after 64 messages, wait until the MIDI client's JACK cycles sent them.
+                if sent % 64 == 0 { try fader.waitUntilSent() }
             }
             try fader.waitUntilSent()
             let cycles = engine.cycleCount - startCycles
@@ -249,13 +250,19 @@ extension SoundFitIntegration {
             let startCycles = engine.cycleCount
             osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("left")])))
             _ = try osc.waitFor("running") { $0.address == "/test/state" && $0.string(0) == "running" }
-            // Answer now and then, so levels change; record what the tones sound like.
+            // Answer now and then, so levels change; record what the tones sound like. Presses are
+            // spaced like a listener's, 150 ms of audio apart, counted in the engine's JACK cycles.
             var heard = 0
             let deadline = ContinuousClock.now + .seconds(30)
+            let cyclesBetweenPresses = UInt64(0.15 * Double(TestJackServer.sampleRate) / Double(rig.server.period))
             while engine.cycleCount - startCycles < 2000 && ContinuousClock.now < deadline {
                 osc.send("/test/heard")
                 heard += 1
-                _ = osc.collect(for: .milliseconds(150))  // pacing: presses spaced like a listener's
+                let pressed = engine.cycleCount
+                while engine.cycleCount - pressed < cyclesBetweenPresses && ContinuousClock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.002)  // polls a condition (with a deadline)
+                }
+                _ = osc.collect(for: .zero)  // the reports so far
             }
             let captured = try audio.capture([[0]], frames: 48000)
             osc.send("/test/cancel")
