@@ -10,8 +10,8 @@
 #   --integration  the integration tests through real jackd, but the slow ones
 #   --slow         hearing tests through JACK, browsers, install, long listeners, namespaces
 #                  (the commands of README.md and docs/, PipeWire, netjack2, zeroconf), the consumer package
-# The real-time safety suite runs first, alone, then the rest of the JACK tiers side by side,
-# with the fast tier beside them at the lowest priority, each in test processes of its own (the
+# The fast tier runs first (its hearing-test runs beside everything), then the real-time safety
+# suite, then the rest of the JACK tiers side by side, each in test processes of its own (the
 # layout is below, checked to run every test once); each tier prints its time. Other arguments
 # go to `swift test` (e.g. `--filter Delivery`): then the tiers named run one after the other,
 # each in one process.
@@ -41,12 +41,12 @@ done
 #
 # The fast tier's hearing-test runs render in real time on a stand-in audio thread and wait on
 # the simulated listener's clock (about 70 s), not on the CPU: they run in a process of their
-# own from the start, beside everything else. The rest of the tier (about 20 s of both cores
-# alone) runs in another.
+# own from the start, beside everything else. The rest of the tier (about 20 s of both cores)
+# runs in another, first.
 fast_clock_suites=(HearingTestRunnerTests HearingTestGateTests)
-# The real-time safety suite runs alone, first: its freewheel test runs a server as fast as the
-# CPU allows, and beside six other test processes its in-process soundfit once answered nothing
-# for 15 s.
+# The real-time safety suite runs alone, after the fast tier: its freewheel test runs a server
+# as fast as the CPU allows, and beside six other test processes its in-process soundfit once
+# answered nothing for 15 s.
 alone_suites=(RealtimeSafety)
 # The rest of the integration tier runs in two test processes side by side (each in a /dev/shm
 # of its own, see `isolated` below): each test owns its jackd and binary and waits on sockets
@@ -190,16 +190,14 @@ tests_started=$SECONDS
 process_ends=""
 process_count=0
 started_process=""
-start_process() {  # [--nice] tier, test binary arguments...: one test process, in the background
-    local niceness=()
-    if [[ $1 == --nice ]]; then niceness=(nice -n 19); shift; fi
+start_process() {  # tier, test binary arguments...: one test process, in the background
     local tier=$1
     shift
     process_count=$((process_count + 1))
     local index=$process_count
     (
         code=0
-        watched "$tier" "[$tier $index] " "${niceness[@]}" "${isolated[@]}" "$test_binary" --testing-library swift-testing "$@" || code=$?
+        watched "$tier" "[$tier $index] " "${isolated[@]}" "$test_binary" --testing-library swift-testing "$@" || code=$?
         echo "$((SECONDS - tests_started)) $code" > "$process_ends/$tier.$index"
         exit "$code"
     ) &
@@ -302,17 +300,16 @@ run_tier() {  # tier, with arguments of the caller's own (a filter): the tier in
 if ((${#passed[@]} > 0)); then
     for tier in "${tiers[@]}"; do run_tier "$tier"; done
 else
-    # The layout, in two steps:
-    # 1. the real-time safety suite alone (`alone_suites`), and beside it the fast tier's
-    #    listener-clock process, which runs beside everything (little CPU);
-    # 2. every other process of the JACK tiers side by side (they wait on sockets, JACK and the
-    #    listener's clock, not on the CPU), and beside them, at the lowest priority (nice 19),
-    #    the rest of the fast tier and the consumer package's build, which keep both cores busy
-    #    when they get them. At the same priority as the JACK tests, the fast tier's DSP
-    #    measurements made them miss their timing (a gain not in the next period, a hearing
-    #    test's false-alarm rate); at idle priority (SCHED_IDLE) its own threaded tests starved.
-    #    A JACK test that wakes takes the CPU from a nice 19 process at once.
-    # With the fast tier alone, it runs at normal priority.
+    # The layout, in three steps:
+    # 1. the rest of the fast tier and the consumer package's build, side by side: they keep
+    #    both cores busy. Beside the JACK tests they made them miss their timing, even at the
+    #    lowest priority (nice 19): a gain not in the next period, a hearing test's surfaces
+    #    printing near tones, its false-alarm rate; at idle priority (SCHED_IDLE) the fast tier's
+    #    own threaded tests starved;
+    # 2. the real-time safety suite alone (`alone_suites`);
+    # 3. every other process of the JACK tiers side by side: they wait on sockets, JACK and the
+    #    listener's clock, not on the CPU.
+    # The fast tier's listener-clock process starts first and runs beside all three (little CPU).
     test_binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
     process_ends=$(mktemp -d "${TMPDIR:-/tmp}/soundfit-ends.XXXXXX")
     trap 'rm -f "$build_log"; rm -rf "$process_ends"' EXIT
@@ -335,24 +332,19 @@ else
         start_process fast --filter "$fast_clock_pattern"
         background+=("$started_process")
     fi
+    consumer=""
+    if [[ " ${tiers[*]} " == *" slow "* ]]; then
+        scripts/check-consumer.sh > >(sed -u 's|^|[consumer] |') 2>&1 &
+        consumer=$!
+    fi
+    if ((${#first[@]} > 0)); then side_by_side "${first[@]}" || status=1; fi
+    if [[ -n $consumer ]]; then wait "$consumer" || { echo "test.sh: the consumer package check failed" >&2; status=1; }; fi
     # `jack` begins with the real-time safety suite when the integration tier is named.
     if ((${#jack[@]} > 0)) && [[ ${jack[3]} == "$(suites_pattern "${alone_suites[@]}")" ]]; then
         side_by_side "${jack[@]:0:4}" || status=1
         jack=("${jack[@]:4}")
     fi
-    if ((${#jack[@]} == 0)); then
-        side_by_side "${first[@]}" || status=1
-    else
-        if ((${#first[@]} > 0)); then
-            start_process --nice "${first[@]:1}"
-            background+=("$started_process")
-        fi
-        if [[ " ${tiers[*]} " == *" slow "* ]]; then
-            nice -n 19 scripts/check-consumer.sh > >(sed -u 's|^|[consumer] |') 2>&1 &
-            background+=($!)
-        fi
-        side_by_side "${jack[@]}" || status=1
-    fi
+    if ((${#jack[@]} > 0)); then side_by_side "${jack[@]}" || status=1; fi
     for pid in "${background[@]}"; do wait "$pid" || status=1; done
     report_tiers
     ((status == 0)) || exit 1
