@@ -73,11 +73,10 @@ slow_suites=(
 slow_groups=(  # a group's items are separated by spaces or new lines
     "HearingTestThroughJack/standardAudiogramsNormal HearingTestThroughJack/pauseResumeCancel
      HearingTestThroughJack/serverLostMidTest ReadmeCommands Install NetJack"
-    "MaskingThroughJack/deadEarBesideANormalEar MaskingCrossHearing HearingTestTerminal CalibrateTerminal
-     ZeroconfDiscovery"
+    "MaskingThroughJack/deadEarBesideANormalEar MaskingCrossHearing MaskingNoiseRealtime"
     "HearingTestSurfaces/blindSurfacesRecordAndExport MaskingThroughJack/asymmetricEars PipeWireServer"
     "HearingTestThroughJack/standardAudiogramsSloping HearingTestThroughJack/unreliableAndSilentListeners
-     MaskingNoiseRealtime"
+     HearingTestTerminal CalibrateTerminal ZeroconfDiscovery"
     "HearingTestSurfaces/gateSubmitAndImport CalibrationThroughJack CalibrationPage Verify WebSurface
      WebSurfaceUnderSignal"
 )

@@ -38,7 +38,7 @@ extension StartedRig where Self == SoundFitRig {
     /// `soundfit run` on a jackd of its own, its session active, on a state directory of its own.
     /// `startsServer: false` passes `--no-start-server` (a test that stops the server and must not
     /// see soundfit start another).
-    static func process(channels: Int = 2, arguments: [String] = [], period: Int = 256, realtime: Bool = false,
+    static func process(channels: Int = 2, arguments: [String] = [], period: Int = 256, realtime: Bool = true,
                         startsServer: Bool = true) throws -> SoundFitRig {
         try SoundFitRig(channels: channels, extraArguments: arguments, period: period, realtime: realtime,
                         mayStartServer: startsServer)

@@ -185,7 +185,7 @@ final class SoundFitRig: @unchecked Sendable {
     let channels: Int
     private(set) var audioClient: TestJackClient?
 
-    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256, realtime: Bool = false,
+    init(channels: Int = 2, extraArguments: [String] = [], period: Int = 256, realtime: Bool = true,
          mayStartServer: Bool = true) throws {
         let server = try TestJackServer(period: period, realtime: realtime)
         self.server = server

@@ -2,12 +2,14 @@ import CJack
 import Foundation
 import Glibc
 
-/// A real `jackd --no-realtime -n NAME -d dummy -r 48000 -p PERIOD` with a unique name,
-/// stopped (and its leftovers in /dev/shm removed) when the test is done. `realtime: true`
-/// starts it with `-R` instead, for the few tests whose claim is about xruns: on a shared
-/// 2-core machine a non-realtime server's xruns count the scheduler's choices, not SoundFit's.
-/// (`jackd -R` falls back to normal scheduling where SCHED_FIFO is not allowed; check with
-/// `ProcessScheduling.hasRealtimeThread`.)
+/// A real `jackd -R -n NAME -d dummy -r 48000 -p PERIOD` with a unique name, stopped (and its
+/// leftovers in /dev/shm removed) when the test is done. Realtime, as a studio runs it: the
+/// test processes run side by side on this 2-core machine, and a non-realtime server's cycles
+/// then came late (xruns, skipped cycles) whenever the others were busy, so that recordings
+/// measured the scheduler's choices, not SoundFit (two fresh-clone runs failed on a click and
+/// on a level measured from glitched recordings). `realtime: false` starts it with
+/// `--no-realtime`. (`jackd -R` falls back to normal scheduling where SCHED_FIFO is not allowed;
+/// check with `ProcessScheduling.hasRealtimeThread`.)
 final class TestJackServer: @unchecked Sendable {
     static let sampleRate = 48000
 
@@ -19,7 +21,7 @@ final class TestJackServer: @unchecked Sendable {
     private(set) var process: ChildProcess?
 
     /// Starts the server and waits until a client can connect to it.
-    init(name: String = UniqueName.make("sf-int"), period: Int = 256, realtime: Bool = false,
+    init(name: String = UniqueName.make("sf-int"), period: Int = 256, realtime: Bool = true,
          reclaimingLeaks: Bool = true, wrapper: [String] = []) throws {
         if reclaimingLeaks { _ = JackRegistry.reclaimLeakedTestServers }
         self.name = name
