@@ -112,7 +112,11 @@ extension SoundFitIntegration {
                 #expect(peak - before < 32 * 1024, "RSS grew \(peak - before) kB")
                 #expect(after - before < 32 * 1024, "RSS grew \(after - before) kB")
                 #expect(try PlainHTTP.get(port: port, "/?HOST_INFO").status == 200)
-                #expect(rig.soundfit.process.standardError.contains("does not read"), "no log line")
+                // The log line is written as the connection closes, not before: wait for it.
+                let logged = rig.soundfit.process.waitForOutput(timeout: .seconds(10), fromStandardError: true) {
+                    $0.contains("does not read") ? true : nil
+                }
+                #expect(logged == true, "no log line")
             }
         }
     }
