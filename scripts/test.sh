@@ -312,24 +312,25 @@ else
     test_binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
     process_ends=$(mktemp -d "${TMPDIR:-/tmp}/soundfit-ends.XXXXXX")
     trap 'rm -f "$build_log"; rm -rf "$process_ends"' EXIT
-    layout=() first=() jack=()
+    # Each a list of processes as `side_by_side` takes them: the listener-clock process, the rest
+    # of the fast tier, the real-time safety suite, the other JACK processes.
+    clock=() first=() alone=() jack=()
     for tier in "${tiers[@]}"; do
         case "$tier" in
-            fast) mapfile -t first < <(tier_groups fast); layout+=(-- fast --filter "$fast_clock_pattern") ;;
-            integration) jack+=(-- integration --filter "$(suites_pattern "${alone_suites[@]}")") ;;
+            fast) clock=(-- fast --filter "$fast_clock_pattern"); mapfile -t first < <(tier_groups fast) ;;
+            integration) alone=(-- integration --filter "$(suites_pattern "${alone_suites[@]}")") ;;
         esac
         [[ $tier == fast ]] || mapfile -t -O "${#jack[@]}" jack < <(tier_groups "$tier")
     done
-    layout+=("${first[@]}" "${jack[@]}")
     if [[ " ${tiers[*]} " == *" fast "* && " ${tiers[*]} " == *" integration "* && " ${tiers[*]} " == *" slow "* ]]; then
-        check_layout "${layout[@]}"
+        check_layout "${clock[@]}" "${first[@]}" "${alone[@]}" "${jack[@]}"
     fi
     tests_started=$SECONDS
     status=0
-    background=()
-    if [[ " ${tiers[*]} " == *" fast "* ]]; then
-        start_process fast --filter "$fast_clock_pattern"
-        background+=("$started_process")
+    clock_process=""
+    if ((${#clock[@]} > 0)); then
+        start_process "${clock[@]:1}"
+        clock_process=$started_process
     fi
     consumer=""
     if [[ " ${tiers[*]} " == *" slow "* ]]; then
@@ -338,13 +339,9 @@ else
     fi
     if ((${#first[@]} > 0)); then side_by_side "${first[@]}" || status=1; fi
     if [[ -n $consumer ]]; then wait "$consumer" || { echo "test.sh: the consumer package check failed" >&2; status=1; }; fi
-    # `jack` begins with the real-time safety suite when the integration tier is named.
-    if ((${#jack[@]} > 0)) && [[ ${jack[3]} == "$(suites_pattern "${alone_suites[@]}")" ]]; then
-        side_by_side "${jack[@]:0:4}" || status=1
-        jack=("${jack[@]:4}")
-    fi
+    if ((${#alone[@]} > 0)); then side_by_side "${alone[@]}" || status=1; fi
     if ((${#jack[@]} > 0)); then side_by_side "${jack[@]}" || status=1; fi
-    for pid in "${background[@]}"; do wait "$pid" || status=1; done
+    if [[ -n $clock_process ]]; then wait "$clock_process" || status=1; fi
     report_tiers
     ((status == 0)) || exit 1
     echo "==== all passed in $((SECONDS - tests_started)) s" >&2
