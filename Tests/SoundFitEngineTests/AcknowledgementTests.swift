@@ -152,8 +152,8 @@ import Testing
     /// value ends applied.
     ///
     /// The flood goes on, 20 000 values a round, until the audio thread both applied a value and
-    /// went past one while the reads raced it (30 s at most): on a busy machine (this tier at
-    /// idle priority beside the JACK tests) one round once passed without the audio thread
+    /// went past one while the reads raced it (30 s at most): on a busy machine (this tier once
+    /// ran at idle priority beside the JACK tests) one round passed without the audio thread
     /// running at all.
     @Test func readsRacingTheAudioThreadNeverContradictEachOther() async throws {
         let engine = AudioEngine()

@@ -77,10 +77,7 @@ extension SoundFitIntegration {
                 engine.setMasking(Self.settings[step % Self.settings.count])
                 if step % 3 == 0 { _ = engine.play(ToneStimulus.Tone(frequency: 2000, amplitude: 0.1, ear: .left, seconds: 0.1)) }
                 step += 1
-                let rendered = engine.cycleCount + 30
-                while engine.cycleCount < rendered && ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.002)  // polls a condition (with a deadline): 30 cycles rendered
-                }
+                try audio.waitForAudio(seconds: 0.04)
             }
             // A steady setting to measure: noise on the right, the tone on the left.
             engine.setMasking(MaskingNoise(frequency: 1000, ear: .right, amplitude: 0.05))

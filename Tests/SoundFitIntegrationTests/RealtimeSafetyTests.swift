@@ -251,17 +251,13 @@ extension SoundFitIntegration {
             osc.sendRaw(OSCWire.encode(OSCTestMessage("/test/start", [.string("left")])))
             _ = try osc.waitFor("running") { $0.address == "/test/state" && $0.string(0) == "running" }
             // Answer now and then, so levels change; record what the tones sound like. Presses are
-            // spaced like a listener's, 150 ms of audio apart, counted in the engine's JACK cycles.
+            // spaced like a listener's, 150 ms of audio apart, counted in JACK cycles.
             var heard = 0
             let deadline = ContinuousClock.now + .seconds(30)
-            let cyclesBetweenPresses = UInt64(0.15 * Double(TestJackServer.sampleRate) / Double(rig.server.period))
             while engine.cycleCount - startCycles < 2000 && ContinuousClock.now < deadline {
                 osc.send("/test/heard")
                 heard += 1
-                let pressed = engine.cycleCount
-                while engine.cycleCount - pressed < cyclesBetweenPresses && ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.002)  // polls a condition (with a deadline)
-                }
+                try audio.waitForAudio(seconds: 0.15)
                 _ = osc.collect(for: .zero)  // the reports so far
             }
             let captured = try audio.capture([[0]], frames: 48000)
