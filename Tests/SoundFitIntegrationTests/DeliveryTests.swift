@@ -147,9 +147,10 @@ extension SoundFitIntegration {
                 watcherMessages += try watcher.waitForChangeFeedback("/filter/q", .float(2))
                 let rssAfter = try ProcessMemory.residentKilobytes(pid)
 
-                // Baseline: xruns over an idle period as long as the flood, same run.
+                // Baseline: xruns over an idle period as long as the flood, same run, counted in
+                // the JACK cycles the xruns are counted in.
                 let idleStart = try #require(try rig.osc.status()["xruns"]?.number)
-                Thread.sleep(forTimeInterval: seconds(floodDuration))  // the idle span is the measured baseline
+                try audio.waitForAudio(seconds: seconds(floodDuration))
                 let idleEnd = try #require(try rig.osc.status()["xruns"]?.number)
                 try audio.stopPlaying()
 

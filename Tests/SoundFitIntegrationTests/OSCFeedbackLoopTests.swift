@@ -119,18 +119,21 @@ extension SoundFitIntegration {
 
 /// CPU seconds (user + system) a process used during `duration`, from `/proc/PID/stat`.
 func cpuSeconds(of pid: pid_t, over duration: Duration) throws -> Double {
-    let before = try cpuSeconds(of: pid)
-    // The CPU used over a span of time is the measured quantity: no event ends it.
-    Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
-    return try cpuSeconds(of: pid) - before
+    try cpuSeconds(of: [pid], over: duration)[0]
 }
 
 /// CPU seconds two processes used during the same `duration`.
 func cpuSeconds(of first: pid_t, and second: pid_t, over duration: Duration) throws -> (Double, Double) {
-    let before = (try cpuSeconds(of: first), try cpuSeconds(of: second))
+    let used = try cpuSeconds(of: [first, second], over: duration)
+    return (used[0], used[1])
+}
+
+/// CPU seconds each of `pids` used during the same `duration`.
+private func cpuSeconds(of pids: [pid_t], over duration: Duration) throws -> [Double] {
+    let before = try pids.map { try cpuSeconds(of: $0) }
     // The CPU used over a span of time is the measured quantity: no event ends it.
     Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
-    return (try cpuSeconds(of: first) - before.0, try cpuSeconds(of: second) - before.1)
+    return try zip(pids, before).map { try cpuSeconds(of: $0) - $1 }
 }
 
 /// Total CPU seconds a process has used so far.

@@ -184,16 +184,20 @@ extension SoundFitIntegration {
             expectApplied(try osc.set("/output/gain", .float(-10)), "/output/gain", .float(-10))
             waitUntilSaved(rig.stateDirectory, "/output/gain", -10)
 
-            // A burst of distinct gains every 4 ms; kill -9 in the middle of it.
+            // A burst of distinct gains (−60 dB up in steps of 0.002 dB, none repeated), each sent
+            // once the previous one's first report came (as fast as SoundFit answers); kill -9 in
+            // the middle of it.
             var sent: [Float] = [-10]
             let start = ContinuousClock.now
             var index = 0
             while ContinuousClock.now - start < .seconds(killAfterSeconds) {
-                let value = Float(-40 + 0.05 * Double(index % 600))
+                let value = Float(-60 + 0.002 * Double(index))
                 osc.send("/output/gain", .float(value))
                 sent.append(value)
                 index += 1
-                _ = osc.collect(for: .milliseconds(4))  // pacing: a change every few ms, reading the reports
+                _ = try osc.waitFor("a report of /output/gain \(value)") {
+                    $0.address == "/state" && $0.string(0) == "/output/gain" && abs(($0.number(2) ?? .nan) - Double(value)) < 1e-4
+                }
             }
             rig.killSoundFit()
             // Every report soundfit sent before it died: killSoundFit waits for its exit, and a

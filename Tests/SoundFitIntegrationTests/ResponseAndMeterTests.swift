@@ -140,16 +140,27 @@ extension SoundFitIntegration {
             report("largest difference between curve and measured sine gain", worst)
         }
 
-        /// Collects the meter stream for `duration` and returns the last `/meters/input`,
-        /// `/meters/output` and `/meters/reduction` (channel 1) seen.
-        static func lastMeters(_ osc: OSCTestClient, for duration: Duration)
-            -> (input: [Double], output: [Double], reduction: [Double], count: Int) {
-            let messages = osc.collect(for: duration)  // the stream over a span is what is measured
+        /// Reads the next `periods` periods of the meter stream (what queued up before is
+        /// dropped) and returns the last `/meters/input`, `/meters/output` and
+        /// `/meters/reduction` (channel 1) seen, and the seconds from the first period's
+        /// `/meters/input` to the last one's: the stream's own messages are the events.
+        static func lastMeters(_ osc: OSCTestClient, periods: Int) throws
+            -> (input: [Double], output: [Double], reduction: [Double], seconds: Double) {
+            osc.drain()
+            _ = try osc.waitFor("a meter period") { $0.address == "/meters/input" }
+            let start = ContinuousClock.now
+            var messages: [OSCTestMessage] = []
+            for _ in 0..<periods {
+                let period = try osc.waitFor("a meter period") { $0.address == "/meters/input" }
+                messages += period.before + [period.match]
+            }
+            let elapsed = ContinuousClock.now - start
             let inputs = messages.filter { $0.address == "/meters/input" }
             let outputs = messages.filter { $0.address == "/meters/output" }
             let reductions = messages.filter { $0.address == "/meters/reduction" && $0.number(0) == 1 }
             return (inputs.last?.arguments.compactMap(\.number) ?? [], outputs.last?.arguments.compactMap(\.number) ?? [],
-                    Array(reductions.last?.arguments.dropFirst().compactMap(\.number) ?? []), inputs.count)
+                    Array(reductions.last?.arguments.dropFirst().compactMap(\.number) ?? []),
+                    Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         }
 
         /// Reads the meter stream until a `/meters/input` message satisfies `condition` (its
@@ -201,9 +212,10 @@ extension SoundFitIntegration {
             try Self.waitForInputMeters(osc) { values in
                 values.count == 4 && zip(values, expectedInput).allSatisfy { abs($0 - $1) <= 0.5 }
             }
-            let playing = Self.lastMeters(osc, for: .seconds(1))
-            report("meter messages per second at rate 20", Double(playing.count), unit: "messages")
-            #expect(playing.count >= 10 && playing.count <= 22)
+            let playing = try Self.lastMeters(osc, periods: 20)
+            report("meter periods per second at rate 20", 20 / playing.seconds, unit: "periods")
+            // 20 periods at 10…22 a second, the bounds the stream is held to.
+            #expect(playing.seconds >= 20.0 / 22 && playing.seconds <= 20.0 / 10, "20 periods in \(playing.seconds) s")
             // Channel 1: 0.1 peak (−20 dBFS), RMS −23.01; channel 2: 0.05 (−26.02), RMS −29.03.
             #expect(playing.input.count == 4 && playing.output.count == 4, "\(playing)")
             for (index, expected) in expectedInput.enumerated() where index < playing.input.count {
@@ -215,7 +227,7 @@ extension SoundFitIntegration {
             #expect(playing.reduction.isEmpty, "no personalization, no reduction values")
             try audio.stopPlaying()
             try Self.waitForInputMeters(osc) { $0 == [-120, -120, -120, -120] }  // the detectors' release
-            let silent = Self.lastMeters(osc, for: .milliseconds(500))
+            let silent = try Self.lastMeters(osc, periods: 10)
             #expect(silent.input == [-120, -120, -120, -120] && silent.output == [-120, -120, -120, -120], "\(silent)")
 
             // Bad requests are answered, and the stream ends on request.
@@ -223,11 +235,16 @@ extension SoundFitIntegration {
                              for: "/meters/subscribe", hint: "1…30")
             expectErrorReply(try osc.ask("/meters/subscribe", [.string("fast")], reply: "/meters/subscribed"),
                              for: "/meters/subscribe")
+            // Meter messages come from the meter task, not ordered by /sync: another subscriber's
+            // periods are the clock. A stopped stream shows as ten of them without a meter message.
+            let witness = try OSCTestClient(port: rig.ready.oscPort)
+            #expect(try witness.ask("/meters/subscribe", [.float(20)], reply: "/meters/subscribed").address == "/meters/subscribed")
             #expect(try osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
-            // Listening: meter messages come from the meter task, not ordered by /sync; a stopped
-            // stream shows as ten missing periods.
-            _ = osc.collect(for: .milliseconds(200))
-            #expect(!osc.collect(for: .milliseconds(500)).contains { $0.address.hasPrefix("/meters/") })
+            // Two periods for one under way at the unsubscription; what it sent is dropped.
+            for _ in 0..<2 { _ = try witness.waitFor("a meter period") { $0.address == "/meters/input" } }
+            osc.drain()
+            for _ in 0..<10 { _ = try witness.waitFor("a meter period") { $0.address == "/meters/input" } }
+            #expect(!osc.collect(for: .zero).contains { $0.address.hasPrefix("/meters/") })
             expectErrorReply(try osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed"), for: "/meters/unsubscribe")
         }
 
@@ -251,7 +268,7 @@ extension SoundFitIntegration {
             // constants, counted in JACK cycles.
             try audio.waitForAudio(seconds: 0.5)
             osc.drain()  // meter messages from before they settled
-            let quiet = Self.lastMeters(osc, for: .milliseconds(300))
+            let quiet = try Self.lastMeters(osc, periods: 6)
             try audio.stopPlaying()
             // 30 dB above the reference level: compression and the band limit reduce the gain.
             let loud = min(band.referenceLevel + 30, 99)
@@ -263,7 +280,7 @@ extension SoundFitIntegration {
             // The detectors settle: the 1 kHz band's reduction reaches the law's (what queued up
             // before is consumed on the way).
             try Self.waitForReduction(osc) { $0.count == 8 && abs($0[2] - (atKnee - atLoud)) <= 1 }
-            let compressed = Self.lastMeters(osc, for: .milliseconds(300))
+            let compressed = try Self.lastMeters(osc, periods: 6)
             try audio.stopPlaying()
             #expect(quiet.reduction.count == 8 && compressed.reduction.count == 8, "\(quiet) \(compressed)")
             guard quiet.reduction.count == 8, compressed.reduction.count == 8 else { return }

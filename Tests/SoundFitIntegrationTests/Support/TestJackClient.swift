@@ -519,6 +519,17 @@ final class TestJackClient: @unchecked Sendable {
     /// Frames heard so far (the ring's write position is this modulo `ringFrames`).
     var framesHeard: Int { state.pointee.sync[5].load(ordering: .acquiring) }
 
+    /// Waits until `frame` frames were heard: the listener's clock is the audio it hears, one
+    /// JACK cycle at a time. False when `timeout` passed first (the server stalled or stopped).
+    func waitUntilHeard(_ frame: Int, timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while framesHeard < frame {
+            if ContinuousClock.now >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.001)  // polls a condition (with a deadline)
+        }
+        return true
+    }
+
     /// Frames per channel the ring keeps.
     var ringFrames: Int { state.pointee.recordCapacity }
 

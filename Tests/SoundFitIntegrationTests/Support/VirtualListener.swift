@@ -171,7 +171,9 @@ final class VirtualListener: @unchecked Sendable {
                 osc.send("/test/heard")
                 spontaneousPresses.add(1, ordering: .relaxed)
             }
-            Thread.sleep(forTimeInterval: 0.002)  // the listener's own clock: it presses on its schedule
+            // The next pass: once more audio was heard, or after 50 ms without (the stop flag
+            // and the false alarms are looked at either way).
+            _ = jackClient.waitUntilHeard(position + 1, timeout: .milliseconds(50))
         }
     }
 
@@ -287,10 +289,10 @@ final class VirtualListener: @unchecked Sendable {
                                    onset: onset))
         }
         guard pressed else { return }
-        // A human-like reaction: 150…250 ms after the onset (the analysis is already ~100 ms in).
-        let sinceOnset = Double(written - start) / sampleRate
-        let delay = Double.random(in: 0.15...0.25, using: &random) - sinceOnset
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        // A human-like reaction: 150…250 ms of heard audio after the onset (the analysis is
+        // already ~100 ms in), counted in the frames the listener hears.
+        let reaction = Int(Double.random(in: 0.15...0.25, using: &random) * sampleRate)
+        _ = jackClient.waitUntilHeard(start + reaction, timeout: .seconds(5))
         osc.send("/test/heard")
     }
 }
