@@ -76,9 +76,9 @@ slow_groups=(  # a group's items are separated by spaces or new lines
     "MaskingThroughJack/deadEarBesideANormalEar MaskingCrossHearing MaskingNoiseRealtime"
     "HearingTestSurfaces/blindSurfacesRecordAndExport MaskingThroughJack/asymmetricEars PipeWireServer"
     "HearingTestThroughJack/standardAudiogramsSloping HearingTestThroughJack/unreliableAndSilentListeners
-     HearingTestTerminal CalibrateTerminal ZeroconfDiscovery"
+     HearingTestTerminal CalibrateTerminal"
     "HearingTestSurfaces/gateSubmitAndImport CalibrationThroughJack CalibrationPage Verify WebSurface
-     WebSurfaceUnderSignal"
+     WebSurfaceUnderSignal ZeroconfDiscovery"
 )
 suites_pattern() {  # items (suites, or Suite/function) of the integration tests: the filter that selects them
     local names=("$@")

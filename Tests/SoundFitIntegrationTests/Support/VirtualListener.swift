@@ -16,9 +16,10 @@ import Synchronization
 /// (`ToneCalibration.effectiveMasking`). Each cochlea receives its own ear's tone and the
 /// other ear's tone − `interauralAttenuation`; noise of E dB EM in an ear raises that cochlea's
 /// threshold to max(threshold, E) and the other cochlea's to max(threshold, E − IA). The tone
-/// is heard with the larger of the two cochleas' probabilities. A listener with false alarms (γ > 0) also presses at random moments of
-/// silence, γ per `responseWindowSeconds` on average: a silent catch trial is answered with
-/// probability ≈ γ, as `SimulatedListener` answers one.
+/// is heard with the larger of the two cochleas' probabilities. A listener with false alarms
+/// (γ > 0) also presses at random moments of silence, γ per `responseWindowSeconds` of heard
+/// silence on average (a Poisson process counted in heard frames): a silent catch trial is
+/// answered with probability ≈ γ, as `SimulatedListener` answers one.
 ///
 /// Threads: JACK's process thread fills the ring; one analysis thread of its own finds tones
 /// and answers. `stop()` ends both.
@@ -127,7 +128,15 @@ final class VirtualListener: @unchecked Sendable {
         var decided = [Bool](repeating: false, count: ears)
         var isTone = [Bool](repeating: false, count: ears)
         var silentFrames = [Int](repeating: 0, count: ears)
-        var lastSpontaneousCheck = ContinuousClock.now
+        // False alarms are a Poisson process on the heard audio (γ per response window) with a
+        // generator of their own: how the analysis passes fall in time changes neither when
+        // the listener presses in silence nor the draws that decide the tones.
+        var spontaneousRandom = SeededRandom(seed: seed ^ 0x5EED_FA15_E0A1_A2A5)
+        let pressesPerFrame = listener.falseAlarms / (responseWindowSeconds * sampleRate)
+        func framesToNextPress() -> Int {
+            max(1, Int((-log(1 - Double.random(in: 0..<1, using: &spontaneousRandom)) / pressesPerFrame).rounded(.up)))
+        }
+        var nextSpontaneousPress = pressesPerFrame > 0 ? position + framesToNextPress() : Int.max
         let measureStart = Int(Self.measureStart * sampleRate), measureEnd = measureStart + Int(Self.measureLength * sampleRate)
         while !stopping.load(ordering: .acquiring) {
             // The clock first: a thread preempted between the two then stamps onsets early,
@@ -160,19 +169,18 @@ final class VirtualListener: @unchecked Sendable {
                 position += 1
             }
             analysedFrames.store(position, ordering: .releasing)
-            // False alarms: presses while no tone sounds, γ per response window on average.
-            let now = ContinuousClock.now
-            let elapsed = Double((now - lastSpontaneousCheck).components.attoseconds) * 1e-18
-                + Double((now - lastSpontaneousCheck).components.seconds)
-            lastSpontaneousCheck = now
-            let quiet = (0..<ears).allSatisfy { onset[$0] == nil || decided[$0] && !isTone[$0] }
-            if quiet, listener.falseAlarms > 0, listener.answers,
-               Double.random(in: 0..<1, using: &random) < listener.falseAlarms * elapsed / responseWindowSeconds {
-                osc.send("/test/heard")
-                spontaneousPresses.add(1, ordering: .relaxed)
+            // False alarms: a press due by now is made if no tone sounds (one due while a tone
+            // sounds is dropped, so presses in silence keep γ per response window of silence).
+            while position >= nextSpontaneousPress {
+                let quiet = (0..<ears).allSatisfy { onset[$0] == nil || decided[$0] && !isTone[$0] }
+                if quiet, listener.answers {
+                    osc.send("/test/heard")
+                    spontaneousPresses.add(1, ordering: .relaxed)
+                }
+                nextSpontaneousPress += framesToNextPress()
             }
-            // The next pass: once more audio was heard, or after 50 ms without (the stop flag
-            // and the false alarms are looked at either way).
+            // The next pass: once more audio was heard, or after 50 ms without (the stop flag is
+            // looked at either way).
             _ = jackClient.waitUntilHeard(position + 1, timeout: .milliseconds(50))
         }
     }
