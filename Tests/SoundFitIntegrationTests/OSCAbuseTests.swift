@@ -83,7 +83,7 @@ extension SoundFitIntegration {
                 // all in the flooder's socket.
                 try rig.osc.sync()
                 let errors = flooder.collect(for: .zero).filter { $0.address == "/error" }
-                // soundfit logged them before its /pong; the test reads its stderr on a thread of its own.
+                // soundfit logged them before its /synced; the test reads its stderr on a thread of its own.
                 _ = rig.soundfit.process.waitForOutput(timeout: .seconds(10), fromStandardError: true) {
                     $0.contains("undecodable OSC packet") ? true : nil
                 }
