@@ -147,13 +147,10 @@ extension SoundFitIntegration {
         static func lastMeters(_ osc: OSCTestClient, periods: Int) throws
             -> (input: [Double], output: [Double], reduction: [Double], seconds: Double) {
             osc.drain()
-            _ = try osc.waitFor("a meter period") { $0.address == "/meters/input" }
+            _ = try nextMeterPeriod(osc)
             let start = ContinuousClock.now
             var messages: [OSCTestMessage] = []
-            for _ in 0..<periods {
-                let period = try osc.waitFor("a meter period") { $0.address == "/meters/input" }
-                messages += period.before + [period.match]
-            }
+            for _ in 0..<periods { messages += try nextMeterPeriod(osc) }
             let elapsed = ContinuousClock.now - start
             let inputs = messages.filter { $0.address == "/meters/input" }
             let outputs = messages.filter { $0.address == "/meters/output" }
@@ -161,6 +158,13 @@ extension SoundFitIntegration {
             return (inputs.last?.arguments.compactMap(\.number) ?? [], outputs.last?.arguments.compactMap(\.number) ?? [],
                     Array(reductions.last?.arguments.dropFirst().compactMap(\.number) ?? []),
                     Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+
+        /// Reads the meter stream up to and including the next `/meters/input` (one per period)
+        /// and returns what was read.
+        static func nextMeterPeriod(_ osc: OSCTestClient) throws -> [OSCTestMessage] {
+            let period = try osc.waitFor("a meter period") { $0.address == "/meters/input" }
+            return period.before + [period.match]
         }
 
         /// Reads the meter stream until a `/meters/input` message satisfies `condition` (its
@@ -241,9 +245,9 @@ extension SoundFitIntegration {
             #expect(try witness.ask("/meters/subscribe", [.float(20)], reply: "/meters/subscribed").address == "/meters/subscribed")
             #expect(try osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed").address == "/meters/unsubscribed")
             // Two periods for one under way at the unsubscription; what it sent is dropped.
-            for _ in 0..<2 { _ = try witness.waitFor("a meter period") { $0.address == "/meters/input" } }
+            for _ in 0..<2 { _ = try Self.nextMeterPeriod(witness) }
             osc.drain()
-            for _ in 0..<10 { _ = try witness.waitFor("a meter period") { $0.address == "/meters/input" } }
+            for _ in 0..<10 { _ = try Self.nextMeterPeriod(witness) }
             #expect(!osc.collect(for: .zero).contains { $0.address.hasPrefix("/meters/") })
             expectErrorReply(try osc.ask("/meters/unsubscribe", reply: "/meters/unsubscribed"), for: "/meters/unsubscribe")
         }
