@@ -8,8 +8,6 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidTechLevel(Int)
     /// An intensity outside 0…1 (or not a number). Rejected, not clamped.
     case invalidIntensity(Float)
-    /// A `DeliveryConfiguration` that `validate()` rejects.
-    case invalidConfig(String)
     /// `activate` while a session is active: only one session at a time.
     case sessionAlreadyActive
     /// An operation that needs an active session, without one.
@@ -40,7 +38,6 @@ public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidTechLevel(let level):
             "tech level \(level) is outside \(TechLevel.range.lowerBound)…\(TechLevel.range.upperBound)"
         case .invalidIntensity(let intensity): "intensity \(intensity) is outside 0…1"
-        case .invalidConfig(let reason): "invalid processing config: \(reason)"
         case .sessionAlreadyActive: "a processing session is already active (deactivate it first)"
         case .noActiveSession: "no processing session is active"
         case .sessionInactive: "the processing session was deactivated"

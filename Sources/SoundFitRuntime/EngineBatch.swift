@@ -2,15 +2,15 @@ import Synchronization
 import SoundFitModel
 import SoundFitEngine
 
-/// Kernel values that belong together (an OSC bundle, a patch): while a batch is open, the
-/// engine applicators hand their values to it instead of the engine; closing it publishes them
-/// as one mailbox batch, so they take effect in the same audio cycle, each published once. Each
-/// value's confirmation then waits for its own part of the batch. A batch for a moment (an OSC
-/// bundle with a future timetag) is scheduled for it instead: the audio thread applies it at
-/// the frame of the cycle that contains it.
+/// Kernel values that belong together (an OSC bundle, a patch): the kernel parameters hand
+/// their values to it (`KernelParameter.request(_:origin:at:joining:)`) instead of the engine,
+/// and `publish` sends them as one mailbox batch, so they take effect in the same audio cycle,
+/// each published once. Each value's wait then watches its own part of the batch. A batch for
+/// a moment (an OSC bundle with a future timetag) is scheduled for it instead: the audio thread
+/// applies it at the frame of the cycle that contains it.
 ///
-/// Thread rules: any thread except the audio thread. `add` runs under a parameter's lock (a
-/// streaming applicator's submit) and only takes the batch's own lock.
+/// Thread rules: any thread except the audio thread. `add` runs under a parameter's lock and
+/// only takes the batch's own lock.
 final class EngineBatch: Sendable {
     private struct State {
         var changes: [(EngineSlot, ParameterValue)] = []
@@ -64,27 +64,5 @@ final class EngineBatch: Sendable {
             if let published { continuation.resume(returning: published) }
         }
         return try submission.get().change(at: position)
-    }
-}
-
-/// The batch open now, if any: read by the engine applicators when they hand a value over.
-final class OpenEngineBatch: Sendable {
-    private let current = Mutex<EngineBatch?>(nil)
-    /// One batch at a time: a second caller waits for the first to publish.
-    private let turn = Mutex(())
-
-    var batch: EngineBatch? { current.withLock { $0 } }
-
-    /// Runs `body` with a batch open (for `time`; nil: at once), then publishes what it
-    /// collected to `engine`.
-    func collect<Result>(publishingTo engine: AudioEngine, at time: EngineTime? = nil, _ body: () -> Result) -> Result {
-        turn.withLock { _ in
-            let batch = EngineBatch(time: time)
-            current.withLock { $0 = batch }
-            let result = body()
-            current.withLock { $0 = nil }
-            batch.publish(to: engine)
-            return result
-        }
     }
 }

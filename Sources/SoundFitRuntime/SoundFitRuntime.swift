@@ -8,8 +8,9 @@ import SoundFitProcessing
 /// SoundFit's control plane: the processing model (controller, session, parameters) wired to
 /// the audio engine, and the address space that control surfaces use.
 ///
-/// - Kernel parameters are `ProcessingParameter`s whose applicator is the audio engine.
-/// - The session's parameters go to the engine through `EngineProcessingHandler`.
+/// - Kernel parameters (`KernelParameter`) go straight to the audio engine's mailbox.
+/// - The session's parameters (`ProcessingParameter`s of the processing model) go to the engine
+///   through `EngineProcessingHandler`.
 /// - The session follows the audio system: `audioSystemConnected()` activates it (with the
 ///   configured tech level and personalization mode) and brings every applicator up to date;
 ///   `audioSystemDisconnected()` deactivates it and marks the engine's applicators out of date.
@@ -26,15 +27,16 @@ public final class SoundFitRuntime: Sendable {
     public let presets: ProfilePresetSource
     /// Every control parameter in address-space order: the session's, then the kernels'.
     public let parameters: [any ControlParameter]
-    private let kernels: [KernelControlParameter]
+    private let kernels: [KernelParameter]
     /// The session's parameters, each listed once: here its control is made.
     private let sessionControls: [any SessionControlParameter]
     private let handler: EngineProcessingHandler
     private let byAddress: [String: any ControlParameter]
-    private let feed = ChangeFeed()
+    private let feed: ChangeFeed
     private let invalidations = Subscribers<ParameterInvalidation>()
     private let operations = SessionOperations()
-    private let batches = OpenEngineBatch()
+    /// Keeps kernel values in acceptance order between single requests and batches.
+    private let turn: HandOverTurn
     private let lifecycle: Mutex<Lifecycle>
     /// Makes `updateProfile`'s read-change-write of the profile one step.
     private let profileUpdates = Mutex<Void>(())
@@ -81,8 +83,12 @@ public final class SoundFitRuntime: Sendable {
         self.handler = handler
         let controller = ProcessingController(handler: handler, presetSource: presets, config: config, clock: clock)
         self.controller = controller
+        let feed = ChangeFeed()
+        let turn = HandOverTurn()
+        self.feed = feed
+        self.turn = turn
         let kernels = ParameterModel.kernels.map {
-            KernelControlParameter($0, engine: engine, controller: controller)
+            KernelParameter($0, engine: engine, config: config, clock: DeliveryClock(clock), feed: feed, turn: turn)
         }
         self.kernels = kernels
         let session: [any SessionControlParameter] = [
@@ -107,11 +113,6 @@ public final class SoundFitRuntime: Sendable {
         parameters = session as [any ControlParameter] + kernels
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })
         self.timeoutBox = timeoutBox
-        let feed = self.feed
-        for kernel in kernels {
-            kernel.attachEngine(batches: batches)
-            kernel.parameter.observeChanges { feed.yield($0) }
-        }
         sessions = controller.sessionUpdates()
         maximumOutputSPL = min(Self.defaultMaximumOutputSPL, ceiling.maximumOutputSPL)
         handler.observeEarMaxima { [weak self] maxima in self?.setEarMaxima(maxima) }
@@ -316,8 +317,16 @@ public final class SoundFitRuntime: Sendable {
         get { controller.config }
         set {
             controller.config = newValue
+            for kernel in kernels { kernel.config = newValue }
             timeoutBox.value = newValue.deliveryTimeout
         }
+    }
+
+    /// Makes every request (kernel and session parameters) wait for `persist` before it is
+    /// reported `applied`: the state keeper's journal, so "applied" survives a `kill -9`.
+    public func persistAppliedValues(with persist: @escaping @Sendable () async -> Void) {
+        controller.persistAppliedValues(with: persist)
+        for kernel in kernels { kernel.persistAppliedValues(with: persist) }
     }
 
     /// The control parameter at `address`.
@@ -371,7 +380,7 @@ public final class SoundFitRuntime: Sendable {
         }
         await withTaskGroup(of: Void.self) { group in
             for kernel in kernels {
-                group.addTask { try? await kernel.parameter.synchronizeApplicators() }
+                group.addTask { await kernel.synchronizeEngine() }
             }
         }
         if activate, controller.session == nil {
@@ -516,44 +525,52 @@ public final class SoundFitRuntime: Sendable {
 
     // MARK: Requests
 
-    /// Requests several changes that belong together (an OSC bundle, a patch). With continuous
-    /// delivery the kernel values the engine takes at once are published to the audio thread as
-    /// one batch (each value once), so they take effect in the same audio cycle; every change
-    /// goes through its parameter's apply sequence for its update states. Each result is the
-    /// request or why it was refused.
+    /// Requests several changes that belong together (an OSC bundle, a patch). The kernel values
+    /// handed over at once (continuous delivery) are published to the audio thread as one batch
+    /// (each value once), so they take effect in the same audio cycle; each change reports its
+    /// own update states. Each result is the request or why it was refused.
     public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
                              origin: RequestOrigin?) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
-        let request = { changes.map { control, value in Result { try control.request(value, origin: origin) } } }
-        guard case .continuous = controller.config.deliveryStyle,
-              changes.count(where: { $0.0 is KernelControlParameter }) > 1 else { return request() }
-        return batches.collect(publishingTo: engine, request)
-    }
-
-    /// `requestBatch(_:origin:)` for changes that take effect at `time`: the kernel values are
-    /// scheduled in the engine as one batch (with continuous delivery) and the audio thread
-    /// applies them at the frame of the cycle that contains that moment; each request reports
-    /// `applying` at once and ends when that cycle acknowledged it, its timeout counting from
-    /// `time`. Only kernel parameters can be scheduled (`isSchedulable`); any other is refused.
-    /// With discrete delivery each value is scheduled once it has settled.
-    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)], origin: RequestOrigin?,
-                             at time: EngineTime) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
-        let request = {
-            changes.map { control, value in
+        guard changes.count(where: { $0.0 is KernelParameter }) > 1 else {
+            return changes.map { control, value in Result { try control.request(value, origin: origin) } }
+        }
+        return turn.take {
+            let batch = EngineBatch()
+            defer { batch.publish(to: engine) }
+            return changes.map { control, value in
                 Result {
-                    guard let kernel = control as? KernelControlParameter else {
-                        throw ControlError("\(control.descriptor.address) cannot be scheduled: it takes effect at once only")
-                    }
-                    return try kernel.request(value, origin: origin, at: time)
+                    guard let kernel = control as? KernelParameter else { return try control.request(value, origin: origin) }
+                    return try kernel.request(value, origin: origin, at: nil, joining: batch)
                 }
             }
         }
-        guard case .continuous = controller.config.deliveryStyle else { return request() }
-        return batches.collect(publishingTo: engine, at: time, request)
+    }
+
+    /// `requestBatch(_:origin:)` for changes that take effect at `time`: the kernel values are
+    /// scheduled in the engine as one batch and the audio thread applies them at the frame of
+    /// the cycle that contains that moment; each request reports `applying` at once and ends
+    /// when that cycle acknowledged it, its timeout counting from `time`. Only kernel parameters
+    /// can be scheduled (`isSchedulable`); any other is refused. With discrete delivery each
+    /// value is scheduled once it has settled.
+    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)], origin: RequestOrigin?,
+                             at time: EngineTime) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
+        turn.take {
+            let batch = EngineBatch(time: time)
+            defer { batch.publish(to: engine) }
+            return changes.map { control, value in
+                Result {
+                    guard let kernel = control as? KernelParameter else {
+                        throw ControlError("\(control.descriptor.address) cannot be scheduled: it takes effect at once only")
+                    }
+                    return try kernel.request(value, origin: origin, at: time, joining: batch)
+                }
+            }
+        }
     }
 
     /// Whether `control` can take a change at a moment (`requestBatch(_:origin:at:)`): the
     /// kernel parameters (filter, ring modulator, output gain) can.
-    public func isSchedulable(_ control: any ControlParameter) -> Bool { control is KernelControlParameter }
+    public func isSchedulable(_ control: any ControlParameter) -> Bool { control is KernelParameter }
 
     /// Whether the engine has room for one more scheduled batch now.
     public var canSchedule: Bool { engine.canSchedule }

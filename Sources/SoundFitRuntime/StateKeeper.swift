@@ -94,7 +94,7 @@ public final class StateKeeper: Sendable {
         store.follow({ [weak self] in self?.snapshot() }, presets: { [weak self] document in
             self?.presets(for: document) ?? []
         })
-        runtime.controller.persistAppliedValues { [store] in await store.journaled() }
+        runtime.persistAppliedValues { [store] in await store.journaled() }
     }
 
     /// Persists every applied change and every session change, and tracks the current patch,

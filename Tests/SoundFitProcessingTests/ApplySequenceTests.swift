@@ -1,5 +1,6 @@
 import SoundFitTestSupport
 import Synchronization
+import SoundFitModel
 import Testing
 @testable import SoundFitProcessing
 

@@ -71,10 +71,10 @@ struct ConfigurationTests {
     }
 
     @Test func invalidDeliveryConfigurationsAreRejectedByValidate() {
-        #expect(throws: ProcessingError.self) {
+        #expect(throws: InvalidDeliveryConfiguration.self) {
             try DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(-1))).validate()
         }
-        #expect(throws: ProcessingError.self) { try DeliveryConfiguration(deliveryTimeout: .zero).validate() }
+        #expect(throws: InvalidDeliveryConfiguration.self) { try DeliveryConfiguration(deliveryTimeout: .zero).validate() }
         #expect(throws: Never.self) { try DeliveryConfiguration(deliveryStyle: .discrete()).validate() }
         #expect(DeliveryConfiguration.default == DeliveryConfiguration(deliveryStyle: .continuous, deliveryTimeout: .seconds(10)))
         #expect(DeliveryConfiguration.DeliveryStyle.discrete() == .discrete(settleTime: .milliseconds(200)))

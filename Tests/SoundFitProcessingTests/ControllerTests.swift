@@ -1,4 +1,5 @@
 import SoundFitTestSupport
+import SoundFitModel
 import Testing
 @testable import SoundFitProcessing
 
@@ -144,7 +145,6 @@ struct ControllerTests {
     @Test func theDeliveryConfigurationAppliesToEveryParameterAtRunTime() async throws {
         let controller = fakes.makeController()
         let session = try await controller.activate(configuration: configuration)
-        let cutoff = controller.makeParameter(Float(1000))
         let discrete = DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(50)), deliveryTimeout: .seconds(3))
 
         controller.config = discrete
@@ -153,14 +153,12 @@ struct ControllerTests {
         #expect(session.isEnabled.config == discrete)
         #expect(session.intensity.config == discrete)
         #expect(session.preset.config == discrete)
-        #expect(cutoff.config == discrete)
-        let request = try cutoff.request(2000)
+        let request = try session.intensity.request(0.25)
         await fakes.clock.advance(by: .milliseconds(50))
-        #expect(await allStates(request) == ["pending(2000.0)", "applied(2000.0)"])
+        #expect(await allStates(request) == ["pending(0.25)", "applying(0.25)", "applied(0.25)"])
 
         await controller.deactivate()
         controller.config = .default
-        #expect(cutoff.config == .default)
         #expect(try await controller.activate(configuration: configuration).intensity.config == .default)
     }
 

@@ -1,4 +1,5 @@
 import SoundFitTestSupport
+import SoundFitModel
 import Testing
 @testable import SoundFitProcessing
 

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// Recovery after a handler invalidated parameters (see `invalidate(parameters:cause:)`).
 extension ProcessingController {
     func recover(_ session: ProcessingSession, invalidating names: Set<SessionParameter.Name>,

@@ -1,3 +1,4 @@
+import SoundFitModel
 import Synchronization
 
 /// The one owner of processing state: the session, the delivery configuration, the values kept
@@ -24,7 +25,6 @@ public final class ProcessingController: Sendable {
         var held = HeldValues()
         var config: DeliveryConfiguration
         var activations: UInt64 = 0
-        var parameters: [WeakParameter] = []
         /// See `persistAppliedValues(with:)`.
         var persistence: (@Sendable () async -> Void)?
     }
@@ -33,7 +33,7 @@ public final class ProcessingController: Sendable {
     let handler: (any ProcessingHandler)?
     private let presetSource: (any PresetSource)?
     private let clock: any Clock<Duration>
-    let processingClock: ProcessingClock
+    let processingClock: DeliveryClock
     private let interruptions = Interruptions()
     private let sessions = Subscribers<ProcessingSession?>()
 
@@ -51,7 +51,7 @@ public final class ProcessingController: Sendable {
         self.handler = handler
         self.presetSource = presetSource
         self.clock = clock
-        self.processingClock = ProcessingClock(clock)
+        self.processingClock = DeliveryClock(clock)
     }
 
     // MARK: Session
@@ -130,8 +130,8 @@ public final class ProcessingController: Sendable {
     // MARK: Configuration
 
     /// The delivery configuration: style (continuous or discrete with a settle time) and
-    /// delivery timeout. Setting it applies at once to the active session's parameters, to the
-    /// parameters made by `makeParameter`, and to later sessions. Validate values from users
+    /// delivery timeout. Setting it applies at once to the active session's parameters and to
+    /// later sessions. Validate values from users
     /// with `DeliveryConfiguration.validate()` first.
     public var config: DeliveryConfiguration {
         get { state.withLock { $0.config } }
@@ -139,40 +139,17 @@ public final class ProcessingController: Sendable {
             state.withLock { state in
                 state.config = newValue
                 state.session?.updateConfig(newValue)
-                state.parameters.removeAll { $0.parameter == nil }
-                for entry in state.parameters { entry.parameter?.setConfig(newValue) }
             }
         }
     }
 
-    /// Makes every request of the session's parameters and of the parameters made by
-    /// `makeParameter` (now and later) wait for `persist` before it is reported `applied` (see
+    /// Makes every request of the session's parameters (now and later) wait for `persist`
+    /// before it is reported `applied` (see
     /// `ProcessingParameter.persistAppliedValues(with:)`): the durable state's journal.
     public func persistAppliedValues(with persist: @escaping @Sendable () async -> Void) {
         state.withLock { state in
             state.persistence = persist
             state.session?.persistAppliedValues(with: persist)
-            state.parameters.removeAll { $0.parameter == nil }
-            for entry in state.parameters { entry.parameter?.persistAppliedValues(with: persist) }
-        }
-    }
-
-    /// Makes a parameter for another subsystem (the engine's filter, ring modulator, gain)
-    /// that uses the controller's clock and follows its delivery configuration. The controller
-    /// holds it weakly; its owner adds the applicators (e.g. the audio engine).
-    public func makeParameter<Value: Sendable & Equatable>(
-        _ initialValue: Value,
-        address: String = "",
-        validate: (@Sendable (Value) throws -> Void)? = nil,
-        load: (@Sendable (Value) async throws -> Value)? = nil
-    ) -> ProcessingParameter<Value> {
-        state.withLock { state in
-            let parameter = ProcessingParameter(initialValue, address: address, config: state.config, clock: clock,
-                                                validate: validate, load: load)
-            if let persistence = state.persistence { parameter.persistAppliedValues(with: persistence) }
-            state.parameters.removeAll { $0.parameter == nil }
-            state.parameters.append(WeakParameter(parameter: parameter))
-            return parameter
         }
     }
 
@@ -211,18 +188,4 @@ public final class ProcessingController: Sendable {
     public func invalidateAll(cause: (any Error)? = nil) async -> InvalidationReport? {
         await invalidate(parameters: Set(SessionParameter.Name.allCases), cause: cause)
     }
-}
-
-/// A parameter whose config follows the controller's.
-protocol ConfigurableParameter: AnyObject, Sendable {
-    func setConfig(_ config: DeliveryConfiguration)
-    func persistAppliedValues(with persist: (@Sendable () async -> Void)?)
-}
-
-extension ProcessingParameter: ConfigurableParameter {
-    func setConfig(_ config: DeliveryConfiguration) { self.config = config }
-}
-
-private struct WeakParameter {
-    weak var parameter: (any ConfigurableParameter)?
 }

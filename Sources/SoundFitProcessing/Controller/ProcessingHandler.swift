@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// The component that does the actual processing and exchanges the session's parameters with
 /// the controller. In SoundFit: the audio engine's adapter.
 ///

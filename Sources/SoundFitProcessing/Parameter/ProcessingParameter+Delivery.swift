@@ -7,15 +7,11 @@ extension ProcessingParameter {
     struct ApplicatorEntry {
         let id: UInt64
         weak var applicator: ParameterApplicator<Value>?
-        let isStreaming: Bool
         /// The last value this applicator applied successfully; nil when unknown (new, failed,
-        /// invalidated, or a value handed over to it is still in flight).
+        /// or invalidated).
         var appliedValue: Value?
         /// Bumped by invalidation, so a delivery that started before cannot mark it up to date.
         var generation: UInt64 = 0
-        /// The order of the job that last changed `appliedValue`: a job that started earlier
-        /// (an overlapping delivery that completes late) cannot overwrite a later one's record.
-        var appliedOrder: UInt64 = 0
 
         mutating func invalidate() {
             appliedValue = nil
@@ -31,13 +27,8 @@ extension ProcessingParameter {
 
     /// What a delivery does, fixed when it starts (under the lock).
     struct DeliveryPlan: Sendable {
-        /// Jobs are numbered in the order they start.
-        let order: UInt64
         /// The out-of-date applicators, in the order they were added; empty: nothing to apply.
         let targets: [Target]
-        /// For a delivery whose targets all stream: the value was handed over to them when the
-        /// delivery started, in order, up to and including the first that threw.
-        let handOvers: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>]?
         let deadline: Duration
         let timeout: Duration
     }
@@ -54,10 +45,7 @@ extension ProcessingParameter {
         var origins: [UInt64: RequestOrigin] = [:]
         var nextRequestID: UInt64 = 0
         var nextApplicatorID: UInt64 = 0
-        /// The job order given to the last job started.
-        var jobOrder: UInt64 = 0
-        /// The request whose value is `value` (0: the initial value). Overlapping deliveries may
-        /// end out of order; only a newer request's value is taken.
+        /// The request whose value is `value` (0: the initial value).
         var committedRequestID: UInt64 = 0
         /// The value the change feed last carried (`announce`): feedback follows persistence,
         /// so it may lag `value` while the journal is written.
@@ -68,8 +56,8 @@ extension ProcessingParameter {
         /// Awaited between taking a request's value and reporting it `applied` (see
         /// `ProcessingParameter.persistAppliedValues(with:)`).
         var persistence: (@Sendable () async -> Void)?
-        /// The task of each job in flight, by `jobKey`.
-        var jobTasks: [UInt64: Task<Void, Never>] = [:]
+        /// The task of the job in flight.
+        var jobTask: Task<Void, Never>?
         var timerTask: Task<Void, Never>?
         /// Callers of `synchronizeApplicators()` waiting for the next synchronization job...
         var waitingSynchronizations: [CheckedContinuation<Void, any Error>] = []
@@ -93,32 +81,17 @@ extension ProcessingParameter {
             }
         }
 
-        /// For the delivery state machine: a delivery of a value may overlap others when every
-        /// applicator out of date for it streams. (An applicator with a value in flight is out of
-        /// date for every value, so an overlapping delivery always reaches it.)
-        var mayOverlap: (Value) -> Bool {
-            let applicators = applicators
-            return { value in
-                applicators.allSatisfy { $0.applicator == nil || $0.appliedValue == value || $0.isStreaming }
-            }
-        }
-
-        /// `target` applied `value` in the job numbered `order`.
-        mutating func markApplied(_ value: Value, by target: Target, order: UInt64) {
+        /// `target` applied `value`.
+        mutating func markApplied(_ value: Value, by target: Target) {
             guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }),
-                  applicators[index].generation == target.generation,
-                  order >= applicators[index].appliedOrder else { return }
+                  applicators[index].generation == target.generation else { return }
             applicators[index].appliedValue = value
-            applicators[index].appliedOrder = order
         }
 
-        /// `target`'s state became unknown in the job numbered `order` (it failed, or a value
-        /// handed over to it is in flight).
-        mutating func markUnknown(_ target: Target, order: UInt64) {
-            guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }),
-                  order >= applicators[index].appliedOrder else { return }
+        /// `target` failed: its state is unknown.
+        mutating func markUnknown(_ target: Target) {
+            guard let index = applicators.firstIndex(where: { $0.id == target.applicator.id }) else { return }
             applicators[index].appliedValue = nil
-            applicators[index].appliedOrder = order
         }
     }
 
@@ -140,7 +113,10 @@ extension ProcessingParameter {
         }
     }
 
-    func accept<Reported: Sendable>(_ value: Value, origin: RequestOrigin?, at time: EngineTime? = nil, in state: inout State,
+    /// Session parameters have one sequential applicator path: their deliveries never overlap.
+    static var neverOverlaps: (Value) -> Bool { { _ in false } }
+
+    func accept<Reported: Sendable>(_ value: Value, origin: RequestOrigin?, in state: inout State,
                                     reportedAs convert: @escaping @Sendable (Value) -> Reported) throws -> ParameterRequest<Reported> {
         try checkAcceptable(value, in: state)
         state.nextRequestID += 1
@@ -148,8 +124,7 @@ extension ProcessingParameter {
         let (reporter, stream) = Reporter.reporting(as: convert)
         state.reporters[id] = reporter
         if let origin { state.origins[id] = origin }
-        let mayOverlap = state.mayOverlap
-        perform(state.machine.submit(.init(id: id, value: value, time: time), now: clock.now(), mayOverlap: mayOverlap), in: &state)
+        perform(state.machine.submit(.init(id: id, value: value), now: clock.now(), mayOverlap: Self.neverOverlaps), in: &state)
         return ParameterRequest(id: id, address: address, value: convert(value), states: stream)
     }
 
@@ -160,8 +135,7 @@ extension ProcessingParameter {
     }
 
     /// Carries out a machine transition. Called with the lock held, so states are reported in
-    /// the order the transitions happened; starts tasks (and hands values to streaming
-    /// applicators) but runs no sequential applicator.
+    /// the order the transitions happened; starts tasks but runs no applicator.
     func perform(_ transition: Machine.Transition, in state: inout State) {
         if let request = transition.superseded {
             report(.superseded(request.value), for: request.id, in: &state)
@@ -176,8 +150,7 @@ extension ProcessingParameter {
             state.timerTask = Task { [clock] in
                 do { try await clock.sleep(deadline) } catch { return }
                 self.state.withLock { state in
-                    let mayOverlap = state.mayOverlap
-                    self.perform(state.machine.timerFired(at: deadline, mayOverlap: mayOverlap), in: &state)
+                    self.perform(state.machine.timerFired(at: deadline, mayOverlap: Self.neverOverlaps), in: &state)
                 }
             }
         }
@@ -197,70 +170,37 @@ extension ProcessingParameter {
         }
     }
 
-    /// The key of a job's task: its request's id, 0 for synchronization.
-    private func jobKey(_ job: Machine.Job) -> UInt64 {
-        if case .deliver(let request) = job { return request.id }
-        return 0
-    }
-
     /// Starts a job the machine put in flight. A delivery finds its out-of-date applicators
-    /// now and reports `applying`; when they all stream it hands them the value now, so values
-    /// reach a streaming applicator in the order their deliveries started.
+    /// now and reports `applying`.
     private func start(_ job: Machine.Job, in state: inout State) {
-        state.jobOrder += 1
-        let order = state.jobOrder
         let work: @Sendable () async -> Void
         switch job {
         case .synchronize:
             state.runningSynchronizations = state.waitingSynchronizations
             state.waitingSynchronizations = []
-            work = { await self.synchronize(order: order) }
+            work = { await self.synchronize() }
         case .deliver(let request):
-            let plan = plan(request, order: order, in: &state)
+            let plan = plan(request, in: &state)
             work = { await self.deliver(request, plan) }
         }
-        state.jobTasks[jobKey(job)] = Task {
+        state.jobTask = Task {
             await work()
             self.state.withLock { state in
-                state.jobTasks[self.jobKey(job)] = nil
-                let mayOverlap = state.mayOverlap
-                self.perform(state.machine.jobFinished(job, mayOverlap: mayOverlap), in: &state)
+                state.jobTask = nil
+                self.perform(state.machine.jobFinished(job, mayOverlap: Self.neverOverlaps), in: &state)
             }
         }
     }
 
-    private func plan(_ request: Machine.Request, order: UInt64, in state: inout State) -> DeliveryPlan {
-        let value = request.value
-        let targets = state.outOfDateTargets(for: value)
+    private func plan(_ request: Machine.Request, in state: inout State) -> DeliveryPlan {
+        let targets = state.outOfDateTargets(for: request.value)
         let timeout = state.config.deliveryTimeout
-        // A scheduled change cannot take effect before its time: its timeout counts from then.
-        let deadline = clock.now() + Self.delay(until: request.time) + timeout
-        guard !targets.isEmpty else {
-            return DeliveryPlan(order: order, targets: [], handOvers: nil, deadline: deadline, timeout: timeout)
-        }
-        report(.applying(value), for: request.id, in: &state)
-        var handOvers: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>]?
-        // A closure, not the key path `\.applicator.isStreaming`: in this generic type a key path
-        // literal is instantiated by the runtime on every call (about 5 % of the control side's CPU
-        // at 1 000 sets per second).
-        if targets.allSatisfy({ $0.applicator.isStreaming }) {
-            var results: [Result<ParameterApplicator<Value>.BoundedConfirmation, any Error>] = []
-            for target in targets {
-                let result = Result { try target.applicator.handOver(value, at: request.time) }
-                results.append(result)
-                // In flight: out of date for every value until its confirmation is in.
-                state.markUnknown(target, order: order)
-                if case .failure = result { break }
-            }
-            handOvers = results
-        }
-        return DeliveryPlan(order: order, targets: targets, handOvers: handOvers, deadline: deadline, timeout: timeout)
+        if !targets.isEmpty { report(.applying(request.value), for: request.id, in: &state) }
+        return DeliveryPlan(targets: targets, deadline: clock.now() + timeout, timeout: timeout)
     }
 
-    /// Takes `value` as the parameter's value when `requestID` is newer than the request that
-    /// made the current value (an overlapping delivery may end after a newer one).
+    /// Takes `value` as the parameter's value.
     private func commit(_ value: Value, requestID: UInt64, in state: inout State) {
-        guard requestID > state.committedRequestID else { return }
         state.committedRequestID = requestID
         guard state.value != value else { return }
         if state.announcedValue == nil { state.announcedValue = state.value }
@@ -279,37 +219,23 @@ extension ProcessingParameter {
                                       origin: state.origins[requestID]))
     }
 
-    /// How long from now until `time` (zero for "now" and for a moment already past).
-    static func delay(until time: EngineTime?) -> Duration {
-        guard let time else { return .zero }
-        let seconds = time.seconds(since: .now)
-        return seconds > 0 ? .microseconds(Int64(seconds * 1e6)) : .zero
-    }
-
     /// The apply sequence for one requested value, as planned when it started.
     private func deliver(_ request: Machine.Request, _ plan: DeliveryPlan) async {
         let value = request.value
-        for (index, target) in plan.targets.enumerated() {
+        for target in plan.targets {
             do {
                 try Task.checkCancellation()
-                if let handOvers = plan.handOvers {
-                    let confirmation = try handOvers[index].get()
-                    try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout,
-                                      confirmation)
-                } else {
-                    try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) { within in
-                        try await target.applicator.apply(value, at: request.time, within: within)
-                    }
+                try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) {
+                    try await target.applicator.apply(value)
                 }
-                state.withLock { $0.markApplied(value, by: target, order: plan.order) }
+                state.withLock { $0.markApplied(value, by: target) }
             } catch {
                 state.withLock { state in
                     if state.closeError == nil, error as? ProcessingParameterError == .superseded {
-                        // A newer value overtook it: what it handed over is the newer one's now.
                         report(.superseded(value), for: request.id, in: &state)
                         return
                     }
-                    state.markUnknown(target, order: plan.order)
+                    state.markUnknown(target)
                     report(.failed(value, state.closeError ?? error), for: request.id, in: &state)
                 }
                 return
@@ -335,7 +261,7 @@ extension ProcessingParameter {
     }
 
     /// Applies the current value to every out-of-date applicator (nothing else is in flight).
-    private func synchronize(order: UInt64) async {
+    private func synchronize() async {
         let start = state.withLock { state -> (value: Value, targets: [Target], deadline: Duration, timeout: Duration)? in
             guard state.closeError == nil else { return nil }
             let targets = state.outOfDateTargets(for: state.value)
@@ -352,12 +278,12 @@ extension ProcessingParameter {
                     break  // closed: the ones not reached keep what they had
                 }
                 do {
-                    try await bounded(target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout) { within in
-                        try await target.applicator.apply(start.value, within: within)
+                    try await bounded(target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout) {
+                        try await target.applicator.apply(start.value)
                     }
-                    state.withLock { $0.markApplied(start.value, by: target, order: order) }
+                    state.withLock { $0.markApplied(start.value, by: target) }
                 } catch {
-                    state.withLock { $0.markUnknown(target, order: order) }
+                    state.withLock { $0.markUnknown(target) }
                     firstError = firstError ?? error
                 }
             }
@@ -375,40 +301,21 @@ extension ProcessingParameter {
         }
     }
 
-    /// One applicator call (or a streaming applicator's confirmation), bounded by the
-    /// applicator's own timeout and by the delivery's deadline, whichever ends first (the
-    /// applicator's own timeout wins a tie). `operation` is told how long it may take.
-    ///
-    /// An applicator whose waits bound themselves is awaited here, in the delivery's task: an
-    /// error once the deadline has passed is the timeout (superseded stays superseded). Any
-    /// other runs in a `race` against the deadline (a task of its own and a timer), so one that
-    /// never returns cannot hold the delivery.
+    /// One applicator call, bounded by the applicator's own timeout and by the delivery's
+    /// deadline, whichever ends first (the applicator's own timeout wins a tie). It runs in a
+    /// `race` against the deadline (a task of its own and a timer), so one that never returns
+    /// cannot hold the delivery.
     private func bounded(_ target: Target, deliveryDeadline: Duration, deliveryTimeout: Duration,
-                         _ operation: @escaping @Sendable (_ within: Duration) async throws -> Void) async throws {
+                         _ operation: @escaping @Sendable () async throws -> Void) async throws {
         var deadline = deliveryDeadline
         var timeoutError = ProcessingParameterError.deliveryTimeoutExceeded(deliveryTimeout)
-        let now = clock.now()
         if let applyTimeout = target.applicator.applyTimeout {
-            let ownDeadline = now + applyTimeout
+            let ownDeadline = clock.now() + applyTimeout
             if ownDeadline <= deliveryDeadline {
                 deadline = ownDeadline
                 timeoutError = .applyTimeoutExceeded(applyTimeout, applicator: target.applicator.name)
             }
         }
-        let within = max(deadline - now, .zero)
-        guard target.applicator.boundsItself else {
-            try await race(deadline: deadline, clock: clock, timeoutError: timeoutError) { try await operation(within) }
-            return
-        }
-        // Called even with no time left (a delivery task that started late): a value it was
-        // handed is taken back by its own failure path.
-        do {
-            try await operation(within)
-        } catch ProcessingParameterError.superseded {
-            throw ProcessingParameterError.superseded  // what happened, even if it was learnt late
-        } catch {
-            if clock.now() >= deadline { throw timeoutError }
-            throw error
-        }
+        try await race(deadline: deadline, clock: clock, timeoutError: timeoutError, operation)
     }
 }

@@ -2,14 +2,14 @@ import Synchronization
 import SoundFitModel
 
 /// One value that only counts as changed when everything that must apply it did: the
-/// processing session's `isEnabled`, `intensity` and `preset`, and any other subsystem's
-/// parameter (filter, ring modulator, gain) that wants the same machinery.
+/// processing session's `isEnabled`, `intensity` and `preset` (seed 001's processing
+/// parameters). Kernel parameters (filter, ring modulator, gain) take their own, shorter path
+/// to the audio engine (`SoundFitRuntime`'s `KernelParameter`).
 ///
 /// A parameter has a current `value` (the value of the newest request every out-of-date
-/// applicator applied), an `updateState`, streams of both, and applicators (`addApplicator`,
-/// `addStreamingApplicator`). New values go through `request(_:)` (per-request states, for
-/// remote control surfaces) or `apply(_:)` (await the outcome). Both follow the apply
-/// sequence:
+/// applicator applied), an `updateState`, streams of both, and applicators (`addApplicator`).
+/// New values go through `request(_:)` (per-request states, for remote control surfaces) or
+/// `apply(_:)` (await the outcome). Both follow the apply sequence:
 ///
 /// 1. The out-of-date applicators are found (see below) when the delivery starts.
 /// 2. If there are none, the value is taken at once: state `applied`.
@@ -17,10 +17,8 @@ import SoundFitModel
 ///    were added, is asked to apply the value, one after the other.
 /// 4. The first applicator that throws or exceeds its `applyTimeout` (or the delivery timeout)
 ///    abandons the sequence: state `failed(value, error)`, the parameter keeps its value — or
-///    `superseded(value)` when it threw `ProcessingParameterError.superseded` (a newer value
-///    took this one's place in it).
-/// 5. When all succeeded the parameter takes the value (unless it already took a newer
-///    request's value, see Delivery): state `applied`.
+///    `superseded(value)` when it threw `ProcessingParameterError.superseded`.
+/// 5. When all succeeded the parameter takes the value: state `applied`.
 ///
 /// **Out of date.** An applicator is out of date for a value unless the last value it applied
 /// successfully is that value. So: a new applicator is out of date (until a delivery or
@@ -28,28 +26,18 @@ import SoundFitModel
 /// to date; after a failed one, the applicator that failed is out of date (its state is
 /// unknown), the ones that were not reached keep what they had, and the ones that applied the
 /// failed value are out of date for the current value (a `synchronizeApplicators()` brings them
-/// back to it, the next successful delivery moves everyone on). A streaming applicator with a
-/// value in flight is out of date for every value until that value is confirmed.
-/// `invalidate(_:)` marks an applicator out of date on request (e.g. after its processor
-/// restarted).
+/// back to it, the next successful delivery moves everyone on). `invalidate(_:)` marks an
+/// applicator out of date on request (e.g. after its processor restarted).
 ///
-/// **Delivery.** Requests are scheduled by the `config`'s delivery style, with at most one
-/// waiting value per parameter; a newer value supersedes the waiting one (latest wins), and in
-/// discrete delivery a value is delivered only after it settled. One delivery (or
-/// synchronization) is in flight at a time — except with continuous delivery when every
-/// applicator out of date for the value is a streaming applicator (`addStreamingApplicator`,
-/// e.g. the audio engine): then the value is handed over at once, without waiting for the
-/// deliveries in flight, up to 8 of them (beyond that the newest value waits). Overlapping
-/// deliveries may end in any order: each request still ends in exactly one terminal state (an
-/// older request that took effect after a newer one still ends `applied`), but the parameter
-/// only takes a value newer than the one it has, so `value` and `changeUpdates()` only move
-/// forward. Synchronization always runs alone. Memory stays bounded however fast values
-/// arrive.
+/// **Delivery.** Requests are scheduled by the `config`'s delivery style
+/// (`DeliveryStateMachine`), with at most one waiting value per parameter; a newer value
+/// supersedes the waiting one (latest wins), and in discrete delivery a value is delivered only
+/// after it settled. One delivery (or synchronization) is in flight at a time. Memory stays
+/// bounded however fast values arrive.
 ///
 /// Thread rules: every member may be called from any thread or task (not the audio thread);
-/// state is protected by a lock that is never held while applicators run, except for a
-/// streaming applicator's short `submit`. Applicators run in tasks the parameter starts: one
-/// delivery at a time per parameter, or several overlapping ones as described above.
+/// state is protected by a lock that is never held while applicators run. Applicators run in
+/// tasks the parameter starts, one delivery at a time.
 public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     typealias Machine = DeliveryStateMachine<Value>
 
@@ -57,7 +45,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     /// requests and changes carry it.
     public let address: String
     let state: Mutex<State>
-    let clock: ProcessingClock
+    let clock: DeliveryClock
     let validator: (@Sendable (Value) throws -> Void)?
     private let loader: (@Sendable (Value) async throws -> Value)?
     let values = Subscribers<Value>()
@@ -85,7 +73,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     ) {
         self.address = address
         self.state = Mutex(State(value: initialValue, config: config))
-        self.clock = ProcessingClock(clock)
+        self.clock = DeliveryClock(clock)
         self.validator = validate
         self.loader = load
     }
@@ -130,9 +118,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     }
 
     /// The delivery style and timeout. Setting it takes effect at once: switching to continuous
-    /// delivers a settling value as soon as nothing is in flight (or at once, when it may
-    /// overlap the deliveries in flight); switching to discrete lets overlapping deliveries
-    /// finish and starts no new one beside them; a new settle time applies to
+    /// delivers a settling value as soon as nothing is in flight; a new settle time applies to
     /// values requested from then on; a new timeout applies to deliveries that start afterwards.
     public var config: DeliveryConfiguration {
         get { state.withLock { $0.config } }
@@ -140,8 +126,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
             state.withLock { state in
                 state.config = newValue
                 guard state.closeError == nil else { return }
-                let mayOverlap = state.mayOverlap
-                perform(state.machine.changeStyle(to: newValue.deliveryStyle, mayOverlap: mayOverlap), in: &state)
+                perform(state.machine.changeStyle(to: newValue.deliveryStyle, mayOverlap: Self.neverOverlaps), in: &state)
             }
         }
     }
@@ -162,42 +147,29 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     ///
     /// `origin` names the requester; the change the request makes carries it (so a surface can
     /// tell its own changes from others').
-    ///
-    /// `time` schedules the change: streaming applicators (the audio engine) are handed it with
-    /// the value and make it take effect then; sequential ones apply the value when its delivery
-    /// reaches them. The delivery timeout of a scheduled change counts from its time, not from
-    /// its acceptance. Nil (or a moment past): now.
-    ///
-    /// Prespecialized for `ParameterValue`, the value type of every control parameter: the
-    /// unspecialized generic code looked up type metadata at run time on every request (~4 % of
-    /// the control side's CPU at 10 000 OSC sets per second).
-    @_specialize(exported: true, where Value == ParameterValue)
-    public func request(_ value: Value, origin: RequestOrigin? = nil, at time: EngineTime? = nil) throws -> ParameterRequest<Value> {
-        try state.withLock { state in try accept(value, origin: origin, at: time, in: &state) { $0 } }
+    public func request(_ value: Value, origin: RequestOrigin? = nil) throws -> ParameterRequest<Value> {
+        try state.withLock { state in try accept(value, origin: origin, in: &state) { $0 } }
     }
 
-    /// Throws what `request(_:origin:at:)` would throw for `value` now, without requesting it: a
+    /// Throws what `request(_:origin:)` would throw for `value` now, without requesting it: a
     /// surface checks every set of a bundle before requesting any. (A request racing a close
     /// can still be refused after its check passed.)
     public func check(_ value: Value) throws {
         try state.withLock { state in try checkAcceptable(value, in: state) }
     }
 
-    /// `request(_:origin:at:)` with the states reported in another value type (a surface's),
+    /// `request(_:origin:)` with the states reported in another value type (a surface's),
     /// converted with `convert` as they happen.
     public func request<Reported: Sendable>(
-        _ value: Value, origin: RequestOrigin?, at time: EngineTime? = nil,
-        reportedAs convert: @escaping @Sendable (Value) -> Reported
+        _ value: Value, origin: RequestOrigin?, reportedAs convert: @escaping @Sendable (Value) -> Reported
     ) throws -> ParameterRequest<Reported> {
-        try state.withLock { state in try accept(value, origin: origin, at: time, in: &state, reportedAs: convert) }
+        try state.withLock { state in try accept(value, origin: origin, in: &state, reportedAs: convert) }
     }
 
-    /// Applies `value` and returns when it was applied: it is then the parameter's value, unless
-    /// a newer request's value was applied before it (overlapping deliveries).
+    /// Applies `value` and returns when it was applied: it is then the parameter's value.
     ///
     /// Goes through delivery like `request(_:)`: with discrete delivery it returns after the
-    /// settle time at the earliest; behind a delivery in flight it waits for it (unless it
-    /// overlaps it, see Delivery).
+    /// settle time at the earliest; behind a delivery in flight it waits for it.
     ///
     /// Throws when it is rejected (see `request(_:)`), when an applicator failed (its error,
     /// or `ProcessingParameterError.applyTimeoutExceeded`/`.deliveryTimeoutExceeded`), and
@@ -234,68 +206,10 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         applyTimeout: Duration? = nil,
         apply: @escaping @Sendable (Value) async throws -> Void
     ) -> ParameterApplicator<Value> {
-        register(name: name, applyTimeout: applyTimeout, kind: .sequential(apply))
-    }
-
-    /// Registers a **streaming** applicator — one whose calls may overlap — and returns its
-    /// handle (held weakly, like `addApplicator`'s).
-    ///
-    /// A call has two parts. `submit` hands the value over and returns at once with a
-    /// confirmation; the confirmation waits until the value took effect. With continuous
-    /// delivery, when every applicator out of date for a value streams, its delivery does not
-    /// wait for the deliveries in flight (up to 8 overlap): `submit` is called when the delivery
-    /// starts, so values are handed over in the order their requests were accepted, and the
-    /// applicator must apply them in that order (latest handed over wins). A confirmation throws
-    /// `ProcessingParameterError.superseded` for a value a newer one overtook before it took
-    /// effect: the request then ends `superseded`, not `failed`. Confirmations may end in any
-    /// order; the parameter only ever takes a newer value than the one it has.
-    ///
-    /// `submit` runs under the parameter's lock: it must be fast (e.g. publish to a mailbox) and
-    /// must not call back into this parameter. Throwing from it fails the delivery. A streaming
-    /// applicator in a delivery that cannot overlap (another applicator is out of date, discrete
-    /// delivery, synchronization) is called as `submit` then its confirmation, in its turn.
-    ///
-    /// - Parameters:
-    ///   - applyTimeout: the longest one confirmation may take before the sequence fails with
-    ///     `ProcessingParameterError.applyTimeoutExceeded`; nil = only the delivery timeout.
-    ///   - submit: hands a value over (in call order) and returns the wait for it to take effect.
-    public func addStreamingApplicator(
-        applyTimeout: Duration? = nil,
-        submit: @escaping @Sendable (Value) throws -> ParameterApplicator<Value>.Confirmation
-    ) -> ParameterApplicator<Value> {
-        register(applyTimeout: applyTimeout, kind: .streaming { value, _ in try submit(value) })
-    }
-
-    /// `addStreamingApplicator(applyTimeout:submit:)` for an applicator that can schedule:
-    /// `submit` also gets the moment the value is to take effect (nil: now; see
-    /// `request(_:origin:at:)`), and its confirmation returns once the value took effect then.
-    public func addStreamingApplicator(
-        applyTimeout: Duration? = nil,
-        scheduling submit: @escaping @Sendable (Value, EngineTime?) throws -> ParameterApplicator<Value>.Confirmation
-    ) -> ParameterApplicator<Value> {
-        register(applyTimeout: applyTimeout, kind: .streaming(submit))
-    }
-
-    /// `addStreamingApplicator(applyTimeout:scheduling:)` for an applicator whose confirmation
-    /// bounds itself: it is called with `within`, how long it may take (what is left of the
-    /// delivery's deadline, or of `applyTimeout`), and returns or throws by then. The delivery
-    /// awaits it in its own task: no racing task and no timer per value (those were
-    /// 10–18 % of the CPU of an OSC set). An error it throws once the deadline has passed counts
-    /// as the timeout (`applyTimeoutExceeded` / `deliveryTimeoutExceeded`).
-    public func addStreamingApplicator(
-        applyTimeout: Duration? = nil,
-        boundedScheduling submit: @escaping @Sendable (Value, EngineTime?) throws -> ParameterApplicator<Value>.BoundedConfirmation
-    ) -> ParameterApplicator<Value> {
-        register(applyTimeout: applyTimeout, kind: .boundedStreaming(submit))
-    }
-
-    private func register(name: String? = nil, applyTimeout: Duration?,
-                          kind: ParameterApplicator<Value>.Kind) -> ParameterApplicator<Value> {
         state.withLock { state in
             state.nextApplicatorID += 1
-            let applicator = ParameterApplicator(id: state.nextApplicatorID, name: name, applyTimeout: applyTimeout, kind: kind)
-            state.applicators.append(ApplicatorEntry(id: applicator.id, applicator: applicator,
-                                                     isStreaming: applicator.isStreaming))
+            let applicator = ParameterApplicator(id: state.nextApplicatorID, name: name, applyTimeout: applyTimeout, apply: apply)
+            state.applicators.append(ApplicatorEntry(id: applicator.id, applicator: applicator))
             return applicator
         }
     }
@@ -364,8 +278,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
 
     // MARK: Internal (session, controller, tests)
 
-    /// Values held for delivery: the ones in flight plus the waiting one; never more than 2, or
-    /// 9 with overlapping deliveries (8 in flight).
+    /// Values held for delivery: the one in flight plus the waiting one; never more than 2.
     var bufferedValueCount: Int { state.withLock { $0.machine.bufferedValueCount } }
 
     /// How many requests ended `applied` (whether or not they changed the value).
@@ -394,7 +307,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
             if let waiting = state.machine.close() {
                 report(.failed(waiting.value, error), for: waiting.id, in: &state)
             }
-            state.jobTasks.values.forEach { $0.cancel() }
+            state.jobTask?.cancel()
             state.timerTask?.cancel()
             defer { state.waitingSynchronizations = [] }
             return state.waitingSynchronizations

@@ -1,3 +1,4 @@
+import SoundFitModel
 import Synchronization
 
 /// The interruption rules as a plain value: which reasons are active and which `isEnabled`

@@ -1,3 +1,5 @@
+import SoundFitModel
+
 /// One applicator of a writable session parameter, with its own apply timeout, as a surface
 /// shows it.
 public struct SessionApplicator: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import SoundFitModel
 import Synchronization
 
 /// Runs `operation` until it finishes or `clock` reaches `deadline`, whichever comes first.
@@ -7,7 +8,7 @@ import Synchronization
 /// at the deadline the caller resumes with `timeoutError` and the operation is cancelled and
 /// left behind. Cancelling the caller resumes it at once with `CancellationError`.
 func race<T: Sendable>(
-    deadline: Duration, clock: ProcessingClock, timeoutError: any Error,
+    deadline: Duration, clock: DeliveryClock, timeoutError: any Error,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = Race<T>()

@@ -111,7 +111,7 @@ public final class DurableStateStore: Sendable {
     public let events: AsyncStream<Event>
 
     private let eventContinuation: AsyncStream<Event>.Continuation
-    private let clock: ProcessingClock
+    private let clock: DeliveryClock
     private let queue = DispatchQueue(label: "soundfit.state.writer")
     private let journalQueue = DispatchQueue(label: "soundfit.state.journal")
     private let journal: StateJournal
@@ -146,7 +146,7 @@ public final class DurableStateStore: Sendable {
         isReadOnly = readOnly
         self.descriptors = descriptors
         self.timing = timing
-        self.clock = ProcessingClock(clock)
+        self.clock = DeliveryClock(clock)
         journal = StateJournal(directory: directory)
         (events, eventContinuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
         state = Mutex(WriterState(schedule: PersistenceSchedule(quietPeriod: timing.quietPeriod, maximumDelay: timing.maximumDelay)))

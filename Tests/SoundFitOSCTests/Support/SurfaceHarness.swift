@@ -2,6 +2,7 @@ import OSCCore
 import SoundFitTestSupport
 import Logging
 import SoundFitEngine
+import SoundFitModel
 import SoundFitOSC
 import SoundFitProcessing
 import SoundFitRuntime

@@ -1,3 +1,4 @@
+import SoundFitModel
 import Synchronization
 @testable import SoundFitProcessing
 

@@ -1,4 +1,4 @@
-/// The injected clock, reduced to what the processing model (and the state store) need: "now"
+/// The injected clock, reduced to what delivery (settle times, timeouts) and the state store need: "now"
 /// and "sleep until".
 ///
 /// Times are offsets from the instant the adapter was made, so the rest of the module works
@@ -6,7 +6,7 @@
 /// computed once, when the event that starts them happens, and slept until as absolute times:
 /// on a virtual clock that makes every timer fire at exactly the same virtual instant no matter
 /// when the sleeping task gets scheduled.
-public struct ProcessingClock: Sendable {
+public struct DeliveryClock: Sendable {
     /// Time elapsed since the adapter was made.
     public let now: @Sendable () -> Duration
     /// Suspends until `now() >= deadline`; throws `CancellationError` when cancelled.
@@ -16,9 +16,9 @@ public struct ProcessingClock: Sendable {
         self = Self.adapting(clock)
     }
 
-    private static func adapting<C: Clock<Duration>>(_ clock: C) -> ProcessingClock {
+    private static func adapting<C: Clock<Duration>>(_ clock: C) -> DeliveryClock {
         let origin = clock.now
-        return ProcessingClock(
+        return DeliveryClock(
             now: { origin.duration(to: clock.now) },
             sleep: { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) })
     }

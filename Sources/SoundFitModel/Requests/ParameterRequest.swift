@@ -3,7 +3,7 @@ import SoundFitModel
 /// One accepted value request and the states it goes through, from the processing model up to
 /// the surfaces (one type all the way: a surface sees `ParameterRequest<ParameterValue>`).
 ///
-/// Returned by `ProcessingParameter.request(_:)`. `states` yields this request's states only
+/// Returned by a parameter's `request` (a session's `ProcessingParameter`, a `KernelParameter`). `states` yields this request's states only
 /// (see `ParameterUpdateState`), ends with exactly one terminal state and then finishes;
 /// surfaces report them to the requester.
 public struct ParameterRequest<Value: Sendable>: Sendable {

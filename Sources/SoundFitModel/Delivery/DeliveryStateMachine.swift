@@ -10,7 +10,7 @@ import SoundFitModel
 ///
 /// - In flight: one job (a value delivery or a synchronization), or, with continuous delivery,
 ///   up to `maximumOverlap` **overlapping** deliveries: deliveries whose out-of-date applicators
-///   all accept overlapping calls (streaming applicators). Whether a value's delivery may
+///   all accept overlapping calls (a kernel parameter's hand-overs to the engine). Whether a value's delivery may
 ///   overlap is the parameter's to say (`mayOverlap`), at the moment it would start.
 /// - continuous: a value is delivered at once when nothing is in flight, or when it may overlap
 ///   and only overlapping deliveries are in flight (fewer than `maximumOverlap`); else it waits
@@ -20,18 +20,24 @@ import SoundFitModel
 ///   delivery in flight at a time.
 /// - A requested synchronization runs alone: once nothing is in flight, before a ready waiting
 ///   value; while it is requested, no new delivery starts.
-struct DeliveryStateMachine<Value: Sendable>: Sendable {
-    typealias RequestID = UInt64
+public struct DeliveryStateMachine<Value: Sendable>: Sendable {
+    public typealias RequestID = UInt64
 
-    struct Request: Sendable {
-        var id: RequestID
-        var value: Value
+    public struct Request: Sendable {
+        public var id: RequestID
+        public var value: Value
         /// When the value is to take effect (a scheduled change), nil for "now".
-        var time: EngineTime? = nil
+        public var time: EngineTime?
+
+        public init(id: RequestID, value: Value, time: EngineTime? = nil) {
+            self.id = id
+            self.value = value
+            self.time = time
+        }
     }
 
     /// Work the parameter runs.
-    enum Job: Sendable {
+    public enum Job: Sendable {
         /// The apply sequence for a requested value.
         case deliver(Request)
         /// Apply the current value to the out-of-date applicators.
@@ -39,36 +45,36 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     }
 
     /// What the parameter must do after an event.
-    struct Transition: Sendable {
+    public struct Transition: Sendable {
         /// Report `superseded` for this request (it left the waiting slot unapplied).
-        var superseded: Request?
+        public var superseded: Request?
         /// Report `pending` for this request (it entered the waiting slot).
-        var pending: Request?
+        public var pending: Request?
         /// Start this job (it is now in flight).
-        var start: Job?
+        public var start: Job?
         /// Start a timer that calls `timerFired(at:)` with this deadline.
-        var sleepUntil: Duration?
+        public var sleepUntil: Duration?
     }
 
     /// The most deliveries in flight at once when they overlap.
-    static var defaultMaximumOverlap: Int { 8 }
+    public static var defaultMaximumOverlap: Int { 8 }
 
-    let maximumOverlap: Int
-    private(set) var style: DeliveryConfiguration.DeliveryStyle
+    public let maximumOverlap: Int
+    public private(set) var style: DeliveryConfiguration.DeliveryStyle
     /// The deliveries in flight, oldest first: one, or several that all overlap.
-    private(set) var deliveries: [Request] = []
+    public private(set) var deliveries: [Request] = []
     /// Whether the deliveries in flight overlap, so that another overlapping one may join them.
-    private(set) var deliveriesOverlap = false
-    private(set) var isSynchronizing = false
-    private(set) var waiting: Request?
+    public private(set) var deliveriesOverlap = false
+    public private(set) var isSynchronizing = false
+    public private(set) var waiting: Request?
     /// When the waiting value has settled; nil when it is ready to be delivered.
-    private(set) var settleDeadline: Duration?
+    public private(set) var settleDeadline: Duration?
     /// The deadline of the running settle timer, nil when none runs.
-    private(set) var timerDeadline: Duration?
-    private(set) var isSynchronizationRequested = false
-    private(set) var isClosed = false
+    public private(set) var timerDeadline: Duration?
+    public private(set) var isSynchronizationRequested = false
+    public private(set) var isClosed = false
 
-    init(style: DeliveryConfiguration.DeliveryStyle, maximumOverlap: Int = Self.defaultMaximumOverlap) {
+    public init(style: DeliveryConfiguration.DeliveryStyle, maximumOverlap: Int = Self.defaultMaximumOverlap) {
         precondition(maximumOverlap >= 1, "at least one delivery must be able to run")
         self.style = style
         self.maximumOverlap = maximumOverlap
@@ -76,17 +82,17 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
 
     /// Values held for delivery: the ones in flight plus the waiting one (never more than
     /// `maximumOverlap + 1`).
-    var bufferedValueCount: Int { deliveries.count + (waiting == nil ? 0 : 1) }
+    public var bufferedValueCount: Int { deliveries.count + (waiting == nil ? 0 : 1) }
 
     /// Whether no job is in flight.
-    var isIdle: Bool { deliveries.isEmpty && !isSynchronizing }
+    public var isIdle: Bool { deliveries.isEmpty && !isSynchronizing }
 
     /// The newest accepted value that has not ended yet (waiting, else the newest in flight), if any.
-    var latestValue: Value? { waiting?.value ?? deliveries.last?.value }
+    public var latestValue: Value? { waiting?.value ?? deliveries.last?.value }
 
     /// A value was accepted at time `now`. `mayOverlap` tells whether a delivery of a value
     /// could overlap others (asked only when it would start).
-    mutating func submit(_ request: Request, now: Duration, mayOverlap: (Value) -> Bool) -> Transition {
+    public mutating func submit(_ request: Request, now: Duration, mayOverlap: (Value) -> Bool) -> Transition {
         precondition(!isClosed, "submit after close")
         var transition = Transition(superseded: waiting)
         waiting = nil
@@ -113,7 +119,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     }
 
     /// The settle timer started for `deadline` fired.
-    mutating func timerFired(at deadline: Duration, mayOverlap: (Value) -> Bool) -> Transition {
+    public mutating func timerFired(at deadline: Duration, mayOverlap: (Value) -> Bool) -> Transition {
         guard timerDeadline == deadline else { return Transition() }  // stale: closed or restyled
         timerDeadline = nil
         guard waiting != nil, let settleDeadline else { return Transition() }
@@ -127,7 +133,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     }
 
     /// `job` ended (whatever its outcome).
-    mutating func jobFinished(_ job: Job, mayOverlap: (Value) -> Bool) -> Transition {
+    public mutating func jobFinished(_ job: Job, mayOverlap: (Value) -> Bool) -> Transition {
         switch job {
         case .deliver(let request): deliveries.removeAll { $0.id == request.id }
         case .synchronize: isSynchronizing = false
@@ -138,7 +144,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
 
     /// Someone asked for the out-of-date applicators to be synchronized. Requests made while
     /// one is already waiting share it.
-    mutating func requestSynchronization() -> Transition {
+    public mutating func requestSynchronization() -> Transition {
         precondition(!isClosed, "synchronization after close")
         isSynchronizationRequested = true
         return startNext { _ in false }  // starts the synchronization or nothing
@@ -148,7 +154,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
     /// discrete (or another settle time): values already waiting keep their deadline (or stay
     /// ready); the new settle time applies to values submitted from now on. Deliveries already
     /// overlapping finish; no new one joins them while the style is discrete.
-    mutating func changeStyle(to style: DeliveryConfiguration.DeliveryStyle, mayOverlap: (Value) -> Bool) -> Transition {
+    public mutating func changeStyle(to style: DeliveryConfiguration.DeliveryStyle, mayOverlap: (Value) -> Bool) -> Transition {
         self.style = style
         guard case .continuous = style else { return Transition() }
         settleDeadline = nil
@@ -158,7 +164,7 @@ struct DeliveryStateMachine<Value: Sendable>: Sendable {
 
     /// No more values: returns the waiting request (to be failed); the jobs in flight, if any,
     /// are the caller's to cancel.
-    mutating func close() -> Request? {
+    public mutating func close() -> Request? {
         isClosed = true
         defer { waiting = nil }
         settleDeadline = nil

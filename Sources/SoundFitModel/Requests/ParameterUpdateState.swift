@@ -7,7 +7,7 @@
 /// | delivery | states of one request |
 /// | --- | --- |
 /// | no out-of-date applicator | `applied` |
-/// | delivered at once | `applying`, then `applied` or `failed` (or `superseded`, when a streaming applicator says a newer value overtook it) |
+/// | delivered at once | `applying`, then `applied` or `failed` (or `superseded`, when the audio thread went straight to a newer kernel value) |
 /// | waiting (behind the deliveries in flight, or settling) | `pending`, then `superseded`, or `applying` → `applied`/`failed`/`superseded` |
 public enum ParameterUpdateState<Value: Sendable>: Sendable, CustomStringConvertible {
     /// Accepted and waiting: settling (discrete delivery) or behind the deliveries in flight.

@@ -1,5 +1,5 @@
 import Testing
-@testable import SoundFitProcessing
+@testable import SoundFitModel
 
 /// The pure delivery rules, without tasks or clocks.
 @Suite struct DeliveryStateMachineTests {

@@ -1,14 +1,13 @@
 /// How parameter values travel to applicators: the delivery style and the delivery timeout.
 ///
-/// Set it on `ProcessingController.config` (it then applies to every session parameter and to
-/// every parameter the controller made), or on one `ProcessingParameter.config`. Changes take
-/// effect at run time; see `ProcessingParameter.config` for what happens to values in flight.
+/// The runtime sets one for every parameter (`SoundFitRuntime.config`: the session's, through
+/// the processing controller, and the kernel parameters'). Changes take effect at run time.
 public struct DeliveryConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// When a requested value is delivered.
     public enum DeliveryStyle: Sendable, Hashable, CustomStringConvertible {
-        /// Deliver each value as it arrives (the default), "in a continuous stream": to streaming
-        /// applicators (the audio engine) values are handed over as they arrive, up to 8 in
-        /// flight per parameter; otherwise one delivery is in flight. The newest value waiting
+        /// Deliver each value as it arrives (the default), "in a continuous stream": a kernel
+        /// parameter hands values to the audio engine as they arrive, up to 8 in flight; a
+        /// session parameter keeps one delivery in flight. The newest value waiting
         /// behind them replaces (supersedes) an older waiting one.
         case continuous
         /// Deliver a value only after it stayed unchanged for `settleTime` (default 0.2 s); every
@@ -40,19 +39,26 @@ public struct DeliveryConfiguration: Sendable, Hashable, CustomStringConvertible
         self.deliveryTimeout = deliveryTimeout
     }
 
-    /// Throws `ProcessingError.invalidConfig` unless the settle time is >= 0 and the delivery
+    /// Throws `InvalidDeliveryConfiguration` unless the settle time is >= 0 and the delivery
     /// timeout > 0. Callers taking values from users (surfaces) validate before setting: an invalid
     /// configuration is used as given (a negative settle time delivers at once, a zero timeout
     /// fails every delivery that has applicators).
-    public func validate() throws(ProcessingError) {
+    public func validate() throws(InvalidDeliveryConfiguration) {
         if case .discrete(let settleTime) = deliveryStyle, settleTime < .zero {
-            throw .invalidConfig("settle time must be >= 0, got \(settleTime)")
+            throw InvalidDeliveryConfiguration(reason: "settle time must be >= 0, got \(settleTime)")
         }
         guard deliveryTimeout > .zero else {
-            throw .invalidConfig("delivery timeout must be > 0, got \(deliveryTimeout)")
+            throw InvalidDeliveryConfiguration(reason: "delivery timeout must be > 0, got \(deliveryTimeout)")
         }
     }
 
     /// `continuous, timeout 10.0 seconds`.
     public var description: String { "\(deliveryStyle), timeout \(deliveryTimeout)" }
+}
+
+/// A `DeliveryConfiguration` that `validate()` rejects, and why.
+public struct InvalidDeliveryConfiguration: Error, Sendable, Equatable, CustomStringConvertible {
+    public let reason: String
+
+    public var description: String { "invalid delivery configuration: \(reason)" }
 }

@@ -8,7 +8,7 @@ public enum ProcessingParameterError: Error, Sendable, Equatable, CustomStringCo
     /// A delivery (all of its applicators) did not finish within the delivery timeout.
     case deliveryTimeoutExceeded(Duration)
     /// A newer value replaced this one before it took effect. `apply(_:)` throws it for a
-    /// request that ended `superseded`; a streaming applicator's confirmation throws it for a
+    /// request that ended `superseded`; an applicator throws it for a
     /// value a newer one overtook (the request then ends `superseded`, not `failed`).
     case superseded
     /// `load()` on a parameter that has no remote source.

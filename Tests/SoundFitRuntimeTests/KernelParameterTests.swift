@@ -1,0 +1,173 @@
+import SoundFitTestSupport
+import SoundFitModel
+import SoundFitEngine
+@testable import SoundFitRuntime
+import Testing
+
+/// A kernel parameter's one path to the engine, against a real `AudioEngine` whose cycles the
+/// test renders (`InMemoryDriver`): hand-overs in acceptance order without waiting, the bound
+/// on values in flight, exact terminal states from the acknowledgements, synchronization after
+/// the engine lost its values, discrete delivery, scheduled values.
+@Suite(.timeLimit(.minutes(1)))
+struct KernelParameterTests {
+    private func makeRuntime(_ config: DeliveryConfiguration = .default, clock: any Clock<Duration> = ContinuousClock())
+        throws -> (SoundFitRuntime, KernelParameter)
+    {
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
+                                      config: config, clock: clock)
+        let cutoff = try #require(runtime.parameter(at: "/filter/cutoff") as? KernelParameter)
+        return (runtime, cutoff)
+    }
+
+    private func states(_ request: ParameterRequest<ParameterValue>) async -> [String] {
+        var names: [String] = []
+        for await state in request.states { names.append(state.description) }
+        return names
+    }
+
+    private func hz(_ value: Int) -> ParameterValue { .float(Float(value)) }
+
+    @Test func atMostEightValuesAreInFlightAndTheNewestWaits() async throws {
+        let (runtime, cutoff) = try makeRuntime()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        var requests: [ParameterRequest<ParameterValue>] = []
+        var mostBuffered = 0
+        for value in 101...1_100 {
+            requests.append(try cutoff.request(hz(value), origin: nil))
+            mostBuffered = max(mostBuffered, cutoff.bufferedValueCount)
+        }
+        // Eight handed over (the mailbox holds the eighth), one waiting: memory stays bounded.
+        #expect(runtime.engine.value(of: .filterCutoff) == hz(108))
+        #expect(mostBuffered == 9)
+        for (index, request) in requests[8..<999].enumerated() {
+            #expect(await states(request) == ["pending(\(Float(index + 109)))", "superseded(\(Float(index + 109)))"])
+        }
+        // Cycles until the waiting value was handed over and taken.
+        while cutoff.bufferedValueCount > 0 || runtime.engine.value(of: .filterCutoff) != hz(1_100) {
+            driver.renderSilentCycle()
+            await Task.yield()
+        }
+        #expect(await states(requests[999]) == ["pending(1100.0)", "applying(1100.0)", "applied(1100.0)"])
+        #expect(await states(requests[7]) == ["applying(108.0)", "applied(108.0)"])
+        #expect(await states(requests[0]) == ["applying(101.0)", "superseded(101.0)"])
+        #expect(try cutoff.currentValue() == hz(1_100))
+    }
+
+    @Test func aFloodEndsWithOneTerminalStateEachTheLastValueAndBoundedBookkeeping() async throws {
+        let (runtime, cutoff) = try makeRuntime()
+        let changes = runtime.changeUpdates()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        var requests: [ParameterRequest<ParameterValue>] = []
+        var largest = 0
+        var generator = SystemRandomNumberGenerator()
+        for value in 1...3_000 {
+            // A distinct origin each time: 3 000 clients.
+            requests.append(try cutoff.request(hz(value + 20), origin: RequestOrigin("client-\(value)")))
+            largest = max(largest, cutoff.openRequestCount)
+            if Int.random(in: 0..<4, using: &generator) == 0 { driver.renderSilentCycle() }
+        }
+        let bound = DeliveryStateMachine<ParameterValue>.defaultMaximumOverlap + 1
+        #expect(largest <= bound, "\(largest) requests kept for 3 000 (bound \(bound))")
+        let rendering = Task { @Sendable [engine = runtime.engine] in
+            var driver = InMemoryDriver(engine: engine, blockSize: 64, channelCount: 1)
+            while !Task.isCancelled { driver.renderSilentCycle(); await Task.yield() }
+        }
+        defer { rendering.cancel() }
+        var terminal: [UpdateStateName: Int] = [:]
+        for request in requests {
+            let ends = await states(request).compactMap { description in
+                UpdateStateName.allCases.first { description.hasPrefix("\($0)(") && $0.isTerminal }
+            }
+            #expect(ends.count == 1)
+            if let end = ends.first { terminal[end, default: 0] += 1 }
+        }
+        #expect(terminal[.failed] == nil)
+        #expect(try cutoff.currentValue() == hz(3_020))
+        #expect(cutoff.openRequestCount == 0)
+        // The change feed only ever moved forward, and ended at the last value.
+        var previous: Float = 0
+        var last: ParameterValue?
+        for await change in changes {
+            guard case .float(let value) = change.value else { continue }
+            #expect(value > previous)
+            previous = value
+            last = change.value
+            if change.value == hz(3_020) { break }
+        }
+        #expect(last == hz(3_020))
+    }
+
+    @Test func aValueEqualToTheAppliedOneStillReachesTheEngineWithAnotherInFlight() async throws {
+        let (runtime, cutoff) = try makeRuntime()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        let first = try cutoff.request(hz(500), origin: nil)
+        driver.renderSilentCycle()
+        #expect(await states(first) == ["applying(500.0)", "applied(500.0)"])
+        // The same value again with nothing in flight: the engine runs it, nothing is handed over.
+        let sequence = runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue)
+        #expect(await states(try cutoff.request(hz(500), origin: nil)) == ["applied(500.0)"])
+        #expect(runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue) == sequence)
+        // With 600 in flight the engine's value is unknown: 500 must be handed over again.
+        let newer = try cutoff.request(hz(600), origin: nil)
+        let back = try cutoff.request(hz(500), origin: nil)
+        #expect(runtime.engine.value(of: .filterCutoff) == hz(500))
+        driver.renderSilentCycle()
+        #expect(await states(newer) == ["applying(600.0)", "superseded(600.0)"])
+        #expect(await states(back) == ["applying(500.0)", "applied(500.0)"])
+        #expect(try cutoff.currentValue() == hz(500))
+    }
+
+    @Test func afterTheEngineLostItsValuesSynchronizationPublishesTheKeptValueOnce() async throws {
+        let (runtime, cutoff) = try makeRuntime()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        let request = try cutoff.request(hz(2_500), origin: nil)
+        driver.renderSilentCycle()
+        #expect(await states(request) == ["applying(2500.0)", "applied(2500.0)"])
+        // Up to date: synchronizing publishes nothing.
+        let sequence = { runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue) }
+        let before = sequence()
+        await cutoff.synchronizeEngine()
+        #expect(sequence() == before)
+        // Lost (a server gone and back): the kept value is published again, and acknowledged.
+        cutoff.invalidateEngine()
+        let synchronization = Task { await cutoff.synchronizeEngine() }
+        while sequence() == before { await Task.yield() }
+        #expect(sequence() == before &+ 1)
+        #expect(try cutoff.currentUpdateState().description == "applying(2500.0)")
+        driver.renderSilentCycle()
+        await synchronization.value
+        #expect(try cutoff.currentUpdateState().description == "applied(2500.0)")
+        #expect(runtime.engine.value(of: .filterCutoff) == hz(2_500))
+    }
+
+    @Test func discreteDeliveryHandsOverOneSettledValueAtATime() async throws {
+        let clock = ManualClock()
+        let (runtime, cutoff) = try makeRuntime(DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(50))),
+                                                clock: clock)
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        let before = runtime.engine.value(of: .filterCutoff)
+        let first = try cutoff.request(hz(300), origin: nil)
+        let second = try cutoff.request(hz(400), origin: nil)
+        #expect(runtime.engine.value(of: .filterCutoff) == before)  // nothing handed over while settling
+        await clock.advance(by: .milliseconds(50))
+        while runtime.engine.value(of: .filterCutoff) != hz(400) { await Task.yield() }
+        driver.renderSilentCycle()
+        #expect(await states(first) == ["pending(300.0)", "superseded(300.0)"])
+        #expect(await states(second) == ["pending(400.0)", "applying(400.0)", "applied(400.0)"])
+    }
+
+    @Test func aScheduledValueWaitsForItsMomentAndItsTimeoutCountsFromThen() async throws {
+        let (runtime, cutoff) = try makeRuntime(DeliveryConfiguration(deliveryTimeout: .milliseconds(100)))
+        let started = ContinuousClock.now
+        // No cycle runs: the value fails, but only once its moment plus the timeout passed.
+        let moment = EngineTime(microseconds: EngineTime.now.microseconds + 300_000)
+        let result = runtime.requestBatch([(cutoff, hz(700))], origin: nil, at: moment)
+        let request = try #require(try result.first?.get())
+        var last: ParameterUpdateState<ParameterValue>?
+        for await state in request.states { last = state }
+        #expect(last?.name == .failed)
+        #expect(last?.reason?.contains("delivery timeout") == true)
+        #expect(started.duration(to: .now) >= .milliseconds(400))
+        #expect(try cutoff.currentValue() == hz(1_000))
+    }
+}
