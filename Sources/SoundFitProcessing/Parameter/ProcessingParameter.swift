@@ -258,13 +258,6 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
         }
     }
 
-    /// Marks every applicator out of date (see `invalidate(_:)`).
-    public func invalidateApplicators() {
-        state.withLock { state in
-            for index in state.applicators.indices { state.applicators[index].invalidate() }
-        }
-    }
-
     // MARK: Persistence
 
     /// Makes every request wait for `persist` before it is reported `applied`: the delivery
