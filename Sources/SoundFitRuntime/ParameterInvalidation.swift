@@ -39,11 +39,9 @@ public enum InvalidationCause: String, Error, Sendable, CaseIterable, CustomStri
 
     /// The parameters this cause makes stale, by session parameter (nil: a kernel parameter).
     var stale: [(name: SessionParameter.Name?, descriptor: ParameterDescriptor)] {
-        let session: [(SessionParameter.Name?, ParameterDescriptor)] = [
-            (.isEnabled, ParameterModel.processingEnabled), (.intensity, ParameterModel.processingIntensity),
-            (.preset, ParameterModel.processingPreset), (.canEnable, ParameterModel.processingCanEnable),
-            (.techLevel, ParameterModel.processingFitting),
-        ]
+        let session = ParameterModel.session.compactMap { entry in
+            entry.binding?.sessionParameter.map { (name: $0, descriptor: entry) }
+        }
         let staleSession: Set<SessionParameter.Name> = switch self {
         case .hearingProfileReplaced: [.preset, .canEnable]
         case .techLevelChanged: [.preset, .canEnable, .techLevel]
@@ -54,6 +52,6 @@ public enum InvalidationCause: String, Error, Sendable, CaseIterable, CustomStri
         case .serverLostAndBack, .sampleRateChanged: ParameterModel.kernels.map { (nil, $0) }
         default: []
         }
-        return session.filter { staleSession.contains($0.0!) } + kernels
+        return session.filter { staleSession.contains($0.name) }.map { ($0.name, $0.descriptor) } + kernels
     }
 }

@@ -5,6 +5,35 @@ import SoundFitProcessing
 /// The processing session's parameters (the model entries bound to the session). Each resolves
 /// the active session on every call: sessions come and go with the JACK server.
 enum SessionControl {
+    /// The control of every session parameter, in the model's order. Exhaustive: a new
+    /// `SessionParameter.Name` does not compile until its control is made here.
+    static func controls(controller: ProcessingController, presets: ProfilePresetSource) -> [any SessionControlParameter] {
+        ParameterModel.session.compactMap(\.binding?.sessionParameter).map { name -> any SessionControlParameter in
+            let descriptor = ParameterModel.entry(for: name)
+            return switch name {
+            case .isEnabled:
+                SessionValueControl<Bool>(
+                    descriptor: descriptor, controller: controller, parameter: { $0.isEnabled },
+                    toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } },
+                    refusal: enablingRefusal)
+            case .intensity:
+                SessionValueControl<Float>(
+                    descriptor: descriptor, controller: controller, parameter: { $0.intensity },
+                    toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } })
+            case .preset:
+                SessionPresetControl(controller: controller, presets: presets)
+            case .canEnable:
+                SessionReadOnlyControl(
+                    descriptor: descriptor, controller: controller,
+                    // can_enable follows the preset: true while one is applied.
+                    follow: { session, derived in session.preset.observeChanges { derived(.bool($0.value != nil)) } },
+                    read: { .bool($0.canEnable) })
+            case .techLevel:
+                SessionReadOnlyControl(descriptor: descriptor, controller: controller) { .int($0.techLevel.value) }
+            }
+        }
+    }
+
     static let noSession = ControlError("no processing session is active (not connected to a JACK server, or deactivated with /session/deactivate)")
 
     /// `can_enable` gates enabling: while no personalization preset is applied, something

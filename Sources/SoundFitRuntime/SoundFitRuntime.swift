@@ -91,24 +91,7 @@ public final class SoundFitRuntime: Sendable {
             KernelParameter($0, engine: engine, config: config, clock: DeliveryClock(clock), feed: feed, turn: turn)
         }
         self.kernels = kernels
-        let session: [any SessionControlParameter] = [
-            SessionValueControl<Bool>(
-                descriptor: ParameterModel.processingEnabled, controller: controller, parameter: { $0.isEnabled },
-                toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } },
-                refusal: SessionControl.enablingRefusal),
-            SessionValueControl<Float>(
-                descriptor: ParameterModel.processingIntensity, controller: controller, parameter: { $0.intensity },
-                toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } }),
-            SessionPresetControl(controller: controller, presets: presets),
-            SessionReadOnlyControl(
-                descriptor: ParameterModel.processingCanEnable, controller: controller,
-                // can_enable follows the preset: true while one is applied.
-                follow: { session, derived in session.preset.observeChanges { derived(.bool($0.value != nil)) } },
-                read: { .bool($0.canEnable) }),
-            SessionReadOnlyControl(descriptor: ParameterModel.processingFitting, controller: controller) {
-                .int($0.techLevel.value)
-            },
-        ]
+        let session = SessionControl.controls(controller: controller, presets: presets)
         sessionControls = session
         parameters = session as [any ControlParameter] + kernels
         byAddress = Dictionary(uniqueKeysWithValues: parameters.map { ($0.descriptor.address, $0) })

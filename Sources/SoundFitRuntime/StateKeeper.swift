@@ -79,7 +79,7 @@ public final class StateKeeper: Sendable {
         if let profile = document.hearingProfile { runtime.presets.setProfile(profile) }
         runtime.restoreRecommendationPending(document.recommendationPending)
         let restoredPatch = document.currentPatch.flatMap { try? library.patch(.number($0.number)) }
-        let sessionAddresses = [SessionBinding.preset, .intensity, .enabled].map { ParameterModel.entry(for: $0).address }
+        let sessionAddresses = SessionParameter.Name.applicationOrder.map { ParameterModel.entry(for: $0).address }
         state = Mutex(State(
             tracker: CurrentPatchTracker(restoring: document.currentPatch, patch: restoredPatch, values: document.parameters),
             values: document.parameters,

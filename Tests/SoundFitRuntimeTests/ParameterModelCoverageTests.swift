@@ -20,7 +20,7 @@ import Testing
         for slot in EngineSlot.allCases where slot != .personalizationEnabled && slot != .personalizationIntensity {
             #expect(ParameterModel.all.filter { $0.binding == .engine(slot) }.count == 1, "slot \(slot) has no entry")
         }
-        for parameter in SessionBinding.allCases {
+        for parameter in SessionParameter.Name.allCases {
             #expect(ParameterModel.all.filter { $0.binding == .session(parameter) }.count == 1, "\(parameter) has no entry")
         }
         #expect(ParameterModel.kernels.allSatisfy { $0.binding?.engineSlot != nil })

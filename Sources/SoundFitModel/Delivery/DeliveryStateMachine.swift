@@ -1,5 +1,3 @@
-import SoundFitModel
-
 /// The delivery rules of one parameter, as a plain value: which request is delivered when,
 /// which one waits, which one is superseded. No clocks, tasks or locks; every event returns a
 /// `Transition` that the parameter carries out (report states, start a job, start a timer).

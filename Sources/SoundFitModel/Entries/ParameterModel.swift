@@ -11,7 +11,7 @@ public enum ParameterModel {
     public static let processingEnabled = ParameterDescriptor(
         address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),
         summary: "Hearing personalization on/off. Fails while the session is interrupted.",
-        displayName: "Personalization", binding: .session(.enabled))
+        displayName: "Personalization", binding: .session(.isEnabled))
     public static let processingIntensity = ParameterDescriptor(
         address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5),
         summary: "How much personalization is applied: 0 = transparent, 1 = the full preset.",
@@ -28,7 +28,7 @@ public enum ParameterModel {
     public static let processingFitting = ParameterDescriptor(
         address: "/processing/fitting", kind: .int(TechLevel.range), defaultValue: .int(3), access: .readOnly,
         summary: "Tech level of the active session.",
-        displayName: "Tech level", binding: .session(.fitting))
+        displayName: "Tech level", binding: .session(.techLevel))
 
     // MARK: Kernels
 
@@ -99,7 +99,7 @@ public enum ParameterModel {
     public static func entry(at address: String) -> ParameterDescriptor? { byAddress[address] }
 
     /// The entry bound to `parameter`.
-    public static func entry(for parameter: SessionBinding) -> ParameterDescriptor {
+    public static func entry(for parameter: SessionParameter.Name) -> ParameterDescriptor {
         session.first { $0.binding == .session(parameter) }!
     }
 

@@ -1,5 +1,3 @@
-import SoundFitModel
-
 /// One accepted value request and the states it goes through, from the processing model up to
 /// the surfaces (one type all the way: a surface sees `ParameterRequest<ParameterValue>`).
 ///

@@ -28,7 +28,7 @@ extension ProcessingController {
                 }
             }
         }
-        for name in [SessionParameter.Name.preset, .intensity, .isEnabled] where outOfDate.contains(name) {
+        for name in SessionParameter.Name.applicationOrder where outOfDate.contains(name) {
             do {
                 switch name {
                 case .preset:

@@ -54,7 +54,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
         let personalization = configuration.personalization
         let isInterrupted = interruptions.isInterrupted.load(ordering: .sequentiallyConsistent)
         let isEnabled = ProcessingParameter(
-            held.isEnabled && !isInterrupted, address: ParameterModel.entry(for: .enabled).address, config: config, clock: clock,
+            held.isEnabled && !isInterrupted, address: ParameterModel.entry(for: .isEnabled).address, config: config, clock: clock,
             validate: { [interruptions] value in
                 if value, interruptions.isInterrupted.load(ordering: .sequentiallyConsistent) {
                     throw ProcessingError.interrupted

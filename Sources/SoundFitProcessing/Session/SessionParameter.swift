@@ -1,27 +1,10 @@
 import SoundFitModel
 
-/// The session's parameters as a `ProcessingHandler` sees them: which ones it is written,
-/// which ones it is read, and the values that travel.
+/// The session's parameters (`SessionParameter.Name`, in SoundFitModel) as a `ProcessingHandler`
+/// sees them: which ones it is written, which ones it is read, and the values that travel.
 ///
 /// A write's or read's result is the handler's `async throws` result.
-public enum SessionParameter {
-    /// Every session parameter, for invalidation.
-    public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-        /// Writable and readable.
-        case isEnabled
-        /// Writable and readable.
-        case intensity
-        /// Writable only (read `canEnable` to check it).
-        case preset
-        /// Readable only.
-        case canEnable
-        /// Readable only.
-        case techLevel
-
-        /// The raw name.
-        public var description: String { rawValue }
-    }
-
+extension SessionParameter {
     /// A value the controller writes to the handler.
     public enum Writable: Sendable, Equatable, CustomStringConvertible {
         /// Whether processing is enabled.

@@ -190,14 +190,7 @@ extension OSCCommandTable {
 
     /// `/config/applicator ,s address ,s applicator ,f apply_timeout ,s seconds`.
     static func applicatorArguments(_ applicator: SessionApplicator) -> [OSCArgument] {
-        let binding: SessionBinding = switch applicator.parameter {
-        case .isEnabled: .enabled
-        case .intensity: .intensity
-        case .preset: .preset
-        case .canEnable: .canEnable
-        case .techLevel: .fitting
-        }
-        return [.string(ParameterModel.entry(for: binding).address), .string(applicator.name ?? "unnamed"),
+        [.string(ParameterModel.entry(for: applicator.parameter).address), .string(applicator.name ?? "unnamed"),
                 .float(Float(applicator.applyTimeout?.seconds ?? 0)), .string(secondsUnit)]
     }
 
