@@ -12,6 +12,17 @@ import Testing
         #expect(ParameterModel.entry(for: .preset) == ParameterModel.processingPreset)
     }
 
+    /// Every session name has one entry, and the application order lists every writable one
+    /// once, the preset before the enable that needs it.
+    @Test func sessionNamesAreTheSessionEntriesAndTheApplicationOrderCoversTheWritableOnes() {
+        #expect(SessionParameter.Name.allCases.map { ParameterModel.entry(for: $0) } == ParameterModel.session)
+        let order = SessionParameter.Name.applicationOrder
+        #expect(Set(order) == Set(SessionParameter.Name.allCases.filter(\.isWritable)))
+        #expect(order.count == Set(order).count)
+        #expect(order.firstIndex(of: .preset)! < order.firstIndex(of: .isEnabled)!)
+        #expect(ParameterModel.entry(for: .techLevel).address == "/processing/fitting")
+    }
+
     @Test func theAddressSpaceIsTheSessionsThenTheKernels() {
         #expect(ParameterModel.all.prefix(5).allSatisfy { $0.binding?.isSession == true })
         #expect(ParameterModel.all.dropFirst(5).allSatisfy { $0.binding?.engineSlot != nil })

@@ -76,14 +76,14 @@ struct InvalidationTests {
         #expect(Set(failed.failures.keys) == [.preset, .intensity, .isEnabled])
         #expect(!failed.isRecovered)
         #expect(session.preset.updateState.error as? FakeHandlerError == .offline)
-        let applicators = try #require(session.handlerApplicators)
-        #expect(!session.intensity.isUpToDate(applicators.intensity))
+        let intensity = try #require(session.writable(.intensity))
+        #expect(!intensity.isHandlerUpToDate())
 
         let recovered = try #require(await fakes.handler.comeBack())
 
         #expect(recovered.isRecovered)
         #expect(fakes.handler.processor.intensity == 0.75 && fakes.handler.processor.isEnabled)
-        #expect(session.intensity.isUpToDate(applicators.intensity))
+        #expect(intensity.isHandlerUpToDate())
     }
 
     @Test func aDifferentTechLevelIsReportedNotFixed() async throws {

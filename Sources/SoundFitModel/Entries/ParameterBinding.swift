@@ -23,34 +23,6 @@ public enum ParameterBinding: Sendable, Hashable {
     public var isSession: Bool { sessionParameter != nil }
 }
 
-/// The processing session's parameters (seed 001), named once for every layer: the model's
-/// entries bind to them, the processing session holds them, its handler applies and reads them
-/// (the processing model adds the values that travel, `SessionParameter.Writable` and
-/// `.ReadValue`).
-public enum SessionParameter {
-    /// A session parameter; its entry in the parameter model is `ParameterModel.entry(for:)`.
-    public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-        /// Personalization on/off, `/processing/enabled`. Writable and readable.
-        case isEnabled
-        /// How much personalization is applied, `/processing/intensity`. Writable and readable.
-        case intensity
-        /// The personalization preset variant applied, `/processing/preset`. Writable only (read
-        /// `canEnable` to check it).
-        case preset
-        /// Whether enabling can succeed, `/processing/can_enable`. Readable only.
-        case canEnable
-        /// The session's tech level, `/processing/fitting`. Readable only.
-        case techLevel
-
-        /// The writable ones in the order that keeps the session consistent while several
-        /// change (restoring, re-applying, loading a patch): the preset first, then the
-        /// intensity, the enable last (it is refused without a preset).
-        public static let applicationOrder: [Name] = [.preset, .intensity, .isEnabled]
-
-        public var description: String { rawValue }
-    }
-}
-
 /// The audio engine's parameter slots: one lock-free mailbox word each, read by the audio thread
 /// into the chain settings. The engine knows slots only; which parameter entry a slot carries is
 /// the model's business (`ParameterModel.entry(for:)`).

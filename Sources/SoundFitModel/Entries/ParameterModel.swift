@@ -2,9 +2,13 @@
 /// else derives from this list: the engine's slot mapping, OSC dispatch, `/list`,
 /// `soundfit parameters`, the documentation tables, patch and state coding, fader tapers.
 ///
-/// Adding a parameter: add its entry here (and to `all`), its `EngineSlot` case, and its DSP
-/// (the settings field the slot writes). `ParameterModelCoverageTests` fails until every
-/// consumer covers it.
+/// Adding a kernel parameter: add its entry here (and to `all`), its `EngineSlot` case, and its
+/// DSP (the settings field the slot writes). Adding a session parameter: its entry here (and to
+/// `session`) with its `SessionParameter.Name` below, then the processing session's parameter
+/// and the values that travel (`ProcessingSession`, `SessionParameter.Writable`/`.ReadValue`),
+/// how the engine applies it (`EngineProcessingHandler`) and its surface control
+/// (`SessionControl.controls`); the compiler lists each switch that misses it.
+/// `ParameterModelCoverageTests` fails until every consumer covers it.
 public enum ParameterModel {
     // MARK: Processing session
 
@@ -118,5 +122,36 @@ public enum ParameterModel {
         case .personalizationIntensity: processingIntensity
         default: kernels.first { $0.binding == .engine(slot) }!
         }
+    }
+}
+
+/// The processing session's parameters (seed 001), named once for every layer: the model's
+/// entries bind to them, the processing session holds them, its handler applies and reads them
+/// (the processing model adds the values that travel, `SessionParameter.Writable` and
+/// `.ReadValue`).
+public enum SessionParameter {
+    /// A session parameter; its entry in the parameter model is `ParameterModel.entry(for:)`.
+    public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Personalization on/off, `/processing/enabled`. Writable and readable.
+        case isEnabled
+        /// How much personalization is applied, `/processing/intensity`. Writable and readable.
+        case intensity
+        /// The personalization preset variant applied, `/processing/preset`. Writable only (read
+        /// `canEnable` to check it).
+        case preset
+        /// Whether enabling can succeed, `/processing/can_enable`. Readable only.
+        case canEnable
+        /// The session's tech level, `/processing/fitting`. Readable only.
+        case techLevel
+
+        /// The writable ones in the order that keeps the session consistent while several
+        /// change (restoring, re-applying, loading a patch): the preset first, then the
+        /// intensity, the enable last (it is refused without a preset).
+        public static let applicationOrder: [Name] = [.preset, .intensity, .isEnabled]
+
+        /// Whether surfaces and the session write it (its entry is read-write).
+        public var isWritable: Bool { ParameterModel.entry(for: self).access == .readWrite }
+
+        public var description: String { rawValue }
     }
 }

@@ -4,43 +4,24 @@ import SoundFitModel
 extension ProcessingController {
     func recover(_ session: ProcessingSession, invalidating names: Set<SessionParameter.Name>,
                  cause: (any Error)?) async -> InvalidationReport? {
-        guard let handler, let applicators = session.handlerApplicators, self.session === session else { return nil }
+        guard let handler, self.session === session else { return nil }
         var report = InvalidationReport(invalidated: names, cause: cause)
         var outOfDate: Set<SessionParameter.Name> = names.contains(.preset) ? [.preset] : []
         for readable in SessionParameter.Readable.allCases where names.contains(readable.name) {
             do {
                 let reading = try await read(readable, from: handler)
                 report.readings[readable] = .success(reading)
-                switch reading {
-                case .isEnabled(let value) where value != session.isEnabled.value: outOfDate.insert(.isEnabled)
-                case .intensity(let value) where value != session.intensity.value: outOfDate.insert(.intensity)
-                case .canEnable(let value) where value != session.canEnable: outOfDate.insert(.preset)
-                case .techLevel(let value) where value != session.techLevel: report.techLevelMismatch = value
-                default: break
-                }
+                guard reading != session.expectedReading(readable) else { continue }
+                if case .techLevel(let level) = reading { report.techLevelMismatch = level }
+                if let name = readable.restoredBy { outOfDate.insert(name) }
             } catch {
                 report.readings[readable] = .failure(error)
-                switch readable {
-                case .isEnabled: outOfDate.insert(.isEnabled)
-                case .intensity: outOfDate.insert(.intensity)
-                case .canEnable: outOfDate.insert(.preset)
-                case .techLevel: break
-                }
+                if let name = readable.restoredBy { outOfDate.insert(name) }
             }
         }
         for name in SessionParameter.Name.applicationOrder where outOfDate.contains(name) {
             do {
-                switch name {
-                case .preset:
-                    session.preset.invalidate(applicators.preset)
-                    try await session.preset.synchronizeApplicators()
-                case .intensity:
-                    session.intensity.invalidate(applicators.intensity)
-                    try await session.intensity.synchronizeApplicators()
-                default:
-                    session.isEnabled.invalidate(applicators.isEnabled)
-                    try await session.isEnabled.synchronizeApplicators()
-                }
+                try await session.writable(name)?.reapplyToHandler()
                 report.reapplied.append(name)
             } catch {
                 report.failures[name] = error

@@ -32,8 +32,10 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     /// tech level, or of a variant the mode does not offer, are rejected.
     public let preset: ProcessingParameter<PersonalizationPreset?>
 
-    /// The handler's applicators (held here, so they live as long as the session).
-    let handlerApplicators: HandlerApplicators?
+    /// The writable parameters (`isEnabled`, `intensity`, `preset`) in the model's order, for
+    /// what every one of them takes alike: the delivery configuration, persistence, closing,
+    /// and the handler's applicator (held here, so it lives as long as the session).
+    let writables: [WritableParameter]
     private let interruptions: Interruptions
     private let presetSource: (any PresetSource)?
     private let startedWithIntensity: Bool
@@ -76,19 +78,11 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
             load: { current in
                 try await Self.fetch(current?.variant ?? .default, for: personalization, from: presetSource)
             })
-        handlerApplicators = handler.map { handler in
-            let name = handler.applicatorName
-            return HandlerApplicators(
-                isEnabled: isEnabled.addApplicator(name: name, applyTimeout: handler.applyTimeout(for: .isEnabled)) {
-                    try await handler.set(.isEnabled($0))
-                },
-                intensity: intensity.addApplicator(name: name, applyTimeout: handler.applyTimeout(for: .intensity)) {
-                    try await handler.set(.intensity($0))
-                },
-                preset: preset.addApplicator(name: name, applyTimeout: handler.applyTimeout(for: .preset)) {
-                    try await handler.set(.preset($0))
-                })
-        }
+        writables = [
+            WritableParameter(.isEnabled, isEnabled, handler: handler) { .isEnabled($0) },
+            WritableParameter(.intensity, intensity, handler: handler) { .intensity($0) },
+            WritableParameter(.preset, preset, handler: handler) { .preset($0) },
+        ]
         self.isEnabled = isEnabled
         self.intensity = intensity
         self.preset = preset
@@ -186,6 +180,20 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     /// Whether an intensity was set: held from an earlier session, or applied in this one.
     var intensityIsSet: Bool { startedWithIntensity || intensity.appliedRequestCount > 0 }
 
+    /// What the session holds for a parameter the handler can be read for: the reading a
+    /// handler that is up to date answers.
+    func expectedReading(_ readable: SessionParameter.Readable) -> SessionParameter.ReadValue {
+        switch readable {
+        case .isEnabled: .isEnabled(isEnabled.value)
+        case .canEnable: .canEnable(canEnable)
+        case .intensity: .intensity(intensity.value)
+        case .techLevel: .techLevel(techLevel)
+        }
+    }
+
+    /// The writable parameter `name` (nil for a read-only one).
+    func writable(_ name: SessionParameter.Name) -> WritableParameter? { writables.first { $0.name == name } }
+
     /// What the controller keeps when this session ends.
     var heldValues: HeldValues {
         HeldValues(isEnabled: isEnabled.value, intensity: intensityIsSet ? intensity.value : nil, preset: preset.value)
@@ -214,25 +222,19 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     }
 
     func updateConfig(_ config: DeliveryConfiguration) {
-        isEnabled.config = config
-        intensity.config = config
-        preset.config = config
+        for writable in writables { writable.setConfig(config) }
     }
 
     /// See `ProcessingController.persistAppliedValues(with:)`.
     func persistAppliedValues(with persist: @escaping @Sendable () async -> Void) {
-        isEnabled.persistAppliedValues(with: persist)
-        intensity.persistAppliedValues(with: persist)
-        preset.persistAppliedValues(with: persist)
+        for writable in writables { writable.persistAppliedValues(persist) }
     }
 
     /// Ends the session: its parameters reject changes, waiting values fail, deliveries in
     /// flight are cancelled (all with `ProcessingError.sessionInactive`).
     func close() {
         active.store(false, ordering: .sequentiallyConsistent)
-        isEnabled.close(throwing: ProcessingError.sessionInactive)
-        intensity.close(throwing: ProcessingError.sessionInactive)
-        preset.close(throwing: ProcessingError.sessionInactive)
+        for writable in writables { writable.close(ProcessingError.sessionInactive) }
     }
 
     /// Waits for a request's end; throws only when it failed (superseded is fine: a newer
@@ -263,11 +265,45 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
     }
 }
 
-/// The applicators through which a `ProcessingHandler` receives a session's values.
-struct HandlerApplicators: Sendable {
-    let isEnabled: ParameterApplicator<Bool>
-    let intensity: ParameterApplicator<Float>
-    let preset: ParameterApplicator<PersonalizationPreset?>
+/// A writable session parameter, whatever its value type, with the applicator through which
+/// the `ProcessingHandler` receives its values.
+struct WritableParameter: Sendable {
+    let name: SessionParameter.Name
+    let setConfig: @Sendable (DeliveryConfiguration) -> Void
+    let persistAppliedValues: @Sendable (@escaping @Sendable () async -> Void) -> Void
+    let close: @Sendable (any Error) -> Void
+    /// Its applicators, as a surface lists them.
+    let applicators: @Sendable () -> [SessionApplicator]
+    /// Whether the handler's applicator applied the current value (false without a handler).
+    let isHandlerUpToDate: @Sendable () -> Bool
+    /// Marks the handler's applicator out of date and applies the current value to it again
+    /// (nothing without a handler).
+    let reapplyToHandler: @Sendable () async throws -> Void
+
+    /// `parameter`, named `name`, with the handler as its applicator (named, with the
+    /// handler's apply timeout for it): `write` makes the value the handler is given.
+    init<Value>(_ name: SessionParameter.Name, _ parameter: ProcessingParameter<Value>, handler: (any ProcessingHandler)?,
+                write: @escaping @Sendable (Value) -> SessionParameter.Writable) {
+        // Captured by the closures below: the parameter holds its applicators weakly.
+        let applicator = handler.map { handler in
+            parameter.addApplicator(name: handler.applicatorName, applyTimeout: handler.applyTimeout(for: name)) {
+                try await handler.set(write($0))
+            }
+        }
+        self.name = name
+        setConfig = { parameter.config = $0 }
+        persistAppliedValues = { parameter.persistAppliedValues(with: $0) }
+        close = { parameter.close(throwing: $0) }
+        applicators = {
+            parameter.applicators.map { SessionApplicator(parameter: name, name: $0.name, applyTimeout: $0.applyTimeout) }
+        }
+        isHandlerUpToDate = { applicator.map(parameter.isUpToDate) ?? false }
+        reapplyToHandler = {
+            guard let applicator else { return }
+            parameter.invalidate(applicator)
+            try await parameter.synchronizeApplicators()
+        }
+    }
 }
 
 /// The values a controller keeps between sessions (the applied values of the last session).

@@ -18,19 +18,13 @@ public struct SessionApplicator: Sendable, Equatable {
 }
 
 extension ProcessingController {
-    /// The applicators of the session's writable parameters, in the order isEnabled, intensity,
-    /// preset (each parameter's in the order they were added): the active session's, else the
+    /// The applicators of the session's writable parameters, in the model's order (each
+    /// parameter's in the order they were added): the active session's, else the
     /// ones the next session gets from the handler. Any thread.
     public var sessionApplicators: [SessionApplicator] {
-        if let session {
-            func summaries<Value>(_ name: SessionParameter.Name, _ parameter: ProcessingParameter<Value>) -> [SessionApplicator] {
-                parameter.applicators.map { SessionApplicator(parameter: name, name: $0.name, applyTimeout: $0.applyTimeout) }
-            }
-            return summaries(.isEnabled, session.isEnabled) + summaries(.intensity, session.intensity)
-                + summaries(.preset, session.preset)
-        }
+        if let session { return session.writables.flatMap { $0.applicators() } }
         guard let handler else { return [] }
-        return [SessionParameter.Name.isEnabled, .intensity, .preset].map {
+        return SessionParameter.Name.allCases.filter(\.isWritable).map {
             SessionApplicator(parameter: $0, name: handler.applicatorName, applyTimeout: handler.applyTimeout(for: $0))
         }
     }

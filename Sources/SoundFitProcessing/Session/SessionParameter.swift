@@ -54,6 +54,18 @@ extension SessionParameter {
             }
         }
 
+        /// The writable parameter whose re-applying restores the handler when this reading
+        /// disagrees with the session or fails (`canEnable` follows the preset); nil for the
+        /// tech level, which is reported, not fixed.
+        public var restoredBy: SessionParameter.Name? {
+            switch self {
+            case .isEnabled: .isEnabled
+            case .canEnable: .preset
+            case .intensity: .intensity
+            case .techLevel: nil
+            }
+        }
+
         /// The raw name.
         public var description: String { rawValue }
     }
