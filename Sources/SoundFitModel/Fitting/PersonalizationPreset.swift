@@ -1,5 +1,3 @@
-import SoundFitModel
-
 /// A personalization preset: the payload the personalization processor applies, generated from
 /// a hearing profile for one tech level, with what the processing model needs to know about it.
 ///
