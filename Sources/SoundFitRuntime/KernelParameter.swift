@@ -98,15 +98,16 @@ final class KernelParameter: ControlParameter {
     func check(_ value: ParameterValue) throws { try descriptor.validate(value) }
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
-        try turn.take { try request(value, origin: origin, at: nil, joining: nil) }
+        try turn.take { try request(value, origin: origin, at: nil, joining: nil, checked: false) }
     }
 
     /// Accepts `value` to take effect at `time` (nil: now); when it is handed over at once and
     /// `batch` is for the same moment, it joins the batch (the caller publishes it, holding the
-    /// `HandOverTurn`). Throws `ParameterError` for a value its entry refuses.
+    /// `HandOverTurn`). Throws `ParameterError` for a value its entry refuses, unless `checked`:
+    /// the caller's `check(_:)` accepted it just before, and the entry does not change.
     func request(_ value: ParameterValue, origin: RequestOrigin?, at time: EngineTime?,
-                 joining batch: EngineBatch?) throws -> ParameterRequest<ParameterValue> {
-        try descriptor.validate(value)
+                 joining batch: EngineBatch?, checked: Bool) throws -> ParameterRequest<ParameterValue> {
+        if !checked { try descriptor.validate(value) }
         let (states, reporter) = AsyncStream.makeStream(of: ParameterUpdateState<ParameterValue>.self)
         let id = state.withLock { state in
             state.nextRequestID += 1

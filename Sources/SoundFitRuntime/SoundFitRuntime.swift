@@ -512,18 +512,20 @@ public final class SoundFitRuntime: Sendable {
     /// handed over at once (continuous delivery) are published to the audio thread as one batch
     /// (each value once), so they take effect in the same audio cycle; each change reports its
     /// own update states. Each result is the request or why it was refused.
-    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)],
-                             origin: RequestOrigin?) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
-        guard changes.count(where: { $0.0 is KernelParameter }) > 1 else {
-            return changes.map { control, value in Result { try control.request(value, origin: origin) } }
-        }
+    ///
+    /// `checked`: the caller had every value accepted by its control's `check(_:)` just before
+    /// (a surface does, so that one refused set stops a whole bundle). A kernel parameter then
+    /// takes its value without validating it again (its entry does not change in between: the
+    /// value is validated once); a session parameter checks again, since the session may have.
+    public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)], origin: RequestOrigin?,
+                             checked: Bool = false) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
+        let batch = changes.count(where: { $0.0 is KernelParameter }) > 1 ? EngineBatch() : nil
         return turn.take {
-            let batch = EngineBatch()
-            defer { batch.publish(to: engine) }
+            defer { batch?.publish(to: engine) }
             return changes.map { control, value in
                 Result {
                     guard let kernel = control as? KernelParameter else { return try control.request(value, origin: origin) }
-                    return try kernel.request(value, origin: origin, at: nil, joining: batch)
+                    return try kernel.request(value, origin: origin, at: nil, joining: batch, checked: checked)
                 }
             }
         }
@@ -536,7 +538,7 @@ public final class SoundFitRuntime: Sendable {
     /// can be scheduled (`isSchedulable`); any other is refused. With discrete delivery each
     /// value is scheduled once it has settled.
     public func requestBatch(_ changes: [(any ControlParameter, ParameterValue)], origin: RequestOrigin?,
-                             at time: EngineTime) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
+                             at time: EngineTime, checked: Bool = false) -> [Result<ParameterRequest<ParameterValue>, any Error>] {
         turn.take {
             let batch = EngineBatch(time: time)
             defer { batch.publish(to: engine) }
@@ -545,7 +547,7 @@ public final class SoundFitRuntime: Sendable {
                     guard let kernel = control as? KernelParameter else {
                         throw ControlError("\(control.descriptor.address) cannot be scheduled: it takes effect at once only")
                     }
-                    return try kernel.request(value, origin: origin, at: time, joining: batch)
+                    return try kernel.request(value, origin: origin, at: time, joining: batch, checked: checked)
                 }
             }
         }

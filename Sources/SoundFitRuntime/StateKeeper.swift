@@ -357,12 +357,13 @@ public final class StateKeeper: Sendable {
 
     /// Requests `step` in one batch and waits for every request's end; returns what failed.
     /// A value superseded by a newer request (another client's change made while the patch
-    /// loads) is no failure: the newer value wins, and the patch reads as modified.
+    /// loads) is no failure: the newer value wins, and the patch reads as modified. Every value
+    /// was checked (`check(_:of:session:)`) or was applied before (a rollback's).
     private func request(_ step: [(any ControlParameter, ParameterValue)]) async
         -> (failures: [String], superseded: Set<String>) {
         var failures: [String] = []
         var superseded: Set<String> = []
-        for (result, (control, _)) in zip(runtime.requestBatch(step, origin: nil), step) {
+        for (result, (control, _)) in zip(runtime.requestBatch(step, origin: nil, checked: true), step) {
             switch result {
             case .success(let request):
                 var last: ParameterUpdateState<ParameterValue>?

@@ -184,8 +184,9 @@ struct OSCParameterRequests: Sendable {
     func request(_ sets: [(ParameterSet, PendingRequests.Ticket)], from sender: OSCSender,
                  feedback: SubscriberFeedback, at time: EngineTime? = nil) {
         let changes = sets.map { ($0.0.control, $0.0.value) }
-        let results = time.map { runtime.requestBatch(changes, origin: RequestOrigin(sender), at: $0) }
-            ?? runtime.requestBatch(changes, origin: RequestOrigin(sender))
+        // Every set was checked when it was routed (`route`), just before.
+        let results = time.map { runtime.requestBatch(changes, origin: RequestOrigin(sender), at: $0, checked: true) }
+            ?? runtime.requestBatch(changes, origin: RequestOrigin(sender), checked: true)
         for ((routed, ticket), result) in zip(sets, results) {
             switch result {
             case .success(let request):
