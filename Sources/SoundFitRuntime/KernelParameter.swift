@@ -45,9 +45,7 @@ final class KernelParameter: ControlParameter {
         /// late cannot overwrite a newer one's record.
         var engineOrder: UInt64 = 0
         var handOvers: UInt64 = 0
-        /// Where each request that has not ended reports its states, and its origin.
-        var reporters: [UInt64: AsyncStream<ParameterUpdateState<ParameterValue>>.Continuation] = [:]
-        var origins: [UInt64: RequestOrigin] = [:]
+        var requests = OpenRequests<ParameterValue>()
         var nextRequestID: UInt64 = 0
         /// The request whose value is `value` (0: the initial value): overlapping deliveries
         /// may end out of order, only a newer request's value is taken.
@@ -86,7 +84,7 @@ final class KernelParameter: ControlParameter {
     }
 
     deinit {
-        state.withLock { state in state.reporters.values.forEach { $0.finish() } }
+        state.withLock { $0.requests.finishAll() }
     }
 
     // MARK: ControlParameter
@@ -108,15 +106,13 @@ final class KernelParameter: ControlParameter {
     func request(_ value: ParameterValue, origin: RequestOrigin?, at time: EngineTime?,
                  joining batch: EngineBatch?, checked: Bool) throws -> ParameterRequest<ParameterValue> {
         if !checked { try descriptor.validate(value) }
-        let (states, reporter) = AsyncStream.makeStream(of: ParameterUpdateState<ParameterValue>.self)
-        let id = state.withLock { state in
+        let (id, states) = state.withLock { state in
             state.nextRequestID += 1
             let id = state.nextRequestID
-            state.reporters[id] = reporter
-            if let origin { state.origins[id] = origin }
+            let states = state.requests.open(id, origin: origin) { $0 }
             perform(state.machine.submit(.init(id: id, value: value, time: time), now: clock.now(), mayOverlap: Self.overlaps),
                     batch: batch, in: &state)
-            return id
+            return (id, states)
         }
         return ParameterRequest(id: id, address: descriptor.address, value: value, states: states)
     }
@@ -163,7 +159,7 @@ final class KernelParameter: ControlParameter {
 
     /// Requests not ended yet, and the values held for delivery (in flight plus the waiting
     /// one): both stay within `Machine.defaultMaximumOverlap + 1` however fast values arrive.
-    var openRequestCount: Int { state.withLock { max($0.reporters.count, $0.origins.count) } }
+    var openRequestCount: Int { state.withLock { $0.requests.count } }
     var bufferedValueCount: Int { state.withLock { $0.machine.bufferedValueCount } }
 
     // MARK: Delivery
@@ -301,7 +297,7 @@ final class KernelParameter: ControlParameter {
             if request.id == state.committedRequestID, let announced = state.announcedValue, announced != state.value {
                 state.announcedValue = state.value
                 feed.yield(ParameterChange(address: descriptor.address, value: state.value, requestID: request.id,
-                                           origin: state.origins[request.id]))
+                                           origin: state.requests.origin(of: request.id)))
             }
             report(.applied(request.value), for: request.id, in: &state)
         }
@@ -332,13 +328,7 @@ final class KernelParameter: ControlParameter {
     /// after a terminal state).
     private func report(_ update: ParameterUpdateState<ParameterValue>, for id: UInt64?, in state: inout State) {
         state.updateState = update
-        guard let id, let reporter = state.reporters[id] else { return }
-        reporter.yield(update)
-        if update.isTerminal {
-            reporter.finish()
-            state.reporters[id] = nil
-            state.origins[id] = nil
-        }
+        if let id { state.requests.report(update, to: id) }
     }
 
     /// How long from now until `time` (zero for "now" and for a moment already past).

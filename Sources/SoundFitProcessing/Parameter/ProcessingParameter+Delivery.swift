@@ -39,10 +39,8 @@ extension ProcessingParameter {
         var config: DeliveryConfiguration
         var machine: Machine
         var applicators: [ApplicatorEntry] = []
-        /// Where each request that has not ended reports its states.
-        var reporters: [UInt64: Reporter] = [:]
-        /// The origin of each request that named one, until it ends (its change carries it).
-        var origins: [UInt64: RequestOrigin] = [:]
+        /// Where each request that has not ended reports its states, and its origin.
+        var requests = OpenRequests<Value>()
         var nextRequestID: UInt64 = 0
         var nextApplicatorID: UInt64 = 0
         /// The request whose value is `value` (0: the initial value).
@@ -95,24 +93,6 @@ extension ProcessingParameter {
         }
     }
 
-    /// Reports one request's states into its stream, in the requester's value type: the
-    /// conversion runs as each state is reported (under the parameter's lock), so no task sits
-    /// between the parameter and the requester.
-    struct Reporter: Sendable {
-        let yield: @Sendable (ParameterUpdateState<Value>) -> Void
-        let finish: @Sendable () -> Void
-
-        static func reporting<Reported: Sendable>(
-            as convert: @escaping @Sendable (Value) -> Reported
-        ) -> (Reporter, AsyncStream<ParameterUpdateState<Reported>>) {
-            let (stream, continuation) = AsyncStream.makeStream(of: ParameterUpdateState<Reported>.self)
-            let reporter = Reporter(
-                yield: { continuation.yield($0.map(convert)) },
-                finish: { continuation.finish() })
-            return (reporter, stream)
-        }
-    }
-
     /// Session parameters have one sequential applicator path: their deliveries never overlap.
     static var neverOverlaps: (Value) -> Bool { { _ in false } }
 
@@ -121,9 +101,7 @@ extension ProcessingParameter {
         try checkAcceptable(value, in: state)
         state.nextRequestID += 1
         let id = state.nextRequestID
-        let (reporter, stream) = Reporter.reporting(as: convert)
-        state.reporters[id] = reporter
-        if let origin { state.origins[id] = origin }
+        let stream = state.requests.open(id, origin: origin, reportedAs: convert)
         perform(state.machine.submit(.init(id: id, value: value), now: clock.now(), mayOverlap: Self.neverOverlaps), in: &state)
         return ParameterRequest(id: id, address: address, value: convert(value), states: stream)
     }
@@ -161,13 +139,7 @@ extension ProcessingParameter {
     func report(_ update: ParameterUpdateState<Value>, for id: UInt64?, in state: inout State) {
         state.updateState = update
         states.yield(update)
-        guard let id, let reporter = state.reporters[id] else { return }
-        reporter.yield(update)
-        if update.isTerminal {
-            reporter.finish()
-            state.reporters[id] = nil
-            state.origins[id] = nil
-        }
+        if let id { state.requests.report(update, to: id) }
     }
 
     /// Starts a job the machine put in flight. A delivery finds its out-of-date applicators
@@ -216,7 +188,7 @@ extension ProcessingParameter {
         guard requestID == state.committedRequestID, let announced = state.announcedValue, announced != state.value else { return }
         state.announcedValue = state.value
         changes.yield(ParameterChange(address: address, value: state.value, requestID: requestID,
-                                      origin: state.origins[requestID]))
+                                      origin: state.requests.origin(of: requestID)))
     }
 
     /// The apply sequence for one requested value, as planned when it started.

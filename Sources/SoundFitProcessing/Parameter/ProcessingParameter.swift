@@ -79,7 +79,7 @@ public final class ProcessingParameter<Value: Sendable & Equatable>: Sendable {
     }
 
     deinit {
-        state.withLock { state in state.reporters.values.forEach { $0.finish() } }
+        state.withLock { $0.requests.finishAll() }
     }
 
     // MARK: Observing
