@@ -161,6 +161,8 @@ final class KernelParameter: ControlParameter {
     /// one): both stay within `Machine.defaultMaximumOverlap + 1` however fast values arrive.
     var openRequestCount: Int { state.withLock { $0.requests.count } }
     var bufferedValueCount: Int { state.withLock { $0.machine.bufferedValueCount } }
+    /// Whether a synchronization waits for the deliveries in flight (tests).
+    var isSynchronizationRequested: Bool { state.withLock { $0.machine.isSynchronizationRequested } }
 
     // MARK: Delivery
 

@@ -140,6 +140,32 @@ struct KernelParameterTests {
         #expect(runtime.engine.value(of: .filterCutoff) == hz(2_500))
     }
 
+    @Test func synchronizationWaitsForTheDeliveryInFlightAndAValueRequestedMeanwhileWaitsForIt() async throws {
+        let (runtime, cutoff) = try makeRuntime()
+        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        let sequence = { runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue) }
+        let inFlight = try cutoff.request(hz(700), origin: nil)
+        let published = sequence()
+        cutoff.invalidateEngine()  // the server went away and came back while 700 was in flight
+        let synchronization = Task { await cutoff.synchronizeEngine() }
+        while !cutoff.isSynchronizationRequested { await Task.yield() }
+        #expect(sequence() == published)  // it waits behind the delivery in flight
+        let later = try cutoff.request(hz(800), origin: nil)
+        #expect(runtime.engine.value(of: .filterCutoff) == hz(700))  // and 800 waits behind it
+        driver.renderSilentCycle()
+        #expect(await states(inFlight) == ["applying(700.0)", "applied(700.0)"])
+        // Invalidated after 700 was handed over, its acknowledgement does not vouch for the
+        // engine: the synchronization hands 700 over again.
+        while sequence() == published { await Task.yield() }
+        #expect(runtime.engine.value(of: .filterCutoff) == hz(700))
+        driver.renderSilentCycle()
+        await synchronization.value
+        while runtime.engine.value(of: .filterCutoff) != hz(800) { await Task.yield() }
+        driver.renderSilentCycle()
+        #expect(await states(later) == ["pending(800.0)", "applying(800.0)", "applied(800.0)"])
+        #expect(try cutoff.currentValue() == hz(800))
+    }
+
     @Test func discreteDeliveryHandsOverOneSettledValueAtATime() async throws {
         let clock = ManualClock()
         let (runtime, cutoff) = try makeRuntime(DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(50))),
