@@ -27,6 +27,13 @@ struct KernelParameterTests {
 
     private func hz(_ value: Int) -> ParameterValue { .float(Float(value)) }
 
+    /// Polls `condition` every millisecond until it holds (the suite's time limit bounds it). A
+    /// real sleep, not `Task.yield()`: a yielding loop can keep the tasks it waits for (a settle
+    /// timer, a delivery's task) off a busy machine's threads.
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        while !condition() { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
     @Test func atMostEightValuesAreInFlightAndTheNewestWaits() async throws {
         let (runtime, cutoff) = try makeRuntime()
         var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
@@ -43,10 +50,9 @@ struct KernelParameterTests {
             #expect(await states(request) == ["pending(\(Float(index + 109)))", "superseded(\(Float(index + 109)))"])
         }
         // Cycles until the waiting value was handed over and taken.
-        while cutoff.bufferedValueCount > 0 || runtime.engine.value(of: .filterCutoff) != hz(1_100) {
-            driver.renderSilentCycle()
-            await Task.yield()
-        }
+        driver.renderSilentCycle()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
         #expect(await states(requests[999]) == ["pending(1100.0)", "applying(1100.0)", "applied(1100.0)"])
         #expect(await states(requests[7]) == ["applying(108.0)", "applied(108.0)"])
         #expect(await states(requests[0]) == ["applying(101.0)", "superseded(101.0)"])
@@ -68,11 +74,8 @@ struct KernelParameterTests {
         }
         let bound = DeliveryStateMachine<ParameterValue>.defaultMaximumOverlap + 1
         #expect(largest <= bound, "\(largest) requests kept for 3 000 (bound \(bound))")
-        let rendering = Task { @Sendable [engine = runtime.engine] in
-            var driver = InMemoryDriver(engine: engine, blockSize: 64, channelCount: 1)
-            while !Task.isCancelled { driver.renderSilentCycle(); await Task.yield() }
-        }
-        defer { rendering.cancel() }
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
         var terminal: [UpdateStateName: Int] = [:]
         for request in requests {
             let ends = await states(request).compactMap { description in
@@ -131,7 +134,7 @@ struct KernelParameterTests {
         // Lost (a server gone and back): the kept value is published again, and acknowledged.
         cutoff.invalidateEngine()
         let synchronization = Task { await cutoff.synchronizeEngine() }
-        while sequence() == before { await Task.yield() }
+        try await waitUntil { sequence() != before }
         #expect(sequence() == before &+ 1)
         #expect(try cutoff.currentUpdateState().description == "applying(2500.0)")
         driver.renderSilentCycle()
@@ -148,7 +151,7 @@ struct KernelParameterTests {
         let published = sequence()
         cutoff.invalidateEngine()  // the server went away and came back while 700 was in flight
         let synchronization = Task { await cutoff.synchronizeEngine() }
-        while !cutoff.isSynchronizationRequested { await Task.yield() }
+        try await waitUntil { cutoff.isSynchronizationRequested }
         #expect(sequence() == published)  // it waits behind the delivery in flight
         let later = try cutoff.request(hz(800), origin: nil)
         #expect(runtime.engine.value(of: .filterCutoff) == hz(700))  // and 800 waits behind it
@@ -156,12 +159,12 @@ struct KernelParameterTests {
         #expect(await states(inFlight) == ["applying(700.0)", "applied(700.0)"])
         // Invalidated after 700 was handed over, its acknowledgement does not vouch for the
         // engine: the synchronization hands 700 over again.
-        while sequence() == published { await Task.yield() }
+        try await waitUntil { sequence() != published }
         #expect(runtime.engine.value(of: .filterCutoff) == hz(700))
         driver.renderSilentCycle()
         await synchronization.value
-        while runtime.engine.value(of: .filterCutoff) != hz(800) { await Task.yield() }
-        driver.renderSilentCycle()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
         #expect(await states(later) == ["pending(800.0)", "applying(800.0)", "applied(800.0)"])
         #expect(try cutoff.currentValue() == hz(800))
     }
@@ -170,14 +173,13 @@ struct KernelParameterTests {
         let clock = ManualClock()
         let (runtime, cutoff) = try makeRuntime(DeliveryConfiguration(deliveryStyle: .discrete(settleTime: .milliseconds(50))),
                                                 clock: clock)
-        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
         let before = runtime.engine.value(of: .filterCutoff)
         let first = try cutoff.request(hz(300), origin: nil)
         let second = try cutoff.request(hz(400), origin: nil)
         #expect(runtime.engine.value(of: .filterCutoff) == before)  // nothing handed over while settling
         await clock.advance(by: .milliseconds(50))
-        while runtime.engine.value(of: .filterCutoff) != hz(400) { await Task.yield() }
-        driver.renderSilentCycle()
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
         #expect(await states(first) == ["pending(300.0)", "superseded(300.0)"])
         #expect(await states(second) == ["pending(400.0)", "applying(400.0)", "applied(400.0)"])
     }
