@@ -30,8 +30,10 @@ final class KernelParameter: ControlParameter {
     private let state: Mutex<State>
 
     private struct State {
-        /// The value of the newest request the audio thread applied.
-        var value: ParameterValue
+        /// The value of the newest request the audio thread applied, and what the change feed
+        /// last carried.
+        var committed: CommittedValue<ParameterValue>
+        var value: ParameterValue { committed.value }
         var updateState: ParameterUpdateState<ParameterValue>
         var config: DeliveryConfiguration
         var machine: Machine
@@ -47,12 +49,6 @@ final class KernelParameter: ControlParameter {
         var handOvers: UInt64 = 0
         var requests = OpenRequests<ParameterValue>()
         var nextRequestID: UInt64 = 0
-        /// The request whose value is `value` (0: the initial value): overlapping deliveries
-        /// may end out of order, only a newer request's value is taken.
-        var committedRequestID: UInt64 = 0
-        /// The value the change feed last carried: feedback follows persistence, so it may lag
-        /// `value` while the journal is written.
-        var announcedValue: ParameterValue?
         /// Awaited between taking a value and reporting it `applied` (the state keeper's journal).
         var persistence: (@Sendable () async -> Void)?
         var timerTask: Task<Void, Never>?
@@ -79,7 +75,7 @@ final class KernelParameter: ControlParameter {
         self.feed = feed
         self.turn = turn
         let value = engine.value(of: slot)
-        state = Mutex(State(value: value, updateState: .applied(value), config: config,
+        state = Mutex(State(committed: CommittedValue(value), updateState: .applied(value), config: config,
                             machine: Machine(style: config.deliveryStyle)))
     }
 
@@ -285,20 +281,13 @@ final class KernelParameter: ControlParameter {
     /// reported applied.
     private func take(_ request: Machine.Request) async {
         let persistence = state.withLock { state in
-            if request.id > state.committedRequestID {
-                state.committedRequestID = request.id
-                if state.value != request.value {
-                    if state.announcedValue == nil { state.announcedValue = state.value }
-                    state.value = request.value
-                }
-            }
+            state.committed.take(request.value, requestID: request.id)
             return state.persistence
         }
         if let persistence { await persistence() }
         state.withLock { state in
-            if request.id == state.committedRequestID, let announced = state.announcedValue, announced != state.value {
-                state.announcedValue = state.value
-                feed.yield(ParameterChange(address: descriptor.address, value: state.value, requestID: request.id,
+            if let value = state.committed.announcement(for: request.id) {
+                feed.yield(ParameterChange(address: descriptor.address, value: value, requestID: request.id,
                                            origin: state.requests.origin(of: request.id)))
             }
             report(.applied(request.value), for: request.id, in: &state)

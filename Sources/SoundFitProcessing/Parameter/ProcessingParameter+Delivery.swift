@@ -34,7 +34,10 @@ extension ProcessingParameter {
     }
 
     struct State {
-        var value: Value
+        /// The value of the newest request every out-of-date applicator applied, and what the
+        /// change feed last carried.
+        var committed: CommittedValue<Value>
+        var value: Value { committed.value }
         var updateState: ParameterUpdateState<Value>
         var config: DeliveryConfiguration
         var machine: Machine
@@ -43,11 +46,6 @@ extension ProcessingParameter {
         var requests = OpenRequests<Value>()
         var nextRequestID: UInt64 = 0
         var nextApplicatorID: UInt64 = 0
-        /// The request whose value is `value` (0: the initial value).
-        var committedRequestID: UInt64 = 0
-        /// The value the change feed last carried (`announce`): feedback follows persistence,
-        /// so it may lag `value` while the journal is written.
-        var announcedValue: Value?
         /// Requests that ended `applied`.
         var appliedRequestCount = 0
         var closeError: (any Error)?
@@ -63,7 +61,7 @@ extension ProcessingParameter {
         var runningSynchronizations: [CheckedContinuation<Void, any Error>] = []
 
         init(value: Value, config: DeliveryConfiguration) {
-            self.value = value
+            self.committed = CommittedValue(value)
             self.updateState = .applied(value)
             self.config = config
             self.machine = Machine(style: config.deliveryStyle)
@@ -173,11 +171,7 @@ extension ProcessingParameter {
 
     /// Takes `value` as the parameter's value.
     private func commit(_ value: Value, requestID: UInt64, in state: inout State) {
-        state.committedRequestID = requestID
-        guard state.value != value else { return }
-        if state.announcedValue == nil { state.announcedValue = state.value }
-        state.value = value
-        values.yield(value)
+        if state.committed.take(value, requestID: requestID) { values.yield(value) }
     }
 
     /// Tells the change feed (value feedback to subscribers, the state keeper, LISTENing
@@ -185,9 +179,8 @@ extension ProcessingParameter {
     /// still the value in effect (a newer request that took its value announces that one) and
     /// the feed does not carry it already.
     private func announce(requestID: UInt64, in state: inout State) {
-        guard requestID == state.committedRequestID, let announced = state.announcedValue, announced != state.value else { return }
-        state.announcedValue = state.value
-        changes.yield(ParameterChange(address: address, value: state.value, requestID: requestID,
+        guard let value = state.committed.announcement(for: requestID) else { return }
+        changes.yield(ParameterChange(address: address, value: value, requestID: requestID,
                                       origin: state.requests.origin(of: requestID)))
     }
 
