@@ -39,9 +39,7 @@ public enum InvalidationCause: String, Error, Sendable, CaseIterable, CustomStri
 
     /// The parameters this cause makes stale, by session parameter (nil: a kernel parameter).
     var stale: [(name: SessionParameter.Name?, descriptor: ParameterDescriptor)] {
-        let session = ParameterModel.session.compactMap { entry in
-            entry.binding?.sessionParameter.map { (name: $0, descriptor: entry) }
-        }
+        let session = SessionParameter.Name.allCases.map { (name: $0, descriptor: ParameterModel.entry(for: $0)) }
         let staleSession: Set<SessionParameter.Name> = switch self {
         case .hearingProfileReplaced: [.preset, .canEnable]
         case .techLevelChanged: [.preset, .canEnable, .techLevel]

@@ -8,7 +8,7 @@ enum SessionControl {
     /// The control of every session parameter, in the model's order. Exhaustive: a new
     /// `SessionParameter.Name` does not compile until its control is made here.
     static func controls(controller: ProcessingController, presets: ProfilePresetSource) -> [any SessionControlParameter] {
-        ParameterModel.session.compactMap(\.binding?.sessionParameter).map { name -> any SessionControlParameter in
+        SessionParameter.Name.allCases.map { name -> any SessionControlParameter in
             let descriptor = ParameterModel.entry(for: name)
             return switch name {
             case .isEnabled:

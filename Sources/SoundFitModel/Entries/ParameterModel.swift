@@ -130,7 +130,9 @@ public enum ParameterModel {
 /// (the processing model adds the values that travel, `SessionParameter.Writable` and
 /// `.ReadValue`).
 public enum SessionParameter {
-    /// A session parameter; its entry in the parameter model is `ParameterModel.entry(for:)`.
+    /// A session parameter; its entry in the parameter model is `ParameterModel.entry(for:)`. The
+    /// cases are in the order of `ParameterModel.session` (address-space order; a model test
+    /// checks it).
     public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// Personalization on/off, `/processing/enabled`. Writable and readable.
         case isEnabled
