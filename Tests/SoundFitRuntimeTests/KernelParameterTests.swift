@@ -27,6 +27,22 @@ struct KernelParameterTests {
 
     private func hz(_ value: Int) -> ParameterValue { .float(Float(value)) }
 
+    private func makeDriver(_ runtime: SoundFitRuntime) -> InMemoryDriver {
+        InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+    }
+
+    /// The mailbox's number for the cutoff slot's newest publication: it moves with each hand-over.
+    private func cutoffPublication(_ runtime: SoundFitRuntime) -> UInt32 {
+        runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue)
+    }
+
+    /// Requests `value` and renders the cycle that takes it: the request ends applied.
+    private func applyOnce(_ value: Int, to cutoff: KernelParameter, rendering driver: inout InMemoryDriver) async throws {
+        let request = try cutoff.request(hz(value), origin: nil)
+        driver.renderSilentCycle()
+        #expect(await states(request) == ["applying(\(Float(value)))", "applied(\(Float(value)))"])
+    }
+
     /// Polls `condition` every millisecond until it holds (the suite's time limit bounds it). A
     /// real sleep, not `Task.yield()`: a yielding loop can keep the tasks it waits for (a settle
     /// timer, a delivery's task) off a busy machine's threads.
@@ -36,7 +52,7 @@ struct KernelParameterTests {
 
     @Test func atMostEightValuesAreInFlightAndTheNewestWaits() async throws {
         let (runtime, cutoff) = try makeRuntime()
-        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        var driver = makeDriver(runtime)
         var requests: [ParameterRequest<ParameterValue>] = []
         var mostBuffered = 0
         for value in 101...1_100 {
@@ -62,7 +78,7 @@ struct KernelParameterTests {
     @Test func aFloodEndsWithOneTerminalStateEachTheLastValueAndBoundedBookkeeping() async throws {
         let (runtime, cutoff) = try makeRuntime()
         let changes = runtime.changeUpdates()
-        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
+        var driver = makeDriver(runtime)
         var requests: [ParameterRequest<ParameterValue>] = []
         var largest = 0
         var generator = SystemRandomNumberGenerator()
@@ -102,14 +118,12 @@ struct KernelParameterTests {
 
     @Test func aValueEqualToTheAppliedOneStillReachesTheEngineWithAnotherInFlight() async throws {
         let (runtime, cutoff) = try makeRuntime()
-        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
-        let first = try cutoff.request(hz(500), origin: nil)
-        driver.renderSilentCycle()
-        #expect(await states(first) == ["applying(500.0)", "applied(500.0)"])
+        var driver = makeDriver(runtime)
+        try await applyOnce(500, to: cutoff, rendering: &driver)
         // The same value again with nothing in flight: the engine runs it, nothing is handed over.
-        let sequence = runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue)
+        let publication = cutoffPublication(runtime)
         #expect(await states(try cutoff.request(hz(500), origin: nil)) == ["applied(500.0)"])
-        #expect(runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue) == sequence)
+        #expect(cutoffPublication(runtime) == publication)
         // With 600 in flight the engine's value is unknown: 500 must be handed over again.
         let newer = try cutoff.request(hz(600), origin: nil)
         let back = try cutoff.request(hz(500), origin: nil)
@@ -122,12 +136,10 @@ struct KernelParameterTests {
 
     @Test func afterTheEngineLostItsValuesSynchronizationPublishesTheKeptValueOnce() async throws {
         let (runtime, cutoff) = try makeRuntime()
-        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
-        let request = try cutoff.request(hz(2_500), origin: nil)
-        driver.renderSilentCycle()
-        #expect(await states(request) == ["applying(2500.0)", "applied(2500.0)"])
+        var driver = makeDriver(runtime)
+        try await applyOnce(2_500, to: cutoff, rendering: &driver)
         // Up to date: synchronizing publishes nothing.
-        let sequence = { runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue) }
+        let sequence = { cutoffPublication(runtime) }
         let before = sequence()
         await cutoff.synchronizeEngine()
         #expect(sequence() == before)
@@ -145,8 +157,8 @@ struct KernelParameterTests {
 
     @Test func synchronizationWaitsForTheDeliveryInFlightAndAValueRequestedMeanwhileWaitsForIt() async throws {
         let (runtime, cutoff) = try makeRuntime()
-        var driver = InMemoryDriver(engine: runtime.engine, blockSize: 64, channelCount: 1)
-        let sequence = { runtime.engine.mailbox.publishedSequence(index: EngineSlot.filterCutoff.rawValue) }
+        var driver = makeDriver(runtime)
+        let sequence = { cutoffPublication(runtime) }
         let inFlight = try cutoff.request(hz(700), origin: nil)
         let published = sequence()
         cutoff.invalidateEngine()  // the server went away and came back while 700 was in flight
