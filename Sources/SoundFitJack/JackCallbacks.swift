@@ -22,8 +22,9 @@ func soundfitProcessCallback(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPo
     Unmanaged<JackClientConnection>.fromOpaque(arg)._withUnsafeGuaranteedRef { connection in
         let rate = Double(connection.serverSampleRate.load(ordering: .relaxed))
         let freewheeling = connection.freewheeling.load(ordering: .relaxed)
+        let midiSourceConnected = connection.midiSourceConnected.load(ordering: .relaxed)
         _ = connection.processState.pointee.process(client: connection.client, frames: frames, serverSampleRate: rate,
-                                                    freewheeling: freewheeling)
+                                                    freewheeling: freewheeling, midiSourceConnected: midiSourceConnected)
         // A freewheeling cycle has no deadline: its time says nothing about real-time load.
         if freewheeling {
             connection.freewheelCycles.add(1, ordering: .relaxed)

@@ -52,7 +52,7 @@ struct JackProcessState: ~Copyable {
     /// present microsecond (`jack_get_time`, a vDSO clock read on the engine clock).
     @inline(__always)
     mutating func process(client: OpaquePointer, frames: jack_nframes_t, serverSampleRate: Double,
-                          freewheeling: Bool = false) -> UInt64 {
+                          freewheeling: Bool, midiSourceConnected: Bool) -> UInt64 {
         if serverSampleRate != sampleRate, serverSampleRate > 0 {
             sampleRate = serverSampleRate
             renderer.setSampleRate(serverSampleRate)
@@ -63,7 +63,7 @@ struct JackProcessState: ~Copyable {
             inputBuffers[channel] = UnsafePointer(input.assumingMemoryBound(to: Float.self))
             outputBuffers[channel] = output.assumingMemoryBound(to: Float.self)
         }
-        receiveMIDI(frames: frames)
+        if midiSourceConnected { receiveMIDI(frames: frames) }
         // The cycle's time only serves scheduled changes: with none waiting, JACK is not asked.
         let time: CycleTime?
         if !renderer.mayHaveScheduledChanges {
@@ -83,13 +83,12 @@ struct JackProcessState: ~Copyable {
 
     /// Hands every message of this cycle's MIDI input to the MIDI control (before rendering, so
     /// nothing waits a cycle more than it must). Real-time safe: `jack_midi_event_get` reads the
-    /// port's buffer in place; `receive` stores atomics. With nothing connected to the port no
-    /// event can come: `jack_port_connected` (a lock-free read of the graph in shared memory)
-    /// skips the buffer, which JACK would otherwise clear for us every cycle.
+    /// port's buffer in place; `receive` stores atomics. Called only while a source is connected
+    /// (the port-connect callback's flag): without one no event can come, and JACK would clear
+    /// the port's buffer for us every cycle.
     @inline(__always)
     private func receiveMIDI(frames: jack_nframes_t) {
-        guard let midi, let midiPort, jack_port_connected(midiPort) != 0,
-              let buffer = jack_port_get_buffer(midiPort, frames) else { return }
+        guard let midi, let midiPort, let buffer = jack_port_get_buffer(midiPort, frames) else { return }
         let count = jack_midi_get_event_count(buffer)
         var event = jack_midi_event_t()
         for index in 0..<count {

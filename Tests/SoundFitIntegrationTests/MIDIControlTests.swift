@@ -18,7 +18,7 @@ extension SoundFitIntegration {
                 let subscriber = try OSCTestClient.subscribed(to: rig.ready.oscPort)
                 let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
                 defer { fader.close() }
-                try fader.connect(to: "\(rig.ready.client):midi_in")
+                try fader.connectMIDI(toSoundFit: rig.ready.client, osc: rig.osc)
                 let audio = try rig.audio()
 
                 for value in [0, 64, 127] {
@@ -60,7 +60,7 @@ extension SoundFitIntegration {
             defer { rig.stop() }
             let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
-            try fader.connect(to: "\(rig.ready.client):midi_in")
+            try fader.connectMIDI(toSoundFit: rig.ready.client, osc: rig.osc)
 
             // Learn: the reply comes once a control change arrived.
             let learning = try rig.osc.ask("/midi/learn", [.string("/filter/cutoff")], reply: "/midi/learning")
@@ -162,7 +162,7 @@ extension SoundFitIntegration {
             let subscriber = try OSCTestClient.subscribed(to: try rig.soundfit.ready.oscPort)
             let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
-            try fader.connect(to: "\(try rig.soundfit.ready.client):midi_in")
+            try fader.connectMIDI(toSoundFit: try rig.soundfit.ready.client, osc: osc)
 
             fader.programChange(channel: 1, program: 2)
             let current = try subscriber.waitFor("/patch/current 2") { $0.address == "/patch/current" && $0.arguments.first == .int(2) }
@@ -184,7 +184,7 @@ extension SoundFitIntegration {
             let end = try osc.waitFor("/midi/end") { $0.address == "/midi/end" }
             #expect(end.match.arguments == [.int(1)])
             #expect(end.before.filter { $0.address == "/midi/item" }.map(\.arguments) == [[.string("/output/gain"), .int(1), .int(7)]])
-            try fader.connect(to: "\(try rig.soundfit.ready.client):midi_in")
+            try fader.connectMIDI(toSoundFit: try rig.soundfit.ready.client, osc: osc)
             fader.controlChange(channel: 1, controller: 7, value: 127)
             try fader.waitUntilSent()
             #expect(isClose(try osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))

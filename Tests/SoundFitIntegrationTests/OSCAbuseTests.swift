@@ -95,7 +95,7 @@ extension SoundFitIntegration {
 
                 let midi = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
                 defer { midi.close() }
-                try midi.connect(to: "\(rig.ready.client):midi_in")
+                try midi.connectMIDI(toSoundFit: rig.ready.client, osc: rig.osc)
                 for _ in 0..<3000 { midi.programChange(channel: 1, program: 99) }
                 try midi.waitUntilSent(timeout: .seconds(60))
                 // Then one that loads factory patch 0: MIDI is handled in order and its reports

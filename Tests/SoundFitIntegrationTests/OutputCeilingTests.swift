@@ -158,7 +158,7 @@ extension SoundFitIntegration {
             _ = try rig.osc.ask("/midi/map", [.string("/output/gain"), .int(1), .int(7)], reply: "/midi/mapped")
             let fader = try TestJackClient(server: rig.server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
-            try fader.connect(to: "\(rig.ready.client):midi_in")
+            try fader.connectMIDI(toSoundFit: rig.ready.client, osc: rig.osc)
             fader.controlChange(channel: 1, controller: 7, value: 127)
             try fader.waitUntilSent()
             #expect(isClose(try rig.osc.pollQuery("/output/gain") { isClose($0, 12, tolerance: 1e-3) }, 12, tolerance: 1e-3))

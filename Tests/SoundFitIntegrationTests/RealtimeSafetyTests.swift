@@ -133,7 +133,7 @@ extension SoundFitIntegration {
             let (server, engine, osc) = (rig.server, rig.engine, rig.osc)
             let fader = try TestJackClient(server: server.name, name: "sfmidi", roles: .midiSource)
             defer { fader.close() }
-            try fader.connect(to: "sfrtmidi:midi_in")
+            try fader.connectMIDI(toSoundFit: "sfrtmidi", osc: osc)
             expectApplied(try osc.set("/filter/enabled", .int(1)), "/filter/enabled", .int(1))
             for (address, controller) in [("/output/gain", 7), ("/filter/cutoff", 74), ("/ringmod/mix", 1), ("/filter/type", 75)] {
                 let mapped = try osc.ask("/midi/map", [.string(address), .int(1), .int(Int32(controller))], reply: "/midi/mapped")

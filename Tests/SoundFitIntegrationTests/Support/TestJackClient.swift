@@ -2,6 +2,7 @@ import CJack
 import Foundation
 import Glibc
 import SoundFitTestSupport
+import Testing
 import Synchronization
 
 /// What a test JACK client does in its process callback; a client has one role or several.
@@ -314,6 +315,21 @@ final class TestJackClient: @unchecked Sendable {
     /// Connects `midi_out` to `destination` (a full port name).
     func connect(to destination: String) throws {
         try connect(midiPort, destination)
+    }
+
+    /// Connects `midi_out` to SoundFit's `midi_in` (`client`: SoundFit's client name) and returns
+    /// once SoundFit noted the connection (`/status port_connections`, counted from JACK's
+    /// port-connect callback): SoundFit reads its MIDI port only from then on.
+    func connectMIDI(toSoundFit client: String, osc: OSCTestClient) throws {
+        guard let handle = self.client else { throw IntegrationError("test client closed") }
+        let noted = try #require(try osc.status()["port_connections"]?.number)
+        let result = jack_connect(handle, midiPort, "\(client):midi_in")
+        guard result == 0 || result == EEXIST else {
+            throw IntegrationError("cannot connect \(midiPort) -> \(client):midi_in (error \(result))")
+        }
+        // A connection that existed already (SoundFit restored it) is noted as SoundFit made it.
+        let expected = result == EEXIST ? 1 : noted + 1
+        _ = try osc.waitForStatus(timeout: .seconds(10)) { ($0["port_connections"]?.number ?? 0) >= expected }
     }
 
     func connect(_ source: String, _ destination: String) throws {
