@@ -24,6 +24,11 @@ each process's threads moved between CPUs during the window. Usage:
     swift build -c release --product soundfit
     python3 Benchmarks/scripts/jack_vs_faust.py [--periods 32,64,256] [--seconds 20] [--runs 3]
                                                 [--placement free|one-cpu|both] [--realtime]
+                                                [--floor] [--order alternate|soundfit-first|faust-first|latin]
+
+`--order latin` (with the floor, runs a multiple of 3) is the fair comparison: each client joins
+the graph first, second and third once per three runs, and the summary's geometric means cancel
+what the place itself costs.
 
 Absolute CPU seconds depend on the machine and on what else runs; the ratio holds better, since
 both clients run in the same server at the same time.
@@ -70,20 +75,37 @@ def measure(pids, seconds):
     return {pid: (sum(result[pid][1].values()) / 1e9, result[pid][1], migrations(pid) - before[pid]) for pid in pids}
 
 
-def one_run(options, period, placement, soundfit_first):
+# The clients in the order they join the graph, per --order. A client that joins earlier runs
+# earlier in each cycle, and where a client runs changes what its wake-up costs (two copies of the
+# floor client differ by up to 20 % by place alone on the development VM): `latin` gives each
+# client each place once per three runs (a Latin square), so the geometric mean of a ratio over
+# the three cancels the place.
+LATIN_SQUARE = [("S", "F", "C"), ("F", "C", "S"), ("C", "S", "F")]
+
+
+def sequence(order, run, floor):
+    """The clients of run `run` (1-based) in joining order: S SoundFit, F Faust, C the floor."""
+    if order == "latin":
+        return LATIN_SQUARE[(run - 1) % 3]
+    soundfit_first = {"soundfit-first": True, "faust-first": False}.get(order, run % 2 == 0)
+    return ("S", "F") + (("C",) if floor else ()) if soundfit_first else ("F", "S") + (("C",) if floor else ())
+
+
+def one_run(options, period, placement, clients):
     server = jackbench.Server(period, cpu=options.cpu if placement == "one-cpu" else None, realtime=options.realtime)
     try:
         noise = server.start_faust("noise_source")
-        if soundfit_first:
-            soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
-        faust = server.start_faust("lowpass_gain")
-        if not soundfit_first:
-            server.wait_for_ports("lowpass_gain", "input", 2)
-            soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
         floor = None
-        if options.floor:
-            floor = server.start([jackbench.c_client("passthrough_gain")])
-            floor_in = server.wait_for_ports("passthrough_gain", "input", 2)
+        for kind in clients:
+            if kind == "S":
+                soundfit, client = jackbench.start_soundfit(server, options.binary, SOUNDFIT_NAME)
+                server.wait_for_ports(SOUNDFIT_NAME, "input", 2)
+            elif kind == "F":
+                faust = server.start_faust("lowpass_gain")
+                server.wait_for_ports("lowpass_gain", "input", 2)
+            else:
+                floor = server.start([jackbench.c_client("passthrough_gain")])
+                floor_in = server.wait_for_ports("passthrough_gain", "input", 2)
         faust_in = server.wait_for_ports("lowpass_gain", "input", 2)
         noise_out = server.wait_for_ports("noise_source", "output", 2)
         soundfit_in = server.wait_for_ports(SOUNDFIT_NAME, "input", 2)
@@ -125,49 +147,63 @@ def main():
     parser.add_argument("--placement", choices=["free", "one-cpu", "both"], default="free")
     parser.add_argument("--cpu", type=int, default=1, help="the CPU of --placement one-cpu")
     parser.add_argument("--realtime", action="store_true", help="jackd with SCHED_FIFO threads (default: --no-realtime)")
-    parser.add_argument("--order", choices=["alternate", "soundfit-first", "faust-first"], default="alternate",
-                        help="which client joins the graph first (alternate: SoundFit in even runs)")
+    parser.add_argument("--order", choices=["alternate", "soundfit-first", "faust-first", "latin"], default="alternate",
+                        help="which client joins the graph first (alternate: SoundFit in even runs; latin: every "
+                             "client in every place once per three runs, with the floor; the floor is last otherwise)")
     parser.add_argument("--floor", action="store_true",
-                        help="also run the minimal C client (Benchmarks/CJackClient/passthrough_gain.c), last in the graph")
+                        help="also run the minimal C client (Benchmarks/CJackClient/passthrough_gain.c)")
     parser.add_argument("--binary", default=os.path.join(jackbench.ROOT, ".build", "release", "soundfit"))
     options = parser.parse_args()
+    if options.order == "latin":
+        options.floor = True
+        if options.runs % 3:
+            parser.error("--order latin takes a multiple of 3 runs (one Latin square each)")
     periods = [int(p) for p in options.periods.split(",")]
     placements = ["free", "one-cpu"] if options.placement == "both" else [options.placement]
     print(f"command: python3 Benchmarks/scripts/jack_vs_faust.py --periods {options.periods} "
           f"--seconds {options.seconds:g} --runs {options.runs} --placement {options.placement}"
           f"{' --realtime' if options.realtime else ''} --order {options.order}{' --floor' if options.floor else ''}")
     print(f"binary: {options.binary}; load average at start: {jackbench.load_average()}")
-    print("| period | placement | case | run (S: SoundFit first, F: Faust first) | SoundFit CPU s | Faust CPU s "
-          "| SoundFit / Faust | C floor / Faust | xruns | migrations SoundFit / Faust | SoundFit's busiest threads (CPU s) |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    print("| period | placement | case | run: joining order (S SoundFit, F Faust, C floor) | SoundFit CPU s | Faust CPU s "
+          "| SoundFit / Faust | C floor / Faust | SoundFit / C floor | xruns | migrations SoundFit / Faust "
+          "| SoundFit's busiest threads (CPU s) |")
+    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     summary = []
     for period in periods:
         for placement in placements:
             ratios = {"loaded": [], "idle": []}
             floors = {"loaded": [], "idle": []}
+            over_floor = {"loaded": [], "idle": []}
             for run in range(1, options.runs + 1):
-                first = {"soundfit-first": True, "faust-first": False}.get(options.order, run % 2 == 0)
-                result = one_run(options, period, placement, soundfit_first=first)
+                clients = sequence(options.order, run, options.floor)
+                result = one_run(options, period, placement, clients)
                 for case in ("loaded", "idle"):
                     (sf_cpu, sf_threads, sf_moves), (faust_cpu, _, faust_moves), floor, xruns = result[case]
                     ratio = sf_cpu / faust_cpu if faust_cpu > 0 else float("inf")
                     ratios[case].append(ratio)
-                    floor_text = "–"
-                    if floor and faust_cpu > 0:
+                    floor_text, over_floor_text = "–", "–"
+                    if floor and faust_cpu > 0 and floor[0] > 0:
                         floors[case].append(floor[0] / faust_cpu)
-                        floor_text = f"{floor[0] / faust_cpu:.2f}"
-                    print(f"| {period} | {placement} | {case} | {run} {'S' if first else 'F'} | {sf_cpu:.3f} | {faust_cpu:.3f} "
-                          f"| {ratio:.2f} | {floor_text} | {xruns} | {sf_moves} / {faust_moves} | {top_threads(sf_threads)} |",
-                          flush=True)
+                        over_floor[case].append(sf_cpu / floor[0])
+                        floor_text, over_floor_text = f"{floor[0] / faust_cpu:.2f}", f"{sf_cpu / floor[0]:.2f}"
+                    print(f"| {period} | {placement} | {case} | {run} {''.join(clients)} | {sf_cpu:.3f} | {faust_cpu:.3f} "
+                          f"| {ratio:.2f} | {floor_text} | {over_floor_text} | {xruns} | {sf_moves} / {faust_moves} "
+                          f"| {top_threads(sf_threads)} |", flush=True)
             for case in ("loaded", "idle"):
-                floor_median = f"{statistics.median(floors[case]):.2f}" if floors[case] else "–"
-                summary.append((period, placement, case, statistics.median(ratios[case]), min(ratios[case]),
-                                max(ratios[case]), floor_median))
+                summary.append((period, placement, case, ratios[case], floors[case], over_floor[case]))
     print()
-    print("| period | placement | case | median SoundFit / Faust | min | max | median C floor / Faust |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: |")
-    for period, placement, case, median, low, high, floor_median in summary:
-        print(f"| {period} | {placement} | {case} | {median:.2f} | {low:.2f} | {high:.2f} | {floor_median} |")
+    print("Geometric means are over whole runs; with --order latin they cancel each client's place in the graph.")
+    print("| period | placement | case | SoundFit / Faust: geometric mean (median, min–max) | C floor / Faust "
+          "| SoundFit / C floor: geometric mean (median, min–max) |")
+    print("| ---: | --- | --- | --- | --- | --- |")
+    for period, placement, case, ratio, floor, over in summary:
+        def spread(values):
+            if not values:
+                return "–"
+            return (f"{statistics.geometric_mean(values):.2f} ({statistics.median(values):.2f}, "
+                    f"{min(values):.2f}–{max(values):.2f})")
+        floor_text = f"{statistics.geometric_mean(floor):.2f}" if floor else "–"
+        print(f"| {period} | {placement} | {case} | {spread(ratio)} | {floor_text} | {spread(over)} |")
     print(f"load average at end: {jackbench.load_average()}")
 
 
