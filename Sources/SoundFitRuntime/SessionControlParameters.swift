@@ -5,32 +5,51 @@ import SoundFitProcessing
 /// The processing session's parameters (the model entries bound to the session). Each resolves
 /// the active session on every call: sessions come and go with the JACK server.
 enum SessionControl {
-    /// The control of every session parameter, in the model's order. Exhaustive: a new
-    /// `SessionParameter.Name` does not compile until its control is made here.
+    /// The control of every session parameter, in the model's order. A bool or a number follows
+    /// from its entry (`valueControl`, `readingControl`); the exceptions are named here: the
+    /// preset (fetched by variant name), the enable (refused without a preset) and `can_enable`
+    /// (it follows the preset).
     static func controls(controller: ProcessingController, presets: ProfilePresetSource) -> [any SessionControlParameter] {
         SessionParameter.Name.allCases.map { name -> any SessionControlParameter in
-            let descriptor = ParameterModel.entry(for: name)
-            return switch name {
-            case .isEnabled:
-                SessionValueControl<Bool>(
-                    descriptor: descriptor, controller: controller, parameter: { $0.isEnabled },
-                    toControl: { .bool($0) }, fromControl: { if case .bool(let v) = $0 { v } else { nil } },
-                    refusal: enablingRefusal)
-            case .intensity:
-                SessionValueControl<Float>(
-                    descriptor: descriptor, controller: controller, parameter: { $0.intensity },
-                    toControl: { .float($0) }, fromControl: { if case .float(let v) = $0 { v } else { nil } })
+            switch name {
             case .preset:
                 SessionPresetControl(controller: controller, presets: presets)
+            case .isEnabled:
+                valueControl(name, controller: controller, refusal: enablingRefusal)
             case .canEnable:
                 SessionReadOnlyControl(
-                    descriptor: descriptor, controller: controller,
+                    descriptor: ParameterModel.entry(for: name), controller: controller,
                     // can_enable follows the preset: true while one is applied.
                     follow: { session, derived in session.preset.observeChanges { derived(.bool($0.value != nil)) } },
                     read: { .bool($0.canEnable) })
-            case .techLevel:
-                SessionReadOnlyControl(descriptor: descriptor, controller: controller) { .int($0.techLevel.value) }
+            default:
+                name.isWritable ? valueControl(name, controller: controller) : readingControl(name, controller: controller)
             }
+        }
+    }
+
+    /// A writable bool or number: the session's parameter of that type, requested like any value.
+    private static func valueControl(_ name: SessionParameter.Name, controller: ProcessingController,
+                                     refusal: @escaping @Sendable (ProcessingSession, Bool) -> ControlError? = { _, _ in nil })
+        -> any SessionControlParameter {
+        let descriptor = ParameterModel.entry(for: name)
+        switch descriptor.kind {
+        case .bool:
+            return SessionValueControl<Bool>(descriptor: descriptor, controller: controller, name: name, refusal: refusal)
+        case .float:
+            return SessionValueControl<Float>(descriptor: descriptor, controller: controller, name: name)
+        case .int, .choice:
+            preconditionFailure("\(descriptor.address): a session parameter of kind \(descriptor.kind.typeName) needs its control named in SessionControl.controls")
+        }
+    }
+
+    /// A read-only one the session holds: its reading as the entry states it.
+    private static func readingControl(_ name: SessionParameter.Name, controller: ProcessingController) -> any SessionControlParameter {
+        guard let readable = SessionParameter.Readable(name) else {
+            preconditionFailure("\(name): a read-only session parameter needs a reading (SessionParameter.Readable)")
+        }
+        return SessionReadOnlyControl(descriptor: ParameterModel.entry(for: name), controller: controller) {
+            $0.expectedReading(readable).parameterValue
         }
     }
 
@@ -55,30 +74,61 @@ protocol SessionControlParameter: ControlParameter {
     func publish(_ session: ProcessingSession, to feed: ChangeFeed)
 }
 
-/// `/processing/enabled` and `/processing/intensity`.
-struct SessionValueControl<Value: Sendable & Equatable>: SessionControlParameter {
+/// A value a surface sends and shows as itself: a session parameter's bool or number.
+protocol SessionSurfaceValue: Sendable, Equatable {
+    /// The value `value` stands for, if it is of this type.
+    init?(surfaceValue value: ParameterValue)
+    var surfaceValue: ParameterValue { get }
+}
+
+extension Bool: SessionSurfaceValue {
+    init?(surfaceValue value: ParameterValue) {
+        guard case .bool(let bool) = value else { return nil }
+        self = bool
+    }
+
+    var surfaceValue: ParameterValue { .bool(self) }
+}
+
+extension Float: SessionSurfaceValue {
+    init?(surfaceValue value: ParameterValue) {
+        guard case .float(let float) = value else { return nil }
+        self = float
+    }
+
+    var surfaceValue: ParameterValue { .float(self) }
+}
+
+/// A writable session parameter of a bool or a number (`/processing/enabled`,
+/// `/processing/intensity`): the session's `ProcessingParameter<Value>` of that name.
+struct SessionValueControl<Value: SessionSurfaceValue>: SessionControlParameter {
     let descriptor: ParameterDescriptor
     let controller: ProcessingController
-    let parameter: @Sendable (ProcessingSession) -> ProcessingParameter<Value>
-    let toControl: @Sendable (Value) -> ParameterValue
-    let fromControl: @Sendable (ParameterValue) -> Value?
+    let name: SessionParameter.Name
     /// Why `value` cannot be requested in `session` now, if it cannot (checked after validation).
     var refusal: @Sendable (ProcessingSession, Value) -> ControlError? = { _, _ in nil }
 
+    private func parameter(_ session: ProcessingSession) -> ProcessingParameter<Value> {
+        guard let parameter = session.parameter(name, as: Value.self) else {
+            preconditionFailure("\(descriptor.address): the session holds no \(Value.self) parameter \(name)")
+        }
+        return parameter
+    }
+
     func currentValue() throws -> ParameterValue {
         guard let session = controller.session else { throw SessionControl.noSession }
-        return toControl(parameter(session).value)
+        return parameter(session).value.surfaceValue
     }
 
     func publish(_ session: ProcessingSession, to feed: ChangeFeed) {
-        let parameter = parameter(session), toControl = toControl
-        feed.yield(ParameterChange(address: descriptor.address, value: toControl(parameter.value)))
-        parameter.observeChanges { feed.yield($0.map(toControl)) }
+        let parameter = parameter(session)
+        feed.yield(ParameterChange(address: descriptor.address, value: parameter.value.surfaceValue))
+        parameter.observeChanges { feed.yield($0.map(\.surfaceValue)) }
     }
 
     func currentUpdateState() throws -> ParameterUpdateState<ParameterValue> {
         guard let session = controller.session else { throw SessionControl.noSession }
-        return parameter(session).updateState.map(toControl)
+        return parameter(session).updateState.map(\.surfaceValue)
     }
 
     func check(_ value: ParameterValue) throws {
@@ -87,14 +137,14 @@ struct SessionValueControl<Value: Sendable & Equatable>: SessionControlParameter
 
     func request(_ value: ParameterValue, origin: RequestOrigin?) throws -> ParameterRequest<ParameterValue> {
         let (session, native) = try accepted(value)
-        return try ControlError.refusing { try parameter(session).request(native, origin: origin, reportedAs: toControl) }
+        return try ControlError.refusing { try parameter(session).request(native, origin: origin, reportedAs: \.surfaceValue) }
     }
 
     /// The session and the native value a request for `value` would go to, or why it is refused now.
     private func accepted(_ value: ParameterValue) throws -> (ProcessingSession, Value) {
         try descriptor.validate(value)
         guard let session = controller.session else { throw SessionControl.noSession }
-        guard let native = fromControl(value) else {
+        guard let native = Value(surfaceValue: value) else {
             throw ParameterError.wrongType(address: descriptor.address, expected: descriptor.kind.typeName)
         }
         if let refusal = refusal(session, native) { throw refusal }

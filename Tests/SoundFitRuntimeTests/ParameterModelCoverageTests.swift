@@ -5,6 +5,7 @@ import SoundFitEngine
 import SoundFitProcessing
 import SoundFitRuntime
 import SoundFitState
+import SoundFitTestSupport
 import Testing
 
 /// Adding a parameter is one model entry plus its DSP: these tests fail until every consumer of
@@ -54,6 +55,43 @@ import Testing
         #expect(runtime.parameters.map(\.descriptor) == ParameterModel.all)
         for entry in ParameterModel.all {
             #expect(runtime.parameter(at: entry.address)?.descriptor == entry, "\(entry.address) is not dispatched")
+        }
+    }
+
+    /// Every session entry's surface control follows from the entry: a writable bool or number
+    /// is the session's parameter of that type and name (a set reaches it), a read-only one shows
+    /// the session's reading.
+    @Test func everySessionEntryHasItsControlFromTheEntry() async throws {
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let loop = RenderLoop(engine: runtime.engine)
+        defer { loop.stop() }
+        try await runtime.audioSystemConnected()
+        let session = try #require(runtime.controller.session)
+        for name in SessionParameter.Name.allCases {
+            let entry = ParameterModel.entry(for: name)
+            let control = try #require(runtime.parameter(at: entry.address), "\(entry.address)")
+            let shown = try control.currentValue()
+            switch (name.isWritable, entry.kind) {
+            case (true, .bool):
+                let parameter = try #require(session.parameter(name, as: Bool.self), "\(name) is not a Bool parameter")
+                #expect(shown == .bool(parameter.value), "\(entry.address)")
+            case (true, .float(let range)):
+                let parameter = try #require(session.parameter(name, as: Float.self), "\(name) is not a Float parameter")
+                #expect(shown == .float(parameter.value), "\(entry.address)")
+                let request = try control.request(.float(range.upperBound), origin: nil)
+                var last: ParameterUpdateState<ParameterValue>?
+                for await state in request.states { last = state }
+                #expect(last?.name == .applied, "\(entry.address): \(String(describing: last))")
+                #expect(parameter.value == range.upperBound, "\(entry.address): the set did not reach the session's parameter")
+            case (true, _):
+                #expect(name == .preset, "\(entry.address): a writable \(entry.kind.typeName) needs its control named in SessionControl")
+            case (false, _):
+                if let readable = SessionParameter.Readable(name) {
+                    #expect(shown == session.expectedReading(readable).parameterValue, "\(entry.address)")
+                } else {
+                    Issue.record("\(entry.address): a read-only session parameter the handler is not read for")
+                }
+            }
         }
     }
 

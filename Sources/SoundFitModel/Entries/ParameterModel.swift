@@ -2,38 +2,12 @@
 /// else derives from this list: the engine's slot mapping, OSC dispatch, `/list`,
 /// `soundfit parameters`, the documentation tables, patch and state coding, fader tapers.
 ///
-/// Adding a kernel parameter: add its entry here (and to `all`), its `EngineSlot` case, and its
-/// DSP (the settings field the slot writes). Adding a session parameter: its entry here (and to
-/// `session`) with its `SessionParameter.Name` below, then the processing session's parameter
-/// and the values that travel (`ProcessingSession`, `SessionParameter.Writable`/`.ReadValue`),
-/// how the engine applies it (`EngineProcessingHandler`) and its surface control
-/// (`SessionControl.controls`); the compiler lists each switch that misses it.
-/// `ParameterModelCoverageTests` fails until every consumer covers it.
+/// Adding a kernel parameter: add its entry here (and to `kernels`), its `EngineSlot` case, and
+/// its DSP (the settings field the slot writes). A session parameter is declared in
+/// `SessionParameter.swift` (its entry, name and the values it travels as), held by
+/// `ProcessingSession` and applied by `EngineProcessingHandler`; the compiler lists each switch
+/// that misses it. `ParameterModelCoverageTests` fails until every consumer covers it.
 public enum ParameterModel {
-    // MARK: Processing session
-
-    public static let processingEnabled = ParameterDescriptor(
-        address: "/processing/enabled", kind: .bool, defaultValue: .bool(false),
-        summary: "Hearing personalization on/off. Fails while the session is interrupted.",
-        displayName: "Personalization", binding: .session(.isEnabled))
-    public static let processingIntensity = ParameterDescriptor(
-        address: "/processing/intensity", kind: .float(0...1), defaultValue: .float(0.5),
-        summary: "How much personalization is applied: 0 = transparent, 1 = the full preset.",
-        displayName: "Personalization intensity", binding: .session(.intensity))
-    public static let processingPreset = ParameterDescriptor(
-        address: "/processing/preset", kind: .choice(PresetVariant.allCases.map(\.rawValue) + [PresetVariant.noneName]),
-        defaultValue: .choice(PresetVariant.noneName),
-        summary: "Personalization preset variant generated from the hearing profile (those available); none = no preset.",
-        displayName: "Personalization preset", binding: .session(.preset))
-    public static let processingCanEnable = ParameterDescriptor(
-        address: "/processing/can_enable", kind: .bool, defaultValue: .bool(false), access: .readOnly,
-        summary: "True when a preset is applied.",
-        displayName: "Can enable", binding: .session(.canEnable))
-    public static let processingFitting = ParameterDescriptor(
-        address: "/processing/fitting", kind: .int(TechLevel.range), defaultValue: .int(3), access: .readOnly,
-        summary: "Tech level of the active session.",
-        displayName: "Tech level", binding: .session(.techLevel))
-
     // MARK: Kernels
 
     public static let filterEnabled = ParameterDescriptor(
@@ -84,11 +58,6 @@ public enum ParameterModel {
     /// Every entry in address-space order: the session's parameters, then the kernels'.
     public static let all: [ParameterDescriptor] = session + kernels
 
-    /// The processing session's entries.
-    public static let session: [ParameterDescriptor] = [
-        processingEnabled, processingIntensity, processingPreset, processingCanEnable, processingFitting,
-    ]
-
     /// The kernel entries, each bound to its engine slot.
     public static let kernels: [ParameterDescriptor] = [
         filterEnabled, filterType, filterCutoff, filterQ, filterGain,
@@ -122,38 +91,5 @@ public enum ParameterModel {
         case .personalizationIntensity: processingIntensity
         default: kernels.first { $0.binding == .engine(slot) }!
         }
-    }
-}
-
-/// The processing session's parameters (seed 001), named once for every layer: the model's
-/// entries bind to them, the processing session holds them, its handler applies and reads them
-/// (the processing model adds the values that travel, `SessionParameter.Writable` and
-/// `.ReadValue`).
-public enum SessionParameter {
-    /// A session parameter; its entry in the parameter model is `ParameterModel.entry(for:)`. The
-    /// cases are in the order of `ParameterModel.session` (address-space order; a model test
-    /// checks it).
-    public enum Name: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-        /// Personalization on/off, `/processing/enabled`. Writable and readable.
-        case isEnabled
-        /// How much personalization is applied, `/processing/intensity`. Writable and readable.
-        case intensity
-        /// The personalization preset variant applied, `/processing/preset`. Writable only (read
-        /// `canEnable` to check it).
-        case preset
-        /// Whether enabling can succeed, `/processing/can_enable`. Readable only.
-        case canEnable
-        /// The session's tech level, `/processing/fitting`. Readable only.
-        case techLevel
-
-        /// The writable ones in the order that keeps the session consistent while several
-        /// change (restoring, re-applying, loading a patch): the preset first, then the
-        /// intensity, the enable last (it is refused without a preset).
-        public static let applicationOrder: [Name] = [.preset, .intensity, .isEnabled]
-
-        /// Whether surfaces and the session write it (its entry is read-write).
-        public var isWritable: Bool { ParameterModel.entry(for: self).access == .readWrite }
-
-        public var description: String { rawValue }
     }
 }

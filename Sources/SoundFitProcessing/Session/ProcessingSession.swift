@@ -182,7 +182,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
 
     /// What the session holds for a parameter the handler can be read for: the reading a
     /// handler that is up to date answers.
-    func expectedReading(_ readable: SessionParameter.Readable) -> SessionParameter.ReadValue {
+    public func expectedReading(_ readable: SessionParameter.Readable) -> SessionParameter.ReadValue {
         switch readable {
         case .isEnabled: .isEnabled(isEnabled.value)
         case .canEnable: .canEnable(canEnable)
@@ -193,6 +193,12 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
 
     /// The writable parameter `name` (nil for a read-only one).
     func writable(_ name: SessionParameter.Name) -> WritableParameter? { writables.first { $0.name == name } }
+
+    /// The writable parameter `name` if it holds `Value`s (nil otherwise): how a surface that
+    /// knows the parameter's entry, not the session's properties, reaches it.
+    public func parameter<Value>(_ name: SessionParameter.Name, as type: Value.Type) -> ProcessingParameter<Value>? {
+        writable(name)?.parameter as? ProcessingParameter<Value>
+    }
 
     /// What the controller keeps when this session ends.
     var heldValues: HeldValues {
@@ -269,6 +275,8 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
 /// the `ProcessingHandler` receives its values.
 struct WritableParameter: Sendable {
     let name: SessionParameter.Name
+    /// The `ProcessingParameter<Value>` itself, for `ProcessingSession.parameter(_:as:)`.
+    let parameter: any Sendable
     let setConfig: @Sendable (DeliveryConfiguration) -> Void
     let persistAppliedValues: @Sendable (@escaping @Sendable () async -> Void) -> Void
     let close: @Sendable (any Error) -> Void
@@ -291,6 +299,7 @@ struct WritableParameter: Sendable {
             }
         }
         self.name = name
+        self.parameter = parameter
         setConfig = { parameter.config = $0 }
         persistAppliedValues = { parameter.persistAppliedValues(with: $0) }
         close = { parameter.close(throwing: $0) }
