@@ -2,8 +2,8 @@ import CJack
 import Foundation
 import Glibc
 import SoundFitTestSupport
-import Testing
 import Synchronization
+import Testing
 
 /// What a test JACK client does in its process callback; a client has one role or several.
 struct TestJackRoles: OptionSet, Sendable {
@@ -311,11 +311,6 @@ final class TestJackClient: @unchecked Sendable {
 
     /// `<name>:midi_out`.
     var midiPort: String { "\(name):midi_out" }
-
-    /// Connects `midi_out` to `destination` (a full port name).
-    func connect(to destination: String) throws {
-        try connect(midiPort, destination)
-    }
 
     /// Connects `midi_out` to SoundFit's `midi_in` (`client`: SoundFit's client name) and returns
     /// once SoundFit noted the connection (`/status port_connections`, counted from JACK's
