@@ -66,7 +66,7 @@ public enum ParameterModel {
     ]
 
     /// The entries a surface, a patch or the state file may set.
-    public static var writable: [ParameterDescriptor] { all.filter { $0.access == .readWrite } }
+    public static let writable: [ParameterDescriptor] = all.filter { $0.access == .readWrite }
 
     /// The entry at `address`, if there is one.
     public static func entry(at address: String) -> ParameterDescriptor? { byAddress[address] }
