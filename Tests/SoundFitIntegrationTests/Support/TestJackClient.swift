@@ -316,23 +316,23 @@ final class TestJackClient: @unchecked Sendable {
     /// once SoundFit noted the connection (`/status port_connections`, counted from JACK's
     /// port-connect callback): SoundFit reads its MIDI port only from then on.
     func connectMIDI(toSoundFit client: String, osc: OSCTestClient) throws {
-        guard let handle = self.client else { throw IntegrationError("test client closed") }
         let noted = try #require(try osc.status()["port_connections"]?.number)
-        let result = jack_connect(handle, midiPort, "\(client):midi_in")
-        guard result == 0 || result == EEXIST else {
-            throw IntegrationError("cannot connect \(midiPort) -> \(client):midi_in (error \(result))")
-        }
+        let made = try connect(midiPort, "\(client):midi_in")
         // A connection that existed already (SoundFit restored it) is noted as SoundFit made it.
-        let expected = result == EEXIST ? 1 : noted + 1
+        let expected = made ? noted + 1 : 1
         _ = try osc.waitForStatus(timeout: .seconds(10)) { ($0["port_connections"]?.number ?? 0) >= expected }
     }
 
-    func connect(_ source: String, _ destination: String) throws {
+    /// Connects `source` to `destination`; true when this call made the connection, false when
+    /// it existed already.
+    @discardableResult
+    func connect(_ source: String, _ destination: String) throws -> Bool {
         guard let client else { throw IntegrationError("test client closed") }
         let result = jack_connect(client, source, destination)
         guard result == 0 || result == EEXIST else {
             throw IntegrationError("cannot connect \(source) -> \(destination) (error \(result))")
         }
+        return result == 0
     }
 
     func disconnect(_ source: String, _ destination: String) throws {
