@@ -4,39 +4,28 @@ import SoundFitModel
 ///
 /// Parameter-delivery failures (timeouts, superseded) are `ProcessingParameterError`.
 public enum ProcessingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A tech level outside `TechLevel.range` (1…4).
-    case invalidTechLevel(Int)
-    /// An intensity outside 0…1 (or not a number). Rejected, not clamped.
+    // Each case's sentence is its `description` below.
+    /// Rejected, not clamped (also for a value that is not a number).
     case invalidIntensity(Float)
-    /// `activate` while a session is active: only one session at a time.
+    /// Only one session at a time.
     case sessionAlreadyActive
-    /// An operation that needs an active session, without one.
     case noActiveSession
-    /// The session was deactivated: its parameters and interruptions no longer accept changes.
+    /// Its parameters and interruptions no longer accept changes.
     case sessionInactive
-    /// Enabling processing while the session is interrupted.
     case interrupted
-    /// An interruption reason longer than `InterruptionState.maximumReasonBytes`.
     case interruptionReasonTooLong(bytes: Int)
-    /// More than `InterruptionState.maximumReasons` interruptions at once.
     case tooManyInterruptions
-    /// A personalization preset made for another tech level than the session's.
     case presetTechLevelMismatch(presetTechLevel: Int, sessionTechLevel: Int)
-    /// A preset variant the session's personalization mode does not offer (SinglePreset
-    /// offers only `default`).
+    /// SinglePreset offers only `default`.
     case presetVariantUnavailable(PresetVariant)
-    /// Loading a preset without a `PresetSource`.
     case noPresetSource
     /// A `ProcessingHandler` did not answer a read within the delivery timeout.
     case readTimeoutExceeded(Duration)
-    /// A `ProcessingHandler` answered a read with another parameter's value.
     case unexpectedReading(requested: SessionParameter.Readable, received: SessionParameter.ReadValue)
 
     /// A sentence for logs and the error replies of surfaces.
     public var description: String {
         switch self {
-        case .invalidTechLevel(let level):
-            "tech level \(level) is outside \(TechLevel.range.lowerBound)…\(TechLevel.range.upperBound)"
         case .invalidIntensity(let intensity): "intensity \(intensity) is outside 0…1"
         case .sessionAlreadyActive: "a processing session is already active (deactivate it first)"
         case .noActiveSession: "no processing session is active"

@@ -116,8 +116,8 @@ final class EngineProcessingHandler: ProcessingHandler {
 
     /// Tells the controller that the processor's state is unknown (e.g. the engine restarted
     /// without the session noticing); it re-reads and re-applies.
-    func invalidateAll(cause: any Error) async {
+    func invalidate(cause: any Error) async {
         let invalidation = state.withLock { $0.invalidation }
-        await invalidation?.invalidateAll(cause: cause)
+        await invalidation?.invalidate(cause: cause)
     }
 }

@@ -10,17 +10,17 @@ struct ConfigurationTests {
 
     @Test(arguments: [0, 5, -1, 100])
     func techLevelsOutsideOneToFourAreRejected(_ level: Int) {
-        #expect(throws: ProcessingError.invalidTechLevel(level)) { try TechLevel.level(level) }
+        #expect(throws: TechLevelError.invalidTechLevel(level)) { try TechLevel(level) }
     }
 
     @Test func techLevelsOneToFourAreValid() throws {
         for level in 1...4 {
-            #expect(try TechLevel.level(level).value == level)
+            #expect(try TechLevel(level).value == level)
         }
     }
 
     @Test func modesOfferTheirVariants() throws {
-        let techLevel = try TechLevel.level(4)
+        let techLevel = try TechLevel(4)
         #expect(ProcessingConfiguration.fineTuning(techLevel: techLevel).personalization.variants == [.default, .up, .down])
         #expect(ProcessingConfiguration.singlePreset(techLevel: techLevel).personalization.variants == [.default])
         #expect(ProcessingConfiguration.fineTuning(techLevel: techLevel).techLevel == techLevel)
@@ -45,7 +45,7 @@ struct ConfigurationTests {
         let session = try await controller.activate(configuration: .singlePreset(techLevel: techLevel3))
 
         #expect(throws: ProcessingError.presetTechLevelMismatch(presetTechLevel: 2, sessionTechLevel: 3)) {
-            try session.preset.request(FakePresetSource.preset(.default, try .level(2)))
+            try session.preset.request(FakePresetSource.preset(.default, try TechLevel(2)))
         }
         #expect(throws: ProcessingError.presetVariantUnavailable(.up)) {
             try session.preset.request(FakePresetSource.preset(.up, techLevel3))

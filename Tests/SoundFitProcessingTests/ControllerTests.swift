@@ -85,7 +85,7 @@ struct ControllerTests {
         await controller.deactivate()
         fakes.handler.clearWrites()
 
-        let second = try await controller.activate(configuration: .fineTuning(techLevel: try .level(2)))
+        let second = try await controller.activate(configuration: .fineTuning(techLevel: try TechLevel(2)))
 
         #expect(second.techLevel.value == 2)
         #expect(second.preset.value == FakePresetSource.preset(.up, second.techLevel))
@@ -166,6 +166,6 @@ struct ControllerTests {
         let controller = fakes.makeController()
 
         await #expect(throws: ProcessingError.noActiveSession) { try await controller.recommend(for: .hearingProfileSubmitted) }
-        #expect(await controller.invalidateAll() == nil)
+        #expect(await controller.invalidate() == nil)
     }
 }

@@ -47,7 +47,7 @@ struct InvalidationTests {
         fakes.handler.setProcessor { $0.intensity = 0.2 }
         let invalidation = try #require(fakes.handler.invalidation)
 
-        let report = try #require(await invalidation.invalidate(parameters: .isEnabled, .intensity))
+        let report = try #require(await invalidation.invalidate(parameters: [.isEnabled, .intensity]))
 
         #expect(report.reapplied == [.intensity])
         #expect(fakes.handler.writes == ["intensity(0.75)"])
@@ -59,7 +59,7 @@ struct InvalidationTests {
         let (controller, _) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
 
-        let report = try #require(await fakes.handler.invalidation?.invalidate(parameters: .preset, cause: TestError("reloaded")))
+        let report = try #require(await fakes.handler.invalidation?.invalidate(parameters: [.preset], cause: TestError("reloaded")))
 
         #expect(report.reapplied == [.preset])
         #expect(report.cause as? TestError == TestError("reloaded"))
@@ -70,7 +70,7 @@ struct InvalidationTests {
         let (controller, session) = try await personalizedSession()
         fakes.handler.goAway()
 
-        let failed = try #require(await controller.invalidateAll(cause: TestError("server gone")))
+        let failed = try #require(await controller.invalidate(cause: TestError("server gone")))
 
         #expect(failed.reapplied.isEmpty)
         #expect(Set(failed.failures.keys) == [.preset, .intensity, .isEnabled])
@@ -89,11 +89,11 @@ struct InvalidationTests {
     @Test func aDifferentTechLevelIsReportedNotFixed() async throws {
         let (controller, _) = try await personalizedSession()
         defer { withExtendedLifetime(controller) {} }
-        fakes.handler.setProcessor { $0.techLevel = try! .level(2) }
+        fakes.handler.setProcessor { $0.techLevel = try! TechLevel(2) }
 
-        let report = try #require(await fakes.handler.invalidation?.invalidate(parameters: .techLevel))
+        let report = try #require(await fakes.handler.invalidation?.invalidate(parameters: [.techLevel]))
 
-        #expect(report.techLevelMismatch == (try TechLevel.level(2)))
+        #expect(report.techLevelMismatch == (try TechLevel(2)))
         #expect(!report.isRecovered)
         #expect(report.reapplied.isEmpty)
         #expect(fakes.handler.writes.isEmpty)
@@ -120,7 +120,7 @@ struct InvalidationTests {
         let invalidation = try #require(fakes.handler.invalidation)
         await controller.deactivate()
 
-        #expect(await invalidation.invalidateAll() == nil)
+        #expect(await invalidation.invalidate() == nil)
         #expect(fakes.handler.writes.isEmpty)
     }
 }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct BatchTests {
     /// A bundle's kernel values reach the audio thread together, each published once.
     @Test func aBatchPublishesEachKernelValueOnceAndAppliesThemTogether() async throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
         let loop = RenderLoop(engine: runtime.engine)
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
@@ -30,7 +30,7 @@ import Testing
 
     /// An invalid value in a batch is refused alone; the others are requested.
     @Test func anInvalidValueInABatchIsRefusedAlone() async throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
         let loop = RenderLoop(engine: runtime.engine)
         defer { loop.stop() }
         try await runtime.audioSystemConnected()

@@ -9,7 +9,7 @@ import Testing
 /// The runner's gate, record and blind reports on the in-memory driver (`ListeningLoop`).
 @Suite struct HearingTestGateTests {
     private func makeRuntime() throws -> SoundFitRuntime {
-        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
     }
 
     @Test func anIncompleteResultIsKeptNotAppliedAndRecordedPresentationByPresentation() async throws {

@@ -15,7 +15,7 @@ import Testing
     static let fast = TestTiming(toneSeconds: 0.2, windowStart: 0.05, windowEnd: 0.4, gapMinimum: 0.1, gapMaximum: 0.15)
 
     private func makeRuntime() throws -> SoundFitRuntime {
-        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
     }
 
     @Test func aTestNeedsASessionAndValidSettings() async throws {

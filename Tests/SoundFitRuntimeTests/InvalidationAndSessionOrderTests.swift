@@ -12,7 +12,7 @@ import Testing
 /// operations in request order (part of 10), the calibration as a runtime setting (gap 19).
 @Suite(.timeLimit(.minutes(1))) struct InvalidationAndSessionOrderTests {
     private func makeRuntime() throws -> SoundFitRuntime {
-        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
     }
 
     /// Requests an activation and waits for its answer.
@@ -52,7 +52,7 @@ import Testing
             addresses: ["/processing/preset", "/processing/can_enable"], cause: .hearingProfileReplaced))
 
         try await deactivate(runtime)
-        let session = try await activate(runtime, .fineTuning(techLevel: try .level(4)))
+        let session = try await activate(runtime, .fineTuning(techLevel: try TechLevel(4)))
         #expect(await next(&invalidations) == ParameterInvalidation(
             addresses: ["/processing/preset", "/processing/can_enable", "/processing/fitting"], cause: .techLevelChanged))
         #expect(session.preset.value?.techLevel.value == 4)
@@ -79,7 +79,7 @@ import Testing
         try await deactivate(runtime)
         let answers = Mutex<[String]>([])
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            runtime.activateSession(.singlePreset(techLevel: try! .level(2))) { outcome in
+            runtime.activateSession(.singlePreset(techLevel: try! TechLevel(2))) { outcome in
                 let session = try? outcome.get()
                 answers.withLock { $0.append(session.map { "active \($0.techLevel.value) \($0.isActive)" } ?? "failed") }
             }

@@ -13,7 +13,7 @@ struct KernelParameterTests {
     private func makeRuntime(_ config: DeliveryConfiguration = .default, clock: any Clock<Duration> = ContinuousClock())
         throws -> (SoundFitRuntime, KernelParameter)
     {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)),
                                       config: config, clock: clock)
         let cutoff = try #require(runtime.parameter(at: "/filter/cutoff") as? KernelParameter)
         return (runtime, cutoff)

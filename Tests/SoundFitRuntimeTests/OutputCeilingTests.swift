@@ -1,6 +1,7 @@
 import SoundFitDSP
 import SoundFitEngine
 import SoundFitHearing
+import SoundFitModel
 import SoundFitRuntime
 import SoundFitTestSupport
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// the engine (linear peak) never goes above its dBFS, whatever the calibration becomes.
 @Suite struct OutputCeilingTests {
     private func makeRuntime(ceiling: OutputCeiling, calibration: Double = 100) throws -> SoundFitRuntime {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)),
                                       presets: ProfilePresetSource(calibration: calibration), ceiling: ceiling)
         runtime.maximumOutputSPL = ceiling.maximumOutputSPL
         return runtime
@@ -70,13 +71,13 @@ import Testing
     }
 
     @Test func withoutACeilingTheRangesAreTheOnlyLimit() throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
         #expect(runtime.ceiling == .unbounded)
         #expect(runtime.maximumOutputSPL == SoundFitRuntime.defaultMaximumOutputSPL)
         runtime.maximumOutputSPL = 130
         #expect(abs(engineLimit(runtime) - 30) < 1e-4)
         // A ceiling below the default starts the maximum output at the ceiling.
-        let low = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
+        let low = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)),
                                   ceiling: OutputCeiling(maximumOutputSPL: 80, fullScaleSPL: 100))
         #expect(low.maximumOutputSPL == 80)
         #expect(abs(engineLimit(low) - -20) < 1e-4)

@@ -51,7 +51,7 @@ import Testing
 
     /// The runtime (OSC dispatch and `/list`) serves every entry, with the entry itself.
     @Test func theRuntimeServesEveryEntry() throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
         #expect(runtime.parameters.map(\.descriptor) == ParameterModel.all)
         for entry in ParameterModel.all {
             #expect(runtime.parameter(at: entry.address)?.descriptor == entry, "\(entry.address) is not dispatched")
@@ -62,7 +62,7 @@ import Testing
     /// is the session's parameter of that type and name (a set reaches it), a read-only one shows
     /// the session's reading.
     @Test func everySessionEntryHasItsControlFromTheEntry() async throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
         let loop = RenderLoop(engine: runtime.engine)
         defer { loop.stop() }
         try await runtime.audioSystemConnected()
@@ -97,7 +97,7 @@ import Testing
 
     /// State files and patches carry every writable entry and read it back.
     @Test func stateAndPatchCodingCoverEveryWritableEntry() throws {
-        let document = StateDocument.defaults(descriptors: ParameterModel.all, session: .fineTuning(techLevel: try .level(3)))
+        let document = StateDocument.defaults(descriptors: ParameterModel.all, session: .fineTuning(techLevel: try TechLevel(3)))
         let decoded = try StateDocument.decode(document.encoded(descriptors: ParameterModel.all), file: "state.json",
                                                descriptors: ParameterModel.all)
         let patch = Patch(number: -1, name: "all", parameters: document.parameters)

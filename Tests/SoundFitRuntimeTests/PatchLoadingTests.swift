@@ -34,7 +34,7 @@ import Testing
 
         init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("patch-loading-\(UUID().uuidString)")
-            let session = ProcessingConfiguration.fineTuning(techLevel: try .level(3))
+            let session = ProcessingConfiguration.fineTuning(techLevel: try TechLevel(3))
             let descriptors = StateKeeper.writableDescriptors
             let document = StateDocument.defaults(descriptors: descriptors, session: session)
             runtime = SoundFitRuntime(engine: AudioEngine(settings: StateKeeper.chainSettings(document), techLevel: 3),

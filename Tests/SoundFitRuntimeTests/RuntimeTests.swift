@@ -11,7 +11,7 @@ import Testing
 @Suite struct RuntimeTests {
     private func makeRuntime(timeout: Duration = .seconds(20)) throws -> SoundFitRuntime {
         SoundFitRuntime(
-            engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
+            engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)),
             config: DeliveryConfiguration(deliveryTimeout: timeout))
     }
 
@@ -182,7 +182,7 @@ import Testing
 
 @Suite struct ChangeFeedTests {
     @Test func changesCarryTheRequestersOriginAndOthersDoNot() async throws {
-        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)))
+        let runtime = SoundFitRuntime(engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)))
         let publishing = Task { await runtime.run() }
         defer { publishing.cancel() }
         let loop = RenderLoop(engine: runtime.engine)

@@ -14,7 +14,7 @@ import Testing
 
     private func fullDocument() throws -> StateDocument {
         let profile = try profile()
-        let techLevel = try TechLevel.level(3)
+        let techLevel = try TechLevel(3)
         return StateDocument(
             parameters: TestParameters.values([
                 "/processing/enabled": .bool(true), "/processing/intensity": .float(0.75), "/processing/preset": .choice("up"),
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func aMinimalDocumentRoundTrips() throws {
-        let document = StateDocument.defaults(descriptors: TestParameters.descriptors, session: .singlePreset(techLevel: try .level(1)))
+        let document = StateDocument.defaults(descriptors: TestParameters.descriptors, session: .singlePreset(techLevel: try TechLevel(1)))
         #expect(document.parameters == TestParameters.defaults)
         let data = document.encoded(descriptors: TestParameters.descriptors)
         #expect(try StateDocument.decode(data, file: "state.json", descriptors: TestParameters.descriptors) == document)

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ```swift
 /// let controller = ProcessingController(handler: engineHandler, presetSource: profiles)
-/// let session = try await controller.activate(configuration: .fineTuning(techLevel: .level(3)))
+/// let session = try await controller.activate(configuration: .fineTuning(techLevel: try TechLevel(3)))
 /// try await session.intensity.apply(0.8)
 /// await controller.deactivate()
 /// ```
@@ -176,16 +176,11 @@ public final class ProcessingController: Sendable {
     /// (which cannot be read), when it was invalidated or the handler's `canEnable` disagrees
     /// with the session's. Re-applying marks the handler's applicator out of date and
     /// synchronizes, in the order preset, intensity, isEnabled. A different tech level is
-    /// reported, not fixed.
+    /// reported, not fixed. `parameters` defaults to all of them (the whole state is unknown).
     @discardableResult
-    public func invalidate(parameters: Set<SessionParameter.Name>, cause: (any Error)? = nil) async -> InvalidationReport? {
+    public func invalidate(parameters: Set<SessionParameter.Name> = Set(SessionParameter.Name.allCases),
+                           cause: (any Error)? = nil) async -> InvalidationReport? {
         guard let session else { return nil }
         return await recover(session, invalidating: parameters, cause: cause)
-    }
-
-    /// Invalidates every parameter of the active session (see `invalidate(parameters:cause:)`).
-    @discardableResult
-    public func invalidateAll(cause: (any Error)? = nil) async -> InvalidationReport? {
-        await invalidate(parameters: Set(SessionParameter.Name.allCases), cause: cause)
     }
 }

@@ -16,23 +16,13 @@ public final class ProcessingInvalidation: Sendable {
         self.session = session
     }
 
-    /// Invalidates `parameters` of the session and waits until the controller recovered.
+    /// Invalidates `parameters` of the session (all of them by default: the whole processor
+    /// state is unknown) and waits until the controller recovered.
     @discardableResult
-    public func invalidate(parameters: Set<SessionParameter.Name>, cause: (any Error)? = nil) async -> InvalidationReport? {
+    public func invalidate(parameters: Set<SessionParameter.Name> = Set(SessionParameter.Name.allCases),
+                           cause: (any Error)? = nil) async -> InvalidationReport? {
         guard let controller, let session else { return nil }
         return await controller.recover(session, invalidating: parameters, cause: cause)
-    }
-
-    /// The variadic spelling: `invalidate(parameters: .isEnabled, .intensity, cause: error)`.
-    @discardableResult
-    public func invalidate(parameters: SessionParameter.Name..., cause: (any Error)? = nil) async -> InvalidationReport? {
-        await invalidate(parameters: Set(parameters), cause: cause)
-    }
-
-    /// Invalidates every parameter of the session (the whole processor state is unknown).
-    @discardableResult
-    public func invalidateAll(cause: (any Error)? = nil) async -> InvalidationReport? {
-        await invalidate(parameters: Set(SessionParameter.Name.allCases), cause: cause)
     }
 }
 

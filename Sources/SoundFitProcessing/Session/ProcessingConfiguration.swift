@@ -1,17 +1,5 @@
 import SoundFitModel
 
-extension TechLevel {
-    /// `try TechLevel.level(4)`, throwing
-    /// `ProcessingError.invalidTechLevel` outside `range`.
-    public static func level(_ value: Int) throws(ProcessingError) -> TechLevel {
-        do throws(TechLevelError) {
-            return try TechLevel(value)
-        } catch {
-            throw .invalidTechLevel(value)
-        }
-    }
-}
-
 /// What a session is activated with: the personalization mode and the tech level.
 public struct ProcessingConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// How presets are offered.

@@ -26,7 +26,7 @@ final class SurfaceHarness {
 
     init(exposure: OSCExposure = .loopback) async throws {
         runtime = SoundFitRuntime(
-            engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try .level(3)),
+            engine: AudioEngine(), sessionConfiguration: .fineTuning(techLevel: try TechLevel(3)),
             config: DeliveryConfiguration(deliveryTimeout: .seconds(20)))
         var logger = Logger(label: "soundfit.osc.tests")
         logger.logLevel = .critical

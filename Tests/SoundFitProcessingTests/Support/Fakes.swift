@@ -119,7 +119,7 @@ final class FakeHandler: ProcessingHandler {
             state.isOnline = true
             return state.invalidation
         }
-        return await invalidation?.invalidateAll(cause: nil)
+        return await invalidation?.invalidate(cause: nil)
     }
 
     func setProcessor(_ change: (inout Processor) -> Void) { state.withLock { change(&$0.processor) } }

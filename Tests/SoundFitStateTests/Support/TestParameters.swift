@@ -80,7 +80,7 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async
 enum TestDocuments {
     /// The defaults of every parameter, fine-tuning at tech level 3.
     static func defaults() throws -> StateDocument {
-        StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(techLevel: try .level(3)))
+        StateDocument.defaults(descriptors: TestParameters.descriptors, session: .fineTuning(techLevel: try TechLevel(3)))
     }
 
     /// The defaults with the output gain at `gain` dB: a distinct state per value.
