@@ -118,7 +118,7 @@ struct InterruptionTests {
         var state = InterruptionState()
 
         #expect(state.interrupt(reason: "a") == .disable)
-        state.remember(valueBeforeInterruption: true)
+        state.valueBeforeInterruption = true
         #expect(state.interrupt(reason: "b") == .none)
         #expect(state.interrupt(reason: "a") == .none)
         #expect(state.resolve(reason: "x") == .none)

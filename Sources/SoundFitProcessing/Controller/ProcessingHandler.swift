@@ -38,13 +38,10 @@ public protocol ProcessingHandler: Sendable {
     func applyTimeout(for parameter: SessionParameter.Name) -> Duration?
 }
 
+/// The defaults the requirements above name.
 extension ProcessingHandler {
-    /// Does nothing.
     public func sessionDidActivate(_ session: ProcessingSession, invalidation: ProcessingInvalidation) async {}
-    /// Does nothing.
     public func sessionDidDeactivate(_ session: ProcessingSession) async {}
-    /// "the processing handler".
     public var applicatorName: String { "the processing handler" }
-    /// nil: the delivery timeout only.
     public func applyTimeout(for parameter: SessionParameter.Name) -> Duration? { nil }
 }

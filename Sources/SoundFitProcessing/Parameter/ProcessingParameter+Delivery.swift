@@ -25,8 +25,9 @@ extension ProcessingParameter {
         let generation: UInt64
     }
 
-    /// What a delivery does, fixed when it starts (under the lock).
+    /// What a delivery or synchronization does, fixed when it starts (under the lock).
     struct DeliveryPlan: Sendable {
+        let value: Value
         /// The out-of-date applicators, in the order they were added; empty: nothing to apply.
         let targets: [Target]
         let deadline: Duration
@@ -150,7 +151,7 @@ extension ProcessingParameter {
             state.waitingSynchronizations = []
             work = { await self.synchronize() }
         case .deliver(let request):
-            let plan = plan(request, in: &state)
+            let plan = planDelivery(request.value, requestID: request.id, in: &state)
             work = { await self.deliver(request, plan) }
         }
         state.jobTask = Task {
@@ -162,11 +163,12 @@ extension ProcessingParameter {
         }
     }
 
-    private func plan(_ request: Machine.Request, in state: inout State) -> DeliveryPlan {
-        let targets = state.outOfDateTargets(for: request.value)
+    /// Finds the applicators out of date for `value` and reports `applying` when there are any.
+    private func planDelivery(_ value: Value, requestID: UInt64?, in state: inout State) -> DeliveryPlan {
+        let targets = state.outOfDateTargets(for: value)
         let timeout = state.config.deliveryTimeout
-        if !targets.isEmpty { report(.applying(request.value), for: request.id, in: &state) }
-        return DeliveryPlan(targets: targets, deadline: clock.now() + timeout, timeout: timeout)
+        if !targets.isEmpty { report(.applying(value), for: requestID, in: &state) }
+        return DeliveryPlan(value: value, targets: targets, deadline: clock.now() + timeout, timeout: timeout)
     }
 
     /// Takes `value` as the parameter's value.
@@ -187,24 +189,12 @@ extension ProcessingParameter {
     /// The apply sequence for one requested value, as planned when it started.
     private func deliver(_ request: Machine.Request, _ plan: DeliveryPlan) async {
         let value = request.value
-        for target in plan.targets {
-            do {
-                try Task.checkCancellation()
-                try await bounded(target, deliveryDeadline: plan.deadline, deliveryTimeout: plan.timeout) {
-                    try await target.applicator.apply(value)
-                }
-                state.withLock { $0.markApplied(value, by: target) }
-            } catch {
-                state.withLock { state in
-                    if state.closeError == nil, error as? ProcessingParameterError == .superseded {
-                        report(.superseded(value), for: request.id, in: &state)
-                        return
-                    }
-                    state.markUnknown(target)
-                    report(.failed(value, state.closeError ?? error), for: request.id, in: &state)
-                }
-                return
+        if let error = await applyInTurn(plan, untilFirstError: true) {
+            state.withLock { state in
+                let superseded = state.closeError == nil && error as? ProcessingParameterError == .superseded
+                report(superseded ? .superseded(value) : .failed(value, state.closeError ?? error), for: request.id, in: &state)
             }
+            return
         }
         let persistence = state.withLock { state -> (@Sendable () async -> Void)?? in
             if let error = state.closeError {
@@ -227,36 +217,16 @@ extension ProcessingParameter {
 
     /// Applies the current value to every out-of-date applicator (nothing else is in flight).
     private func synchronize() async {
-        let start = state.withLock { state -> (value: Value, targets: [Target], deadline: Duration, timeout: Duration)? in
+        let plan = state.withLock { state -> DeliveryPlan? in
             guard state.closeError == nil else { return nil }
-            let targets = state.outOfDateTargets(for: state.value)
-            guard !targets.isEmpty else { return nil }
-            report(.applying(state.value), for: nil, in: &state)
-            let timeout = state.config.deliveryTimeout
-            return (state.value, targets, clock.now() + timeout, timeout)
+            let plan = planDelivery(state.value, requestID: nil, in: &state)
+            return plan.targets.isEmpty ? nil : plan
         }
-        var firstError: (any Error)?
-        if let start {
-            for target in start.targets {
-                if Task.isCancelled {
-                    firstError = firstError ?? CancellationError()
-                    break  // closed: the ones not reached keep what they had
-                }
-                do {
-                    try await bounded(target, deliveryDeadline: start.deadline, deliveryTimeout: start.timeout) {
-                        try await target.applicator.apply(start.value)
-                    }
-                    state.withLock { $0.markApplied(start.value, by: target) }
-                } catch {
-                    state.withLock { $0.markUnknown(target) }
-                    firstError = firstError ?? error
-                }
-            }
-        }
+        let firstError = if let plan { await applyInTurn(plan, untilFirstError: false) } else { nil as (any Error)? }
         let (waiters, error) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], (any Error)?) in
             let error = state.closeError ?? firstError
-            if let start {
-                report(error.map { .failed(start.value, $0) } ?? .applied(start.value), for: nil, in: &state)
+            if let plan {
+                report(error.map { .failed(plan.value, $0) } ?? .applied(plan.value), for: nil, in: &state)
             }
             defer { state.runningSynchronizations = [] }
             return (state.runningSynchronizations, error)
@@ -266,17 +236,37 @@ extension ProcessingParameter {
         }
     }
 
+    /// Applies `plan`'s value to its targets one after the other and records who applied it;
+    /// returns the first error, at once when `untilFirstError` (the targets not reached keep
+    /// what they had), else after trying every target. A cancelled job (closed) stops.
+    private func applyInTurn(_ plan: DeliveryPlan, untilFirstError: Bool) async -> (any Error)? {
+        var firstError: (any Error)?
+        for target in plan.targets {
+            if Task.isCancelled { return firstError ?? CancellationError() }
+            do {
+                try await bounded(target, plan) { try await target.applicator.apply(plan.value) }
+                state.withLock { $0.markApplied(plan.value, by: target) }
+            } catch {
+                // One that was superseded did not change what it holds.
+                if error as? ProcessingParameterError != .superseded { state.withLock { $0.markUnknown(target) } }
+                firstError = firstError ?? error
+                if untilFirstError { break }
+            }
+        }
+        return firstError
+    }
+
     /// One applicator call, bounded by the applicator's own timeout and by the delivery's
     /// deadline, whichever ends first (the applicator's own timeout wins a tie). It runs in a
     /// `race` against the deadline (a task of its own and a timer), so one that never returns
     /// cannot hold the delivery.
-    private func bounded(_ target: Target, deliveryDeadline: Duration, deliveryTimeout: Duration,
+    private func bounded(_ target: Target, _ plan: DeliveryPlan,
                          _ operation: @escaping @Sendable () async throws -> Void) async throws {
-        var deadline = deliveryDeadline
-        var timeoutError = ProcessingParameterError.deliveryTimeoutExceeded(deliveryTimeout)
+        var deadline = plan.deadline
+        var timeoutError = ProcessingParameterError.deliveryTimeoutExceeded(plan.timeout)
         if let applyTimeout = target.applicator.applyTimeout {
             let ownDeadline = clock.now() + applyTimeout
-            if ownDeadline <= deliveryDeadline {
+            if ownDeadline <= plan.deadline {
                 deadline = ownDeadline
                 timeoutError = .applyTimeoutExceeded(applyTimeout, applicator: target.applicator.name)
             }

@@ -22,7 +22,9 @@ struct InterruptionState: Sendable, Equatable {
     }
 
     private(set) var reasons: Set<String> = []
-    private(set) var valueBeforeInterruption: Bool?
+    /// The value to restore after the last resolve. A recommendation that changes `isEnabled`
+    /// while interrupted sets it too: it takes effect when the interruption ends.
+    var valueBeforeInterruption: Bool?
 
     var isInterrupted: Bool { !reasons.isEmpty }
 
@@ -30,12 +32,6 @@ struct InterruptionState: Sendable, Equatable {
         let wasInterrupted = isInterrupted
         reasons.insert(reason)
         return wasInterrupted ? .none : .disable
-    }
-
-    /// The value to restore after the last resolve. Also used by a recommendation that changes
-    /// `isEnabled` while interrupted: it takes effect when the interruption ends.
-    mutating func remember(valueBeforeInterruption value: Bool) {
-        valueBeforeInterruption = value
     }
 
     mutating func resolve(reason: String) -> Action {

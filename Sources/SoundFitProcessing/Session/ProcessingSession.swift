@@ -9,9 +9,6 @@ import Synchronization
 /// `ProcessingController.deactivate()`, after which its parameters reject changes with
 /// `ProcessingError.sessionInactive` (the controller keeps their values for the next session).
 ///
-/// Parameters: `isEnabled` (starts false), `intensity` (0…1, validated; the activation
-/// recommendation sets 0.5), `preset` (a remote parameter: `preset.load()` fetches the current
-/// variant, or `default`, from the `PresetSource`), plus the read-only `techLevel` and `canEnable`.
 /// When the controller has a `ProcessingHandler`, each writable parameter has the handler as an
 /// applicator, with the handler's apply timeout for that parameter.
 ///
@@ -131,7 +128,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
             interruptions.isInterrupted.store(true, ordering: .sequentiallyConsistent)
             do {
                 let (request, latest) = try isEnabled.requestCapturingLatest(false)
-                state.remember(valueBeforeInterruption: latest)
+                state.valueBeforeInterruption = latest
                 return request
             } catch {
                 _ = state.resolve(reason: reason)
@@ -218,7 +215,7 @@ public final class ProcessingSession: Sendable, Identifiable, CustomStringConver
         if let value = recommendation.isEnabled {
             let request = try interruptions.state.withLock { state -> ParameterRequest<Bool>? in
                 guard !state.isInterrupted else {
-                    state.remember(valueBeforeInterruption: value)
+                    state.valueBeforeInterruption = value
                     return nil
                 }
                 return try isEnabled.request(value)
