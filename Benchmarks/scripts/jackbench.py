@@ -53,6 +53,21 @@ def c_client(name):
     return binary
 
 
+SWIFT_CLIENT_SOURCES = os.path.join(ROOT, "Benchmarks", "SwiftJackClient")
+
+
+def swift_client(name):
+    """The path of the Swift floor client built from Benchmarks/SwiftJackClient/<name>.swift
+    (`swiftc -O`), building it when missing or older than its source."""
+    binary = os.path.join(SWIFT_CLIENT_SOURCES, ".build", name)
+    source = os.path.join(SWIFT_CLIENT_SOURCES, name + ".swift")
+    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
+        return binary
+    os.makedirs(os.path.dirname(binary), exist_ok=True)
+    subprocess.run(["swiftc", "-O", "-I", SWIFT_CLIENT_SOURCES, source, "-o", binary], check=True)
+    return binary
+
+
 class Server:
     """A private dummy-backend JACK server (48 kHz unless told), stopped by `stop()`."""
 
