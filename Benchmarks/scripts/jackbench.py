@@ -41,16 +41,19 @@ C_CLIENT_SOURCES = os.path.join(ROOT, "Benchmarks", "CJackClient")
 C_CLIENT_BUILD = os.path.join(ROOT, "Benchmarks", "CJackClient", ".build")
 
 
+def built(source, binary, command):
+    """`binary`, built from `source` with `command` when missing or older than its source."""
+    if not (os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source)):
+        os.makedirs(os.path.dirname(binary), exist_ok=True)
+        subprocess.run(command, check=True)
+    return binary
+
+
 def c_client(name):
-    """The path of the minimal C JACK client built from Benchmarks/CJackClient/<name>.c (cc -O2),
-    building it when missing or older than its source."""
+    """The path of the minimal C JACK client built from Benchmarks/CJackClient/<name>.c (cc -O2)."""
     binary = os.path.join(C_CLIENT_BUILD, name)
     source = os.path.join(C_CLIENT_SOURCES, name + ".c")
-    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
-        return binary
-    os.makedirs(C_CLIENT_BUILD, exist_ok=True)
-    subprocess.run(["cc", "-O2", "-o", binary, source, "-ljack"], check=True)
-    return binary
+    return built(source, binary, ["cc", "-O2", "-o", binary, source, "-ljack"])
 
 
 SWIFT_CLIENT_SOURCES = os.path.join(ROOT, "Benchmarks", "SwiftJackClient")
@@ -58,14 +61,10 @@ SWIFT_CLIENT_SOURCES = os.path.join(ROOT, "Benchmarks", "SwiftJackClient")
 
 def swift_client(name):
     """The path of the Swift floor client built from Benchmarks/SwiftJackClient/<name>.swift
-    (`swiftc -O`), building it when missing or older than its source."""
+    (`swiftc -O`)."""
     binary = os.path.join(SWIFT_CLIENT_SOURCES, ".build", name)
     source = os.path.join(SWIFT_CLIENT_SOURCES, name + ".swift")
-    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
-        return binary
-    os.makedirs(os.path.dirname(binary), exist_ok=True)
-    subprocess.run(["swiftc", "-O", "-I", SWIFT_CLIENT_SOURCES, source, "-o", binary], check=True)
-    return binary
+    return built(source, binary, ["swiftc", "-O", "-I", SWIFT_CLIENT_SOURCES, source, "-o", binary])
 
 
 class Server:
@@ -89,8 +88,9 @@ class Server:
             time.sleep(0.2)
         raise RuntimeError("jackd did not start")
 
-    def start(self, argv, **kwargs):
-        process = subprocess.Popen(self.prefix + list(argv), env=self.env, **kwargs)
+    def start(self, argv, env=None, **kwargs):
+        """Starts `argv` on this server (pinned like it), with `env` added to its environment."""
+        process = subprocess.Popen(self.prefix + list(argv), env=dict(self.env, **(env or {})), **kwargs)
         self.children.append(process)
         return process
 
@@ -170,12 +170,12 @@ class Server:
         reclaim.wait(timeout=10)
 
 
-def start_soundfit(server, binary, name, channels=2, extra=()):
-    """The release binary on `server`; returns (process, OSC client)."""
+def start_soundfit(server, binary, name, channels=2, extra=(), env=None):
+    """The release binary on `server` (`env` added to its environment); returns (process, OSC client)."""
     state = f"/tmp/{server.name}-{name}-state"
     process = server.start([binary, "run", "--server", server.name, "--no-start-server", "--name", name,
                             "--osc-port", "0", "--http-port", "0", "--state-dir", state, "--channels", str(channels),
-                            "--log-level", "warning", *extra], stdout=subprocess.PIPE, text=True)
+                            "--log-level", "warning", *extra], env=env, stdout=subprocess.PIPE, text=True)
     ready = process.stdout.readline().split()
     port = int([f for f in ready if f.startswith("osc=")][0].rsplit(":", 1)[1])
     return process, Client(port)
