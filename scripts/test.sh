@@ -95,11 +95,31 @@ python3 scripts/check-imports.py
 python3 scripts/check-docs.py
 build=(-c release -Xswiftc -enable-testing)
 
+# What failed, printed again at the very end of the run: a CI log is often read from its tail,
+# and the lines that name a failed test are far above it, among the other processes' output.
+failures=$(mktemp "${TMPDIR:-/tmp}/soundfit-failures.XXXXXX")
+record_failures() {  # prefix, exit status, log file
+    {
+        echo "${1}exited with status $2"
+        if grep -q '^✘ Test .*recorded an issue' "$3"; then
+            grep -E -A3 '^✘ Test .*recorded an issue' "$3" | cut -c1-400 | head -n 40 | sed "s|^|$1|"
+        else
+            tail -n 20 "$3" | cut -c1-400 | sed "s|^|$1|"  # no test failed: it crashed or hung
+        fi
+    } >> "$failures"
+}
+
+report_failures() {
+    [[ -s $failures ]] || return 0
+    echo "==== what failed (the lines above, again)" >&2
+    cat "$failures" >&2
+}
+
 # Zero compiler warnings: any `warning:` the build prints fails the run, named. (SwiftPM keeps
 # remote dependencies quiet. A warning is printed when its file compiles: a fresh clone, as CI
 # builds, compiles every file; an incremental build only the modules that changed.)
 build_log=$(mktemp "${TMPDIR:-/tmp}/soundfit-build.XXXXXX")
-trap 'rm -f "$build_log"' EXIT
+trap 'report_failures; rm -f "$build_log" "$failures"' EXIT
 swift build --build-tests "${build[@]}" 2>&1 | tee "$build_log"
 if grep -q "warning:" "$build_log"; then
     echo "test.sh: the build printed compiler warnings; SoundFit builds with none (fix each at its cause):" >&2
@@ -158,6 +178,7 @@ watched() {  # tier, prefix for each output line, command...
     local watchdog=$!
     wait "$runner" || status=$?
     wait "$watchdog" || true
+    ((status == 0)) || record_failures "$prefix" "$status" "$log"
     rm -f "$log"
     return "$status"
 }
@@ -311,7 +332,7 @@ else
     # The fast tier's listener-clock process starts first and runs beside all three (little CPU).
     test_binary="$(swift build "${build[@]}" --show-bin-path)/SoundFitPackageTests.xctest"
     process_ends=$(mktemp -d "${TMPDIR:-/tmp}/soundfit-ends.XXXXXX")
-    trap 'rm -f "$build_log"; rm -rf "$process_ends"' EXIT
+    trap 'report_failures; rm -f "$build_log" "$failures"; rm -rf "$process_ends"' EXIT
     # Each a list of processes as `side_by_side` takes them: the listener-clock process, the rest
     # of the fast tier, the real-time safety suite, the other JACK processes.
     clock=() first=() alone=() jack=()
@@ -342,7 +363,7 @@ else
     if ((${#alone[@]} > 0)); then side_by_side "${alone[@]}" || status=1; fi
     if ((${#jack[@]} > 0)); then side_by_side "${jack[@]}" || status=1; fi
     if [[ -n $clock_process ]]; then wait "$clock_process" || status=1; fi
-    report_tiers
+    report_tiers  # and, on the way out, what failed (the trap's `report_failures`)
     ((status == 0)) || exit 1
     echo "==== all passed in $((SECONDS - tests_started)) s" >&2
 fi
