@@ -51,6 +51,11 @@ extension OSCControlSurface {
 
     /// Routes and performs one decoded packet.
     func dispatch(_ packet: OSCPacket, from sender: OSCSender) {
+        guard case .bundle = packet else {
+            // A lone message: within every per-packet bound, and no timetag to read (at once).
+            perform(packet.messages.map { route($0, from: sender) }, from: sender, at: nil)
+            return
+        }
         let messages = packet.messages
         guard !messages.isEmpty else {
             // Every request is answered: a bundle with nothing in it too.
@@ -71,7 +76,7 @@ extension OSCControlSurface {
             return
         }
         let routes = messages.map { route($0, from: sender) }
-        if case .bundle = packet, let rejection = Self.firstRejection(in: routes) {
+        if let rejection = Self.firstRejection(in: routes) {
             replies.reject(rejection.address, "bundle element \(rejection.element): \(rejection.reason); "
                 + "nothing in the bundle was applied", to: sender)
             return

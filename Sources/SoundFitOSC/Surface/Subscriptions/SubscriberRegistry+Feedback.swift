@@ -44,6 +44,7 @@ extension SubscriberRegistry {
     @discardableResult
     public mutating func enqueueTerminalState(address: String, state: String, value: ParameterValue,
                                               error: String? = nil, origin: OSCPeer?) -> Bool {
+        guard !subscribers.isEmpty else { return false }  // nobody to tell: build no message
         var arguments: [OSCArgument] = [.string(address), .string(state), value.oscArgument]
         if let error { arguments.append(.string(error)) }
         let message = OSCMessage("/state", arguments)
@@ -62,6 +63,7 @@ extension SubscriberRegistry {
     /// Coalesced per cause (a fixed vocabulary), so different events in one flush all arrive.
     @discardableResult
     public mutating func enqueueInvalidation(_ addresses: [String], cause: String) -> Bool {
+        guard !subscribers.isEmpty else { return false }
         let message = OSCMessage("/invalidated", addresses.map { .string($0) } + [.string(cause)])
         return enqueue(origin: nil, address: nil) { _ in [(.notification("/invalidated \(cause)"), message)] }
     }
