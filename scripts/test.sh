@@ -102,7 +102,10 @@ record_failures() {  # prefix, exit status, log file
     {
         echo "${1}exited with status $2"
         if grep -q '^✘ Test .*recorded an issue' "$3"; then
-            grep -E -A3 '^✘ Test .*recorded an issue' "$3" | cut -c1-400 | head -n 40 | sed "s|^|$1|"
+            # Each issue line with its comment's lines (`↳`, then indented), not its neighbours.
+            awk '/^✘ Test .*recorded an issue/ { keep = 1; print; next }
+                 keep && /^(↳| )/ { print; next }
+                 { keep = 0 }' "$3" | cut -c1-400 | head -n 40 | sed "s|^|$1|"
         else
             tail -n 20 "$3" | cut -c1-400 | sed "s|^|$1|"  # no test failed: it crashed or hung
         fi
